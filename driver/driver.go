@@ -1,0 +1,66 @@
+// Package driver is the contract between the portable primitives in package
+// core and the adapters for Redis clients in drivers/. Like database/sql/driver,
+// the required interface is small; abilities that only some clients or
+// servers have are optional interfaces, found by type assertion in one place
+// in package core.
+//
+// Most of Driver is generated from package spec (see Scripts); an adapter
+// writes by hand only what cannot be generated: construction, its protocol,
+// the server probes and Close.
+package driver
+
+//go:generate go run github.com/redlockgo/redlock/gen
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalid is returned, wrapped with a message that says what was wrong,
+// for input that cannot be used: a nil client, an empty name, a bad TTL.
+// Nothing is written to a server when it is returned.
+var ErrInvalid = errors.New("redlock: invalid argument")
+
+// ErrUnexpectedReply is returned when a server's reply does not have the
+// shape its script declares; it means the script and its spec disagree.
+var ErrUnexpectedReply = errors.New("redlock: unexpected reply")
+
+// Driver is one node, or one Redis Cluster, seen through one client library.
+type Driver interface {
+	Scripts
+
+	// Name names the client library ("goredis", "redigo", "rueidis"); it
+	// appears in error messages.
+	Name() string
+
+	// Protocol is the RESP version the driver's connections speak: 2 or 3.
+	Protocol() int
+
+	// Close releases what the driver opened itself. It does not close the
+	// client the application passed in.
+	Close() error
+}
+
+// Script is one embedded script with its SHA1, for EVALSHA.
+type Script struct {
+	Name   string // the file under scripts/lua, without ".lua"
+	SHA1   string
+	Source string
+}
+
+// IsNoScript reports whether err is the server's NOSCRIPT error, on which a
+// driver retries with EVAL. Every client formats the server's message
+// as is, so this is the one place that recognises it.
+func IsNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// IsWrongType reports whether err is the server's WRONGTYPE error.
+func IsWrongType(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")
+}
+
+func replyLengthError(s Script, want, got int) error {
+	return fmt.Errorf("%w: %s.lua returned %d integers, want %d", ErrUnexpectedReply, s.Name, got, want)
+}

@@ -1,0 +1,44 @@
+// Package rueidis is the redlock driver for github.com/redis/rueidis. Its
+// name is the client's, so import it under another name:
+//
+//	import (
+//		"github.com/redis/rueidis"
+//		rueidisdriver "github.com/redlockgo/redlock/drivers/rueidis"
+//	)
+//
+//	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"localhost:6379"}})
+//	d, err := rueidisdriver.New(client)
+//
+// A rueidis client for a Redis Cluster works as is. The operation methods are
+// generated (zz_generated.go); this file holds only what cannot be.
+package rueidis
+
+import (
+	"fmt"
+
+	"github.com/redis/rueidis"
+	"github.com/redlockgo/redlock/driver"
+)
+
+// Driver runs redlock's operations through a rueidis client.
+type Driver struct {
+	client rueidis.Client
+}
+
+// New returns a driver over client, which the application keeps owning and
+// closing. It fails with driver.ErrInvalid when client is nil.
+func New(client rueidis.Client) (*Driver, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: rueidis.New: client is nil", driver.ErrInvalid)
+	}
+	return &Driver{client: client}, nil
+}
+
+// Name returns "rueidis".
+func (d *Driver) Name() string { return "rueidis" }
+
+// Protocol returns 3: rueidis speaks RESP3.
+func (d *Driver) Protocol() int { return 3 }
+
+// Close does nothing yet: the driver opens no connections of its own.
+func (d *Driver) Close() error { return nil }

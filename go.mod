@@ -1,0 +1,16 @@
+module github.com/redlockgo/redlock
+
+go 1.26.0
+
+require (
+	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
+	github.com/gomodule/redigo v1.9.3 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/redis/rueidis v1.0.79 // indirect
+	github.com/yuin/gopher-lua v1.1.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
