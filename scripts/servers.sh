@@ -22,11 +22,15 @@ servers_sudo=()
 [[ $(id -u) == 0 ]] || servers_sudo=(sudo)
 servers_root() { "${servers_sudo[@]}" "$@"; }
 
+servers_apt_install() { # PACKAGE...
+  echo "servers: installing $*"
+  servers_root env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+    servers_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
 servers_install() {
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null && return
-  echo "servers: installing redis-server"
-  servers_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  servers_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server
+  servers_apt_install redis-server
 }
 
 # Random ports below the kernel's ephemeral range (32768+), so outgoing client
@@ -103,16 +107,16 @@ servers_start() {
   exec 8>/tmp/redlock-servers.lock
   flock 8
   for _ in 1 2 3 4 5; do
-    servers_pick_port && nodes+=("$servers_port")
+    servers_pick_port; nodes+=("$servers_port")
     servers_start_redis "$servers_port"
   done
   for _ in 1 2 3; do
-    servers_pick_port && cluster+=("$servers_port")
+    servers_pick_port; cluster+=("$servers_port")
     servers_start_redis "$servers_port" --cluster-enabled yes \
       --cluster-config-file "$REDLOCK_SERVERS_DIR/nodes-$servers_port.conf"
   done
   for _ in 1 2 3; do
-    servers_pick_port && valkey+=("$servers_port")
+    servers_pick_port; valkey+=("$servers_port")
     servers_start_valkey "$servers_port"
   done
   servers_wait_ping "${nodes[@]}" "${cluster[@]}" "${valkey[@]}"
@@ -143,10 +147,19 @@ servers_start() {
   echo "  REDLOCK_TEST_VALKEY_NODES=$REDLOCK_TEST_VALKEY_NODES"
 }
 
+# Running, and not a zombie (an orphan whose reaper is slow still has /proc/PID).
+servers_alive() {
+  local s
+  read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+  s=${s##*) }
+  [[ ${s:0:1} != Z ]]
+}
+
 # Stop every server whose pidfile is in the state dir, then remove the dir.
 # Never fails: it runs from the EXIT trap and must not mask the exit status.
 servers_stop() {
-  local d=${1:-$REDLOCK_SERVERS_DIR} f pid pids=() i alive
+  local - d=${1:-$REDLOCK_SERVERS_DIR} f pid pids=() i alive
+  set +e # best effort: a hiccup must not skip the rest of the cleanup
   [[ -n $d && -d $d ]] || return 0
   for f in "$d"/*.pid; do
     [[ -s $f ]] || continue
@@ -155,7 +168,7 @@ servers_stop() {
   done
   for ((i = 0; i < 50; i++)); do # up to 5s for a clean shutdown
     alive=0
-    for pid in "${pids[@]}"; do [[ -e /proc/$pid ]] && alive=1; done
+    for pid in "${pids[@]}"; do servers_alive "$pid" && alive=1; done
     ((alive)) || break
     sleep 0.1
   done

@@ -18,6 +18,10 @@ tree_state() {
 section "starting servers"
 servers_start
 
+# -race needs cgo and a C compiler, which a machine with only Go lacks.
+export CGO_ENABLED=1
+command -v "$(go env CC)" >/dev/null || servers_apt_install gcc libc6-dev
+
 section "go vet ./..."
 go vet ./...
 

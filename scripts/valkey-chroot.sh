@@ -46,13 +46,13 @@ fi
 # target while it runs; unmount anything it leaves behind before deleting.
 tmp="$dir.partial"
 cleanup() {
-  local m
-  for m in $(awk -v d="$tmp/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do
-    umount -l "$m" || true
-  done
+  awk -v d="$tmp/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r m; do umount -l "$m" || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT # so Ctrl-C / kill still run the cleanup
+trap 'exit 143' TERM HUP
 cleanup
 
 mirror=$(host_mirror)
@@ -69,8 +69,9 @@ chmod +x "$tmp/usr/sbin/policy-rc.d"
 
 chroot "$tmp" apt-get "${apt_opts[@]}" update -q >>"$tmp.log" 2>&1 ||
   { tail -n 30 "$tmp.log" >&2; die "apt-get update in the chroot failed"; }
-# valkey-tools' postinst fails on a missing systemd catalog in a bare chroot;
-# the binaries are unpacked by then, so ignore the status and check them below.
+# valkey-tools' postinst fails in a bare chroot (systemd-tmpfiles wants /proc,
+# the systemd catalog is missing); the binaries are unpacked by then, so ignore
+# the status and check the binary below instead of mounting /proc.
 chroot "$tmp" apt-get "${apt_opts[@]}" install -y -q --no-install-recommends -t sid valkey-server >>"$tmp.log" 2>&1 ||
   echo "valkey-chroot: apt-get install reported an error (expected: valkey-tools postinst); checking the binary" >&2
 

@@ -21,7 +21,7 @@ const (
 // Param is one KEYS[i] or ARGV[i] of a script, in order.
 type Param struct {
 	Name string // the Go parameter name; the script header uses the same name
-	Type Type   // String or Millis for arguments; keys are always String
+	Type Type   // String, Int or Millis for arguments; keys are always String
 }
 
 // Field is one element of a script's integer reply, in order. An operation

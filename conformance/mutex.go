@@ -1,0 +1,338 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+func runMutex(t *testing.T, e env) {
+	cases := map[string]func(*testing.T, env){
+		"Exclusive":          testExclusive,
+		"LockWaitsForRelease": testLockWaitsForRelease,
+		"ContextEndsWait":    testContextEndsWait,
+		"ExpiryLosesLease":   testExpiryLosesLease,
+		"Extend":             testExtend,
+		"AutoExtend":         testAutoExtend,
+		"Reentrant":          testReentrant,
+		"Do":                 testDo,
+		"FencingIncreases":   testFencingIncreases,
+	}
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+func testExclusive(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	a, b := e.client(t).Mutex(n), e.client(t).Mutex(n)
+	l, err := a.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock on a free lock: %v", err)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock on a held lock: got %v, want ErrNotAcquired", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("Done is open after Unlock")
+	}
+	l2, err := b.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock after Unlock: %v", err)
+	}
+	if l2.Token() <= l.Token() {
+		t.Fatalf("token %d after token %d: not increasing", l2.Token(), l.Token())
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testLockWaitsForRelease(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	a, b := e.client(t).Mutex(n), e.client(t).Mutex(n)
+	la, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	released := make(chan time.Time, 1)
+	go func() {
+		lb, err := b.Lock(ctx)
+		if err == nil {
+			select {
+			case <-released:
+			default:
+				err = errors.New("acquired while the first lease was held")
+			}
+			if lb.Token() <= la.Token() {
+				err = errors.New("the waiter's token is not above the first holder's")
+			}
+			lb.Unlock(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	released <- time.Now()
+	if err := la.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiting Lock: %v", err)
+	}
+}
+
+func testContextEndsWait(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock(ctx)
+	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	_, err = e.client(t).Mutex(n).Lock(short)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
+	}
+	_, err = e.client(t).Mutex(n, core.WithMaxAttempts(3)).Lock(ctx)
+	if !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
+	}
+}
+
+func testExpiryLosesLease(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	ttl := 200 * time.Millisecond
+	la, err := e.client(t).Mutex(n, core.WithTTL(ttl)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(la.Until()); left <= 0 || left > ttl {
+		t.Fatalf("Until is %v away, want within (0, %v]", left, ttl)
+	}
+	select {
+	case <-la.Done():
+		if time.Now().Before(la.Until()) {
+			t.Fatal("Done closed before the validity deadline")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done still open a long time after the TTL")
+	}
+	if !errors.Is(la.Err(), core.ErrLost) {
+		t.Fatalf("Err after expiry: got %v, want ErrLost", la.Err())
+	}
+	lb, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after the holder expired: %v", err)
+	}
+	if err := la.Unlock(ctx); !errors.Is(err, core.ErrLost) || !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("Unlock of an expired lease: got %v, want ErrLost (and ErrNotHeld)", err)
+	}
+	if err := lb.Unlock(ctx); err != nil {
+		t.Fatalf("the new holder's key was touched by the expired lease's Unlock: %v", err)
+	}
+}
+
+func testExtend(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l, err := e.client(t).Mutex(n, core.WithTTL(500*time.Millisecond)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, 0); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("Extend(0): got %v, want ErrInvalid", err)
+	}
+	if err := l.Extend(ctx, 3*time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if left := time.Until(l.Until()); left < 2*time.Second {
+		t.Fatalf("Until is %v away after Extend(3s)", left)
+	}
+	time.Sleep(600 * time.Millisecond) // past the first TTL: only the extension keeps it
+	if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock on an extended lock: got %v, want ErrNotAcquired", err)
+	}
+	for i := range e.addrs {
+		e.admin(t, i).Del(ctx, lockKey(n))
+	}
+	other, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, time.Second); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Extend of a lock another owner holds: got %v, want ErrLost", err)
+	}
+	<-l.Done()
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatalf("the other owner's lock was touched by a foreign Extend: %v", err)
+	}
+}
+
+func testAutoExtend(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	ttl := 300 * time.Millisecond
+	m := e.client(t).Mutex(n, core.WithTTL(ttl), core.WithAutoExtend())
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * ttl)
+	if err := l.Err(); err != nil {
+		t.Fatalf("auto-extended lease after 4 TTLs: %v", err)
+	}
+	if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock on an auto-extended lock: got %v, want ErrNotAcquired", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A lease whose key vanished: the watchdog notices before the deadline.
+	l, err = m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := l.Until()
+	for i := range e.addrs {
+		e.admin(t, i).Del(ctx, lockKey(n))
+	}
+	select {
+	case <-l.Done():
+		if !errors.Is(l.Err(), core.ErrLost) {
+			t.Fatalf("Err: got %v, want ErrLost", l.Err())
+		}
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("Done still open at the validity deadline after the key was deleted")
+	}
+}
+
+func testReentrant(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c := e.client(t)
+	owned := c.Mutex(n, core.WithOwner("worker-1"))
+	l1, err := owned.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := owned.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("re-entry by the same owner: %v", err)
+	}
+	if l2.Token() <= l1.Token() {
+		t.Fatalf("re-entry token %d not above %d", l2.Token(), l1.Token())
+	}
+	for _, m := range []*core.Mutex{c.Mutex(n, core.WithOwner("worker-2")), e.client(t).Mutex(n)} {
+		if _, err := m.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("TryLock by another owner: got %v, want ErrNotAcquired", err)
+		}
+	}
+	if err := l1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with one hold left: got %v, want ErrNotAcquired", err)
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l3, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock after the last hold was released: %v", err)
+	}
+	l3.Unlock(ctx)
+}
+
+func testDo(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	m := e.client(t).Mutex(n, core.WithTTL(300*time.Millisecond))
+	ran := false
+	err := core.Do(ctx, m, func(ctx context.Context) error {
+		ran = true
+		time.Sleep(500 * time.Millisecond) // longer than the TTL: the watchdog extends
+		if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			return errors.New("the lock was free inside Do")
+		}
+		return ctx.Err()
+	})
+	if err != nil || !ran {
+		t.Fatalf("Do: ran=%v err=%v", ran, err)
+	}
+	l, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock after Do: %v", err)
+	}
+	l.Unlock(ctx)
+
+	// The function's context ends when the lock is lost.
+	err = core.Do(ctx, m, func(fctx context.Context) error {
+		for i := range e.addrs {
+			e.admin(t, i).Del(ctx, lockKey(n))
+		}
+		<-fctx.Done()
+		return context.Cause(fctx)
+	})
+	if !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Do after the key was deleted: got %v, want ErrLost", err)
+	}
+}
+
+// testFencingIncreases takes the lock 1,000 times from competing Clients:
+// while a lease is held, its token must exceed every token seen before.
+func testFencingIncreases(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 60*time.Second), name(t)
+	const clients, total = 4, 1000
+	var (
+		mu    sync.Mutex
+		last  uint64
+		taken int
+		wg    sync.WaitGroup
+	)
+	errs := make(chan error, clients)
+	for range clients {
+		m := e.client(t).Mutex(n, core.WithTTL(5*time.Second))
+		wg.Go(func() {
+			for {
+				l, err := m.Lock(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				done := taken >= total
+				if !done && l.Token() <= last {
+					errs <- errors.New("fencing token did not increase")
+				}
+				last, taken = l.Token(), taken+1
+				mu.Unlock()
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if done {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,35 @@
+package core
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff is exponential backoff with full jitter: before retry n (from 0)
+// a caller sleeps a uniformly random time in [0, min(Cap, Base×Multiplier^n)),
+// so that competing clients spread out instead of retrying in step.
+type Backoff struct {
+	Base       time.Duration
+	Cap        time.Duration
+	Multiplier float64
+}
+
+// Delay is the random sleep before retry n.
+func (b Backoff) Delay(n int) time.Duration {
+	ceiling := float64(b.Base)
+	for i := 0; i < n && ceiling < float64(b.Cap); i++ {
+		ceiling *= b.Multiplier
+	}
+	ceiling = min(ceiling, float64(b.Cap))
+	if ceiling < 1 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(ceiling)))
+}
+
+func (b Backoff) validate() error {
+	if b.Base <= 0 || b.Cap < b.Base || b.Multiplier < 1 {
+		return invalid("backoff %+v needs 0 < Base <= Cap and Multiplier >= 1", b)
+	}
+	return nil
+}

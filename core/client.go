@@ -1,0 +1,152 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+// Driver is one Redis node (or one Redis Cluster) seen through a client
+// library; the adapters in drivers/ make one from a go-redis, redigo or
+// rueidis client.
+type Driver = driver.Driver
+
+// Client binds a set of independent nodes. With one node, a primitive is
+// held when that node grants it; with N nodes, when a majority (N/2+1)
+// does, as Redlock specifies. A Client is safe for concurrent use.
+type Client struct {
+	nodes  []*node
+	quorum int
+	opts   options
+	wait   waiter
+
+	closed    atomic.Bool
+	closing   chan struct{} // closed by Close; stops watchdogs
+	watchdogs sync.WaitGroup
+}
+
+// New returns a Client over drivers, one per independent node. It fails
+// with ErrInvalid for no drivers or a nil one, and, with the Notify wait
+// strategy (the default), with ErrNotifyUnsupported or ErrConfigRefused
+// when a node cannot deliver keyspace notifications.
+func New(drivers []Driver, opts ...Option) (*Client, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if len(drivers) == 0 {
+		return nil, invalid("no nodes; pass one driver per Redis node")
+	}
+	c := &Client{quorum: len(drivers)/2 + 1, opts: o, closing: make(chan struct{})}
+	for i, d := range drivers {
+		if d == nil {
+			return nil, invalid("driver %d is nil", i)
+		}
+		c.nodes = append(c.nodes, &node{d: d, log: o.logger, natives: map[driver.Native]bool{}})
+	}
+	if err := o.backoff.validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWaiter(c)
+	if err != nil {
+		return nil, err
+	}
+	c.wait = w
+	return c, nil
+}
+
+// Close stops every watchdog and the client's own connections. It leaves
+// held locks to expire at their TTL and does not close the drivers' clients.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.closing)
+	c.watchdogs.Wait()
+	var errs []error
+	errs = append(errs, c.wait.close())
+	for _, n := range c.nodes {
+		errs = append(errs, n.d.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Mutex returns the lock called name. Options given here override the
+// Client's for this lock. Bad options are reported by its methods.
+func (c *Client) Mutex(name string, opts ...Option) *Mutex {
+	o := c.opts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Mutex{c: c, name: name, opts: o, keys: c.keys(o, name)}
+}
+
+// check reports a closed client, a nil context or bad options.
+func (c *Client) check(ctx context.Context, name string, o *options) error {
+	if ctx == nil {
+		return invalid("nil context; pass context.Background() or a context with a deadline")
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return o.validate(name)
+}
+
+// keyNames are the keys of one primitive; they share the hash tag {name},
+// so every script touches one Redis Cluster slot.
+type keyNames struct {
+	lock, fence string
+}
+
+func (c *Client) keys(o options, name string) keyNames {
+	base := o.keyPrefix + "{" + name + "}"
+	return keyNames{lock: base, fence: base + ":fence"}
+}
+
+// reply is one node's answer in a fan-out.
+type reply[T any] struct {
+	v   T
+	err error
+}
+
+// fanout runs op on every node at once, each request bounded by the node
+// timeout, and returns the replies in node order. An attempt thus costs the
+// slowest node's round trip, not the sum of all.
+func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
+	out := make([]reply[T], len(c.nodes))
+	call := func(i int) {
+		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
+		out[i].v, out[i].err = op(nctx, i, c.nodes[i])
+		cancel()
+	}
+	if len(c.nodes) == 1 {
+		call(0)
+		return out
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(c.nodes); i++ {
+		wg.Go(func() { call(i) })
+	}
+	call(0)
+	wg.Wait()
+	return out
+}
+
+// noQuorum reports whether so many nodes failed that a majority is out of
+// reach, joining their errors under ErrNoQuorum.
+func noQuorum[T any](c *Client, replies []reply[T]) error {
+	var errs []error
+	for i, r := range replies {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
+		}
+	}
+	if len(c.nodes)-len(errs) >= c.quorum {
+		return nil
+	}
+	return errors.Join(append([]error{ErrNoQuorum}, errs...)...)
+}

@@ -1,0 +1,58 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+var (
+	// ErrInvalid is returned, wrapped with what was wrong, for input that
+	// cannot be used: no nodes, a nil driver, an empty name, a TTL that is
+	// not positive or not above the drift allowance, a nil context. Nothing
+	// is written to any server when it is returned.
+	ErrInvalid = driver.ErrInvalid
+
+	// ErrNotAcquired is returned by TryLock when another owner holds the
+	// lock, and by Lock when WithMaxAttempts attempts all found it held. A
+	// cancelled or expired context is reported as the context's error
+	// instead, so the two can be told apart.
+	ErrNotAcquired = errors.New("redlock: not acquired: the lock is held by another owner; retry later or use Lock to wait")
+
+	// ErrNotHeld is returned by Unlock and Extend on a lease that no longer
+	// holds its lock: it was released already, it expired, or another owner
+	// holds the name now. The other owner's key is left intact.
+	ErrNotHeld = errors.New("redlock: not held: the lease was released or expired")
+
+	// ErrLost is returned by Extend and Unlock, and by Lease.Err after Done
+	// closes, when the lease lost its lock before it was released: its key
+	// was deleted or expired on a majority of nodes, or its validity ran out
+	// before an extension reached a majority. errors.Is(err, ErrNotHeld)
+	// holds for it too.
+	ErrLost = fmt.Errorf("%w: the lease was lost before release (its key expired or was deleted); stop using what it protected", ErrNotHeld)
+
+	// ErrNoQuorum is returned, joined with each node's error, when too many
+	// nodes failed to answer for a majority to be possible. It fails fast:
+	// waiting would not help while the nodes are down.
+	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer; check that the Redis servers are up and reachable")
+
+	// ErrClosed is returned by every call on a Client after Close, and on
+	// the primitives and leases it made.
+	ErrClosed = errors.New("redlock: client closed")
+
+	// ErrNotifyUnsupported is returned by New when the Notify wait strategy
+	// (the default) cannot work with a node: its driver does not speak
+	// RESP3, or its server has no keyspace notifications. Use
+	// WithWaitStrategy(Poll) for such nodes.
+	ErrNotifyUnsupported = errors.New("redlock: the Notify wait strategy is not supported here")
+
+	// ErrConfigRefused is returned by New with the Notify strategy when the
+	// server refused CONFIG GET or CONFIG SET of notify-keyspace-events; the
+	// message gives the command to run by hand.
+	ErrConfigRefused = errors.New("redlock: cannot configure keyspace notifications")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+// node is one driver with what was learned about its server. The natives
+// map is the one place that decides whether a native command replaces a
+// script; the primitives never look at the driver's or the server's name.
+type node struct {
+	d   driver.Driver
+	log *slog.Logger
+
+	mu      sync.Mutex
+	natives map[driver.Native]bool // probed so far: supported or not
+}
+
+// has reports whether the server runs native n, probing it the first time.
+// A probe that fails for a reason other than the server's answer (a
+// timeout, a dropped connection) is not remembered and is tried again.
+func (n *node) has(ctx context.Context, native driver.Native) bool {
+	n.mu.Lock()
+	ok, known := n.natives[native]
+	n.mu.Unlock()
+	if known {
+		return ok
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	err := driver.Probe(pctx, n.d, native, "redlock:probe:{"+rand.Text()+"}")
+	if err != nil && !isServerError(err) {
+		return false
+	}
+	n.mu.Lock()
+	n.natives[native] = err == nil
+	n.mu.Unlock()
+	n.log.Debug("redlock: native command probed", "driver", n.d.Name(), "command", string(native), "supported", err == nil)
+	return err == nil
+}
+
+// isServerError tells a server's error reply (which starts with an upper
+// case code: ERR, WRONGTYPE, NOPERM) from a client or network failure.
+func isServerError(err error) bool {
+	code, _, _ := strings.Cut(err.Error(), " ")
+	return code != "" && strings.ToUpper(code) == code && !strings.ContainsAny(code, ":.")
+}
+
+// release deletes key when it holds token, natively where the server can.
+func (n *node) release(ctx context.Context, key, token string) (int64, error) {
+	var v int64
+	var err error
+	switch {
+	case n.has(ctx, driver.NativeReleaseDelifeq):
+		v, err = n.d.ReleaseDelifeq(ctx, key, token)
+	case n.has(ctx, driver.NativeReleaseDelex):
+		v, err = n.d.ReleaseDelex(ctx, key, token)
+	default:
+		v, err = n.d.Release(ctx, key, token)
+	}
+	return v, notHeldOnWrongType(err)
+}
+
+// extend resets key's expiry when it holds token, natively where it can.
+func (n *node) extend(ctx context.Context, key, token string, ttl time.Duration) (int64, error) {
+	if n.has(ctx, driver.NativeExtendSetIfeq) {
+		v, err := n.d.ExtendSetIfeq(ctx, key, token, ttl)
+		return v, notHeldOnWrongType(err)
+	}
+	return n.d.Extend(ctx, key, token, ttl)
+}
+
+// notHeldOnWrongType maps a native command's WRONGTYPE (the name is held
+// as a reentrant lock, a hash, by someone else) to "not held here".
+func notHeldOnWrongType(err error) error {
+	if driver.IsWrongType(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,60 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// waiter is a Client's wait strategy.
+type waiter interface {
+	// watch starts watching key for one blocked acquisition. It is called
+	// before the first attempt, so that a release between a failed attempt
+	// and the wait still wakes the caller.
+	watch(ctx context.Context, o *options, key string) (watch, error)
+	close() error
+}
+
+// watch is one blocked acquisition's view of its key.
+type watch interface {
+	// wait blocks until another attempt is worth making, or ctx ends.
+	// attempt counts failed attempts from 0; holderTTL is the holder's
+	// remaining time reported by the last attempt, negative when unknown.
+	wait(ctx context.Context, attempt int, holderTTL time.Duration) error
+	stop()
+}
+
+func newWaiter(c *Client) (waiter, error) {
+	if c.opts.wait == Poll {
+		return poller{}, nil
+	}
+	return newNotifier(c)
+}
+
+// poller is the Poll strategy: sleep with backoff and full jitter.
+type poller struct{}
+
+func (poller) watch(_ context.Context, o *options, _ string) (watch, error) {
+	return pollWatch{o.backoff}, nil
+}
+
+func (poller) close() error { return nil }
+
+type pollWatch struct{ b Backoff }
+
+func (p pollWatch) wait(ctx context.Context, attempt int, _ time.Duration) error {
+	return sleep(ctx, p.b.Delay(attempt))
+}
+
+func (pollWatch) stop() {}
+
+// sleep waits d or until ctx ends, returning ctx's error in that case.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,32 @@
+package goredis_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/conformance"
+	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/drivers/goredis"
+)
+
+func harness(name string, protocol int) conformance.Harness {
+	return conformance.Harness{
+		Driver: name,
+		Open: func(t testing.TB, addr string) driver.Driver {
+			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, MaxRetries: -1})
+			t.Cleanup(func() { rdb.Close() })
+			d, err := goredis.New(rdb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		},
+		OpenNil: func() (driver.Driver, error) { return goredis.New(nil) },
+	}
+}
+
+func TestConformance(t *testing.T) { conformance.Run(t, harness("goredis", 3)) }
+
+// TestConformanceRESP2 is go-redis set to Protocol 2: Notify must fail fast.
+func TestConformanceRESP2(t *testing.T) { conformance.Run(t, harness("goredis", 2)) }
