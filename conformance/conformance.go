@@ -63,10 +63,17 @@ func run(t *testing.T, h Harness) {
 	nodes := testenv.Nodes(t)
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, env{h: h, addrs: nodes[:1], strategy: core.Poll}) })
 	t.Run("NotifyNeedsRESP3", func(t *testing.T) { testNotifyNeedsRESP3(t, h, nodes[0]) })
-	for _, topo := range topologies {
-		for _, s := range strategies(t, h, nodes[0]) {
-			e := env{h: h, addrs: nodes[:topo.nodes], strategy: s}
-			t.Run(topo.name+"/"+s.String(), func(t *testing.T) { runMutex(t, e) })
+	valkey := testenv.ValkeyNodes(t)
+	for _, server := range []struct {
+		name  string
+		nodes []string
+	}{{"redis7", nodes}, {"valkey9", valkey}} {
+		t.Run(server.name+"/NativeDetection", func(t *testing.T) { testNativeDetection(t, h, server.name, server.nodes[0]) })
+		for _, topo := range topologies {
+			for _, s := range strategies(t, h, server.nodes[0]) {
+				e := env{h: h, addrs: server.nodes[:topo.nodes], strategy: s}
+				t.Run(server.name+"/"+topo.name+"/"+s.String(), func(t *testing.T) { runMutex(t, e) })
+			}
 		}
 	}
 	t.Run("quorum3", func(t *testing.T) { runQuorum(t, env{h: h, addrs: nodes[:3], strategy: core.Poll}) })

@@ -12,15 +12,15 @@ import (
 
 func runMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"Exclusive":          testExclusive,
+		"Exclusive":           testExclusive,
 		"LockWaitsForRelease": testLockWaitsForRelease,
-		"ContextEndsWait":    testContextEndsWait,
-		"ExpiryLosesLease":   testExpiryLosesLease,
-		"Extend":             testExtend,
-		"AutoExtend":         testAutoExtend,
-		"Reentrant":          testReentrant,
-		"Do":                 testDo,
-		"FencingIncreases":   testFencingIncreases,
+		"ContextEndsWait":     testContextEndsWait,
+		"ExpiryLosesLease":    testExpiryLosesLease,
+		"Extend":              testExtend,
+		"AutoExtend":          testAutoExtend,
+		"Reentrant":           testReentrant,
+		"Do":                  testDo,
+		"FencingIncreases":    testFencingIncreases,
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

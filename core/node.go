@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +34,7 @@ func (n *node) has(ctx context.Context, native driver.Native) bool {
 	pctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	err := driver.Probe(pctx, n.d, native, "redlock:probe:{"+rand.Text()+"}")
-	if err != nil && !isServerError(err) {
+	if err != nil && !n.d.IsServerError(err) {
 		return false
 	}
 	n.mu.Lock()
@@ -43,13 +42,6 @@ func (n *node) has(ctx context.Context, native driver.Native) bool {
 	n.mu.Unlock()
 	n.log.Debug("redlock: native command probed", "driver", n.d.Name(), "command", string(native), "supported", err == nil)
 	return err == nil
-}
-
-// isServerError tells a server's error reply (which starts with an upper
-// case code: ERR, WRONGTYPE, NOPERM) from a client or network failure.
-func isServerError(err error) bool {
-	code, _, _ := strings.Cut(err.Error(), " ")
-	return code != "" && strings.ToUpper(code) == code && !strings.ContainsAny(code, ":.")
 }
 
 // release deletes key when it holds token, natively where the server can.

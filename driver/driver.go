@@ -37,6 +37,11 @@ type Driver interface {
 	// Protocol is the RESP version the driver's connections speak: 2 or 3.
 	Protocol() int
 
+	// IsServerError reports whether err is an error reply from the server
+	// (unknown command, syntax error, WRONGTYPE, NOPERM), as opposed to a
+	// network or client failure. Capability probes rely on it.
+	IsServerError(err error) bool
+
 	// Close releases what the driver opened itself. It does not close the
 	// client the application passed in.
 	Close() error

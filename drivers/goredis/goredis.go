@@ -9,6 +9,7 @@
 package goredis
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -58,6 +59,12 @@ func protocolOf(client redis.UniversalClient) (int, bool) {
 		return 2, true
 	}
 	return 3, true
+}
+
+// IsServerError reports whether err is a reply from the server.
+func (d *Driver) IsServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
 }
 
 // Name returns "goredis".

@@ -12,6 +12,7 @@
 package redigo
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gomodule/redigo/redis"
@@ -30,6 +31,12 @@ func New(pool *redis.Pool) (*Driver, error) {
 		return nil, fmt.Errorf("%w: redigo.New: pool is nil", driver.ErrInvalid)
 	}
 	return &Driver{pool: pool}, nil
+}
+
+// IsServerError reports whether err is a reply from the server.
+func (d *Driver) IsServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
 
 // Name returns "redigo".

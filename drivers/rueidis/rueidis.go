@@ -14,6 +14,7 @@
 package rueidis
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/redis/rueidis"
@@ -32,6 +33,12 @@ func New(client rueidis.Client) (*Driver, error) {
 		return nil, fmt.Errorf("%w: rueidis.New: client is nil", driver.ErrInvalid)
 	}
 	return &Driver{client: client}, nil
+}
+
+// IsServerError reports whether err is a reply from the server.
+func (d *Driver) IsServerError(err error) bool {
+	var re *rueidis.RedisError
+	return errors.As(err, &re) && !re.IsNil()
 }
 
 // Name returns "rueidis".

@@ -1,0 +1,38 @@
+package conformance
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testNativeDetection checks, through the debug log, that each server's
+// native compare-and-delete and compare-and-set commands are detected:
+// Valkey 9 has DELIFEQ and SET IFEQ, Redis 7 has neither (Lua is used).
+func testNativeDetection(t *testing.T, h Harness, server, addr string) {
+	var log bytes.Buffer
+	e := env{h: h, addrs: []string{addr}, strategy: core.Poll}
+	c := e.client(t, core.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	ctx := ctxFor(t, 10*time.Second)
+	l, err := c.Mutex(name(t)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	native := server == "valkey9"
+	for cmd, want := range map[string]bool{"ReleaseDelifeq": native, "ExtendSetIfeq": native} {
+		line := "command=" + cmd + " supported=" + map[bool]string{true: "true", false: "false"}[want]
+		if !strings.Contains(log.String(), line) {
+			t.Errorf("%s: the log does not say %q:\n%s", server, line, log.String())
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package core holds the distributed synchronization primitives, written
+// once against package driver and so usable through every client adapter in
+// drivers/.
+//
+// # Modes
+//
+// A Client over one node holds a lock when that node grants it. A Client
+// over N independent masters runs Redlock: every attempt goes to all nodes
+// at once, each request bounded by a node timeout much smaller than the TTL;
+// the lock is held when a majority (N/2+1) granted it and its validity,
+// TTL − elapsed − drift (elapsed measured from before the first request,
+// drift = TTL × factor + 2ms), is still positive. A failed attempt is undone
+// on every node, including those that did not answer.
+//
+// # Release and extension
+//
+// Unlock is compare-and-delete and Extend compare-and-set on the lease's
+// random token, so only the holder can release or extend, and a lease that
+// expired can never touch the next holder's key. Each node is probed once
+// for native commands (Valkey 9 DELIFEQ, Redis 8.4 DELEX ... IFEQ, SET ...
+// IFEQ on Redis 8.4 and Valkey 8.1) and falls back to a Lua script where the
+// server lacks them.
+//
+// # Fencing tokens
+//
+// Every acquisition draws a token from a per-name counter (the key
+// "<prefix>{name}:fence", which never expires) in the same script that
+// grants it. Claim: if lease A's validity window ends before lease B is
+// granted, Token(A) < Token(B).
+//
+// On one node this is immediate: the counter is incremented atomically with
+// every grant. With N nodes, B's token is the maximum of the counters on
+// the nodes that granted B, each incremented at B's grant. Before Lock
+// returns A, A's token T is made durable: on the nodes that granted A,
+// a script raises the counter to at least T, but only where A still holds
+// the lock, and A is returned only if a majority M of nodes did so and
+// validity is still left. B is granted by a majority too, which meets M in
+// at least one node n. On n, A's key existed when its counter was raised
+// to T, and B could be granted only after that key was gone, so B's
+// increment on n came after the raise: B's counter on n, and hence B's
+// token, exceeds T. Taking the plain maximum without this step is not
+// enough: the maximum may come from a node outside the overlap.
+//
+// Assumptions: a node keeps its data (the counter) across restarts, or
+// stays down for longer than the TTL after losing it and is not counted
+// until then; clocks advance at nearly the same rate (the drift factor
+// bounds the difference); and the validity window is respected by the
+// caller, which is what Lease.Until and Lease.Done are for. WithFencing(false)
+// drops the extra round trip and with it the guarantee across holders.
+//
+// A reentrant acquisition (WithOwner) also draws a fresh, larger token: use
+// the newest token for fenced writes.
+//
+// # Waiting
+//
+// Lock waits through the Client's wait strategy: keyspace notifications
+// (Notify, the default, RESP3 only) or backoff with full jitter (Poll).
+// Every call that can block takes a context; its cancellation is reported
+// as the context's error, distinct from ErrNotAcquired.
+package core
