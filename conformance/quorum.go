@@ -6,7 +6,25 @@ import (
 	"time"
 
 	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/testenv"
 )
+
+// withDown returns the cell's addresses with the last n behind proxies,
+// and a function that takes those n down.
+func (e env) withDown(t testing.TB, n int) (addrs []string, down func()) {
+	addrs = append([]string(nil), e.addrs...)
+	var downs []func()
+	for i := len(addrs) - n; i < len(addrs); i++ {
+		var d func()
+		addrs[i], d = testenv.Proxy(t, addrs[i], 0)
+		downs = append(downs, d)
+	}
+	return addrs, func() {
+		for _, d := range downs {
+			d()
+		}
+	}
+}
 
 // runQuorum runs the cases that need three nodes, some of them down.
 func runQuorum(t *testing.T, e env) {
