@@ -1,0 +1,107 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/drivers/goredis"
+)
+
+// TryLock makes one attempt: while another lease holds the lock it fails
+// with ErrNotAcquired. Fencing tokens increase with every acquisition.
+func ExampleMutex_TryLock() {
+	// An in-process Redis stands in for a real server here.
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	d, err := goredis.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// miniredis has no keyspace notifications, so waiters poll.
+	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx := context.Background()
+	m := c.Mutex("invoice:42")
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("first lease, token", lease.Token())
+
+	_, err = m.TryLock(ctx)
+	fmt.Println("second attempt:", errors.Is(err, core.ErrNotAcquired))
+
+	if err := lease.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lease, err = m.TryLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	fmt.Println("after Unlock, token", lease.Token())
+
+	// Output:
+	// first lease, token 1
+	// second attempt: true
+	// after Unlock, token 2
+}
+
+// Do holds the lock while the function runs, extending it as needed, and
+// releases it when the function returns.
+func ExampleDo() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	d, err := goredis.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx := context.Background()
+	err = core.Do(ctx, c.Mutex("nightly-report"), func(ctx context.Context) error {
+		// ctx is cancelled if the lock is lost; pass it to the work.
+		_, err := c.Mutex("nightly-report").TryLock(ctx)
+		fmt.Println("held during Do:", errors.Is(err, core.ErrNotAcquired))
+		return nil
+	})
+	fmt.Println("Do returned:", err)
+
+	lease, err := c.Mutex("nightly-report").TryLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	fmt.Println("free after Do, token", lease.Token())
+
+	// Output:
+	// held during Do: true
+	// Do returned: <nil>
+	// free after Do, token 2
+}

@@ -1,0 +1,28 @@
+// Package auto opens the redlock driver chosen at build time, so that an
+// application committed to one Redis client links only that client:
+//
+//	d, err := auto.Open("localhost:6379")
+//	if err != nil { ... }
+//	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+//	defer c.Close() // closes the client Open made, too
+//
+// The build tag picks the driver (Name says which one was built):
+//
+//	(no tag)          go-redis v9  (drivers/goredis), the default
+//	redlock_redigo    redigo       (drivers/redigo); RESP2 only, so use core.Poll
+//	redlock_rueidis   rueidis      (drivers/rueidis)
+//
+// for example `go build -tags redlock_rueidis ./...`. Set at most one of the
+// two tags. Only the chosen client is linked: with -tags redlock_redigo,
+//
+//	go list -deps -tags redlock_redigo github.com/redlockgo/redlock/drivers/auto | grep -c go-redis
+//
+// prints 0. An application that needs more than one client, or options
+// Open does not set (TLS, passwords, pool sizes, Redis Cluster), builds its
+// client itself and passes it to that driver's New.
+//
+// Unlike the drivers' New, Open makes the client itself, so the driver it
+// returns owns it: its Close (which core.Client.Close calls) closes the
+// client as well. The returned driver keeps every method of the underlying
+// driver, including optional interfaces such as driver.Notifier.
+package auto
