@@ -77,6 +77,7 @@ func run(t *testing.T, h Harness) {
 		}
 	}
 	t.Run("quorum3", func(t *testing.T) { runQuorum(t, env{h: h, addrs: nodes[:3], strategy: core.Poll}) })
+	t.Run("Notify", func(t *testing.T) { runNotify(t, h) })
 }
 
 // strategies are the wait strategies the driver can use.

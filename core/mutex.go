@@ -40,9 +40,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	return acquire(ctx, m.c, &m.opts, m.keys.lock, m.attempt)
 }
 
-// acquire is the wait loop every blocking primitive shares: watch the key
-// before the first attempt (so a release between a failed attempt and the
-// wait is not missed), then attempt and wait until done.
+// acquire is the wait loop every blocking primitive shares: watch the key,
+// then attempt and wait until done (see waiter.watch for why no release
+// between an attempt and a wait is missed).
 func acquire[L any](ctx context.Context, c *Client, o *options, key string, attempt func(context.Context) (L, time.Duration, error)) (L, error) {
 	var zero L
 	w, err := c.wait.watch(ctx, o, key)

@@ -1,18 +1,215 @@
 package core
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/redlockgo/redlock/driver"
 )
 
-// newNotifier checks that every node can deliver keyspace notifications.
+// notifier is the Notify strategy. Each node has one subscription
+// connection, opened on the first wait and shared by all waiters; a key is
+// subscribed on every node while at least one waiter waits on it. A
+// keyspace event that frees a key wakes one of its waiters (see
+// keyWaiters), and every waiter also retries at the holder's TTL, so a lost
+// event costs at most that.
+type notifier struct {
+	c    *Client
+	subs []*subscriber // by node
+
+	mu     sync.Mutex
+	keys   map[string]*keyWaiters
+	closed bool
+}
+
+// subscriber is one node's Listener and the prefix of its keyspace
+// channels, __keyspace@<db>__:.
+type subscriber struct {
+	nt driver.Notifier
+
+	mu     sync.Mutex
+	l      driver.Listener // nil until the first wait
+	prefix string
+	closed bool
+}
+
+// newNotifier checks that every node can deliver keyspace notifications
+// and, unless WithNotifyConfig(false), makes the servers publish them.
 func newNotifier(c *Client) (waiter, error) {
-	for i, n := range c.nodes {
-		if _, ok := n.d.(driver.Notifier); !ok || n.d.Protocol() != 3 {
+	n := &notifier{c: c, keys: map[string]*keyWaiters{}}
+	for i, nd := range c.nodes {
+		nt, ok := nd.d.(driver.Notifier)
+		if !ok || nd.d.Protocol() != 3 {
 			return nil, fmt.Errorf("%w: node %d uses driver %s, which speaks RESP%d; the Notify wait strategy needs RESP3 keyspace notifications; use WithWaitStrategy(Poll) with this driver",
-				ErrNotifyUnsupported, i, n.d.Name(), n.d.Protocol())
+				ErrNotifyUnsupported, i, nd.d.Name(), nd.d.Protocol())
+		}
+		n.subs = append(n.subs, &subscriber{nt: nt})
+	}
+	if c.opts.notifyConfig {
+		if err := configure(c, n.subs); err != nil {
+			return nil, err
 		}
 	}
-	return poller{}, nil // TODO(notify): replaced by the keyspace-notification waiter.
+	return n, nil
+}
+
+// watch subscribes nothing yet: most acquisitions succeed at their first
+// attempt and should cost one round trip, not three. The first wait joins
+// the key's waiters instead, then has the caller attempt again at once, so
+// a release between the failed attempt and the subscription is not missed.
+func (n *notifier) watch(ctx context.Context, o *options, key string) (watch, error) {
+	if o.wait == Poll { // WithWaitStrategy(Poll) given to this primitive only
+		return pollWatch{o.backoff}, nil
+	}
+	return &notifyWatch{n: n, key: key, o: o, ctx: ctx, wake: make(chan struct{}, 1)}, nil
+}
+
+// join adds w to its key's waiters and returns once the key is subscribed.
+func (n *notifier) join(ctx context.Context, w *notifyWatch) error {
+	for {
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return ErrClosed
+		}
+		kw := n.keys[w.key]
+		if kw != nil && kw.leaving != nil {
+			// The last waiter is unsubscribing: subscribe again after it,
+			// or the UNSUBSCRIBE could overtake the SUBSCRIBE.
+			n.mu.Unlock()
+			select {
+			case <-kw.leaving:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		first := kw == nil
+		if first {
+			kw = &keyWaiters{ready: make(chan struct{})}
+			n.keys[w.key] = kw
+		}
+		kw.waiters = append(kw.waiters, w)
+		w.kw = kw
+		n.mu.Unlock()
+		if first {
+			// Those who join meanwhile wait on ready, so the subscription
+			// is made for all of them and does not stop with ctx.
+			n.subscribe(ctx, w.o, w.key)
+			close(kw.ready)
+		}
+		select {
+		case <-kw.ready:
+			return nil
+		case <-ctx.Done():
+			w.stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// subscribe subscribes key's channel on every node. A node that fails is
+// logged and left out: the others' events and the TTL retry still wake
+// the waiters, and the attempt reports a node that is down.
+func (n *notifier) subscribe(ctx context.Context, o *options, key string) {
+	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
+		l, prefix, err := s.listener(ctx, n)
+		if err != nil {
+			return err
+		}
+		return l.Subscribe(ctx, prefix+key)
+	})
+}
+
+func (n *notifier) unsubscribe(ctx context.Context, o *options, key string) {
+	n.each(ctx, o, "unsubscribe", func(ctx context.Context, s *subscriber) error {
+		s.mu.Lock()
+		l, prefix := s.l, s.prefix
+		s.mu.Unlock()
+		if l == nil {
+			return nil
+		}
+		return l.Unsubscribe(ctx, prefix+key)
+	})
+}
+
+// each runs op on every node's subscriber at once, detached from the
+// waiter's cancellation (other waiters share the result) and bounded by
+// the node timeout, but at least a second: a subscription that times out
+// costs a waiter up to a TTL.
+func (n *notifier) each(ctx context.Context, o *options, what string, op func(context.Context, *subscriber) error) {
+	so := *o
+	so.nodeTimeout = max(o.perNodeTimeout(), time.Second)
+	replies := fanout(context.WithoutCancel(ctx), n.c, &so, func(ctx context.Context, i int, _ *node) (struct{}, error) {
+		return struct{}{}, op(ctx, n.subs[i])
+	})
+	for i, r := range replies {
+		if r.err != nil && !n.c.closed.Load() {
+			n.c.opts.logger.Warn("redlock: keyspace notifications: "+what+" failed; waiters fall back to retrying at the holder's TTL",
+				"node", i, "driver", n.c.nodes[i].d.Name(), "error", r.err)
+		}
+	}
+}
+
+// listener opens the node's Listener on first use.
+func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, "", ErrClosed
+	case s.l != nil:
+		return s.l, s.prefix, nil
+	}
+	db, err := s.nt.DB(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := fmt.Sprintf("__keyspace@%d__:", db)
+	l, err := s.nt.Listen(ctx, n.deliverer(prefix))
+	if err != nil {
+		return nil, "", err
+	}
+	s.l, s.prefix = l, prefix
+	return l, prefix, nil
+}
+
+// deliverer wakes a waiter of the key a keyspace event freed. Other events
+// on the key (set, expire: our own acquisitions and extensions) are not
+// releases and wake no one.
+func (n *notifier) deliverer(prefix string) func(channel, event string) {
+	return func(channel, event string) {
+		key, ok := strings.CutPrefix(channel, prefix)
+		if !ok || (event != "del" && event != "expired" && event != "evicted") {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if kw := n.keys[key]; kw != nil {
+			kw.wakeOne()
+		}
+	}
+}
+
+// close closes the Listeners. Waiters return ErrClosed from wait (the
+// Client's closing channel is closed before).
+func (n *notifier) close() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	var errs []error
+	for _, s := range n.subs {
+		s.mu.Lock()
+		l := s.l
+		s.l, s.closed = nil, true
+		s.mu.Unlock()
+		if l != nil { // not under a lock: Close waits for deliver, which takes n.mu
+			errs = append(errs, l.Close())
+		}
+	}
+	return errors.Join(errs...)
 }

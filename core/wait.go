@@ -7,9 +7,11 @@ import (
 
 // waiter is a Client's wait strategy.
 type waiter interface {
-	// watch starts watching key for one blocked acquisition. It is called
-	// before the first attempt, so that a release between a failed attempt
-	// and the wait still wakes the caller.
+	// watch starts watching key for one acquisition, before its first
+	// attempt. No release may be missed between a failed attempt and the
+	// wait: a strategy that subscribes lazily (Notify, so that an
+	// uncontended Lock costs one round trip) does so in the first wait and
+	// returns at once, so that the next attempt follows the subscription.
 	watch(ctx context.Context, o *options, key string) (watch, error)
 	close() error
 }

@@ -7,14 +7,23 @@ import "context"
 // core finds it by type assertion, in one place, and requires Protocol()
 // to be 3.
 type Notifier interface {
-	// Listen opens one dedicated subscription connection. deliver is called
-	// with the channel name of every message received, from one goroutine
-	// at a time, until the Listener is closed. The Listener resubscribes by
-	// itself when its connection drops and is re-established.
-	Listen(ctx context.Context, deliver func(channel string)) (Listener, error)
+	// DB returns the database the driver's connections select. Keyspace
+	// notifications are published per database, on the channel
+	// __keyspace@<db>__:<key>, so a wrong DB means no notifications (waiters
+	// then fall back to retrying at the holder's TTL). A driver that cannot
+	// read it from its client's options asks the server.
+	DB(ctx context.Context) (int, error)
 
-	// ConfigGet returns a server parameter (CONFIG GET). On a cluster it
-	// reads one master.
+	// Listen opens one dedicated subscription connection. deliver is called
+	// with the channel and the payload (for a keyspace channel, the event:
+	// "del", "expired", ...) of every message received, from one goroutine
+	// at a time, never after Close returned; it must not block. The
+	// Listener resubscribes by itself when its connection drops and is
+	// re-established, so Listen fails only when it cannot start at all.
+	Listen(ctx context.Context, deliver func(channel, payload string)) (Listener, error)
+
+	// ConfigGet returns a server parameter (CONFIG GET), "" when the server
+	// does not know it. On a cluster it reads one node.
 	ConfigGet(ctx context.Context, param string) (string, error)
 
 	// ConfigSet sets a server parameter (CONFIG SET). On a cluster it sets
@@ -24,10 +33,12 @@ type Notifier interface {
 
 // Listener is one subscription connection.
 type Listener interface {
-	// Subscribe adds channels and returns once the server confirmed them.
+	// Subscribe adds channels and returns once the server confirmed them,
+	// so that a message published after it returns is delivered.
 	Subscribe(ctx context.Context, channels ...string) error
-	// Unsubscribe drops channels.
+	// Unsubscribe drops channels. It may return before the server confirmed.
 	Unsubscribe(ctx context.Context, channels ...string) error
-	// Close closes the connection; deliver is not called after it returns.
+	// Close closes the connection and waits for the goroutines the
+	// Listener started; deliver is not called after it returns.
 	Close() error
 }

@@ -1,0 +1,324 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/internal/testenv"
+)
+
+// wokenWithin bounds how long after a release a waiter may take to
+// acquire. The holders' TTLs (and so the waiters' retry at the holder's
+// TTL) are 10s: acquiring within this takes a notification.
+const wokenWithin = time.Second
+
+// runNotify is the Notify wait strategy's group: waiters are woken by
+// keyspace events, and New configures the server or explains why it
+// cannot. Drivers that do not speak RESP3 are covered by NotifyNeedsRESP3.
+func runNotify(t *testing.T, h Harness) {
+	nodes := testenv.Nodes(t)
+	if h.Open(t, nodes[0]).Protocol() != 3 {
+		t.Skipf("%s does not speak RESP3; NotifyNeedsRESP3 covers it", h.Driver)
+	}
+	for _, server := range []struct {
+		name  string
+		nodes []string
+	}{{"redis7", nodes}, {"valkey9", testenv.ValkeyNodes(t)}} {
+		for _, topo := range topologies {
+			e := env{h: h, addrs: server.nodes[:topo.nodes], strategy: core.Notify}
+			t.Run(server.name+"/"+topo.name, func(t *testing.T) {
+				for n, f := range map[string]func(*testing.T, env){
+					"WakesOnDel":    testWakesOnDel,
+					"WakesOnExpiry": testWakesOnExpiry,
+					"WakesOnUnlock": testWakesOnUnlock,
+				} {
+					t.Run(n, func(t *testing.T) { t.Parallel(); f(t, e) })
+				}
+			})
+		}
+	}
+	t.Run("WakesOneWaiter", func(t *testing.T) {
+		testWakesOneWaiter(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
+	// The node the other cases leave alone, as these change its CONFIG and
+	// kill its subscription connections.
+	spare := nodes[len(nodes)-1]
+	t.Run("ConfigMergesFlags", func(t *testing.T) { testConfigMergesFlags(t, h, spare) })
+	t.Run("ListenerReconnects", func(t *testing.T) {
+		testListenerReconnects(t, env{h: h, addrs: []string{spare}, strategy: core.Notify})
+	})
+}
+
+// locked is the result of a Lock and when it returned.
+type locked struct {
+	l   *core.Lease
+	err error
+	at  time.Time
+}
+
+// lockAsync runs m.Lock in a goroutine and sends its result to got.
+func lockAsync(ctx context.Context, m *core.Mutex, got chan<- locked) {
+	go func() {
+		l, err := m.Lock(ctx)
+		got <- locked{l, err, time.Now()}
+	}()
+}
+
+// awaitSubscribed waits until every node has a subscriber to key's
+// keyspace channel, that is, a waiter is watching it, then gives the waiter
+// time for its first attempt.
+func (e env) awaitSubscribed(t *testing.T, ctx context.Context, key string) {
+	t.Helper()
+	ch := "__keyspace@0__:" + key
+	for i := range e.addrs {
+		admin := e.admin(t, i)
+		for {
+			n, err := admin.PubSubNumSub(ctx, ch).Result()
+			if err != nil {
+				t.Fatalf("PUBSUB NUMSUB on node %d: %v", i, err)
+			}
+			if n[ch] > 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+}
+
+// expectWoken checks that the waiter acquired within wokenWithin of since.
+func expectWoken(t *testing.T, got <-chan locked, since time.Time) *core.Lease {
+	t.Helper()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	if d := r.at.Sub(since); d > wokenWithin {
+		t.Fatalf("the waiter acquired %v after the release, want within %v: it was not woken by a notification", d, wokenWithin)
+	}
+	return r.l
+}
+
+func testWakesOnDel(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	if _, err := e.client(t).Mutex(n).Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan locked, 1)
+	lockAsync(ctx, e.client(t).Mutex(n), got)
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	start := time.Now()
+	for i := range e.addrs {
+		if err := e.admin(t, i).Del(ctx, lockKey(n)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testWakesOnExpiry has the lock held by a key without expiry, so that the
+// waiter's only fallback is the backoff cap (10s), then gives the key a
+// short TTL: only the expired event can wake the waiter in time.
+func testWakesOnExpiry(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	for i := range e.addrs {
+		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := core.WithBackoff(core.Backoff{Base: time.Millisecond, Cap: 10 * time.Second, Multiplier: 2})
+	got := make(chan locked, 1)
+	lockAsync(ctx, e.client(t, slow).Mutex(n), got)
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	ttl := 300 * time.Millisecond
+	start := time.Now()
+	for i := range e.addrs {
+		if err := e.admin(t, i).PExpire(ctx, lockKey(n), ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	// The server expires keys within about 100ms (hz 10) of their TTL.
+	if d := r.at.Sub(start); d > ttl+500*time.Millisecond {
+		t.Fatalf("the waiter acquired %v after the holder's TTL of %v was set; want within %v", d, ttl, ttl+500*time.Millisecond)
+	}
+	r.l.Unlock(ctx)
+}
+
+func testWakesOnUnlock(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan locked, 1)
+	lockAsync(ctx, e.client(t).Mutex(n), got)
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := expectWoken(t, got, start)
+	if l.Token() <= held.Token() {
+		t.Errorf("the waiter's token %d is not above the holder's %d", l.Token(), held.Token())
+	}
+	l.Unlock(ctx)
+}
+
+// testWakesOneWaiter checks that a release wakes one waiter, not all:
+// with four waiters in one Client, each release is followed by exactly one
+// attempt.
+func testWakesOneWaiter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int64
+	d := e.h.Open(t, e.addrs[0])
+	c, err := core.New([]core.Driver{countingDriver{d, d.(driver.Notifier), &attempts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	const waiters = 4
+	got := make(chan locked, waiters)
+	for range waiters {
+		lockAsync(ctx, c.Mutex(n), got)
+	}
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	for seen := int64(-1); seen != attempts.Load(); { // until all wait
+		seen = attempts.Load()
+		time.Sleep(200 * time.Millisecond)
+	}
+	for i := range waiters {
+		before := attempts.Load()
+		start := time.Now()
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		held = expectWoken(t, got, start)
+		time.Sleep(100 * time.Millisecond) // time for other waiters to attempt, were they woken
+		if n := attempts.Load() - before; n != 1 {
+			t.Fatalf("release %d was followed by %d attempts, want 1", i, n)
+		}
+	}
+	held.Unlock(ctx)
+}
+
+// countingDriver counts acquisition attempts and keeps the Notifier.
+type countingDriver struct {
+	driver.Driver
+	driver.Notifier
+	attempts *atomic.Int64
+}
+
+func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, token string, ttl time.Duration) (driver.MutexAcquireReply, error) {
+	d.attempts.Add(1)
+	return d.Driver.MutexAcquire(ctx, lock, fence, token, ttl)
+}
+
+// exclusive holds a lock on addr until the test ends: the spare node's
+// cases also run in other drivers' test binaries at the same time.
+func exclusive(t *testing.T, h Harness, addr string) {
+	ctx := ctxFor(t, 30*time.Second)
+	c, err := core.New([]core.Driver{h.Open(t, addr)}, core.WithWaitStrategy(core.Poll), core.WithTTL(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Mutex("conformance/notify-spare").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Unlock(context.Background()); c.Close() })
+}
+
+// testConfigMergesFlags starts from "Ex" and expects New to add what
+// Notify needs while keeping E.
+func testConfigMergesFlags(t *testing.T, h Harness, addr string) {
+	ctx := ctxFor(t, 30*time.Second)
+	exclusive(t, h, addr)
+	admin := env{addrs: []string{addr}}.admin(t, 0)
+	orig, err := admin.ConfigGet(ctx, "notify-keyspace-events").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.ConfigSet(ctx, "notify-keyspace-events", orig["notify-keyspace-events"])
+	if err := admin.ConfigSet(ctx, "notify-keyspace-events", "Ex").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.New([]core.Driver{h.Open(t, addr)})
+	if err != nil {
+		t.Fatalf("New with the Notify strategy: %v", err)
+	}
+	c.Close()
+	flags := admin.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]
+	for _, f := range "EKgx" {
+		if !strings.ContainsRune(flags, f) {
+			t.Errorf(`notify-keyspace-events is %q after New over "Ex": %q is missing`, flags, f)
+		}
+	}
+}
+
+// testListenerReconnects kills the subscription connection under a
+// waiter: the Listener must reconnect and resubscribe by itself.
+func testListenerReconnects(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	exclusive(t, e.h, e.addrs[0])
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan locked, 1)
+	lockAsync(ctx, e.client(t).Mutex(n), got)
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	admin := e.admin(t, 0)
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitSubscribed(t, ctx, lockKey(n))
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testConfigRefused needs a driver logged in as an ACL user without
+// CONFIG, which Harness cannot open yet: call it with such an opener
+// (proposed: Harness.OpenAuth).
+func testConfigRefused(t *testing.T, h Harness, openAuth func(t testing.TB, addr, user, pass string) driver.Driver, addr string) {
+	ctx := ctxFor(t, 10*time.Second)
+	admin := env{addrs: []string{addr}}.admin(t, 0)
+	user, pass := "redlock-noconfig-"+rand.Text()[:8], "pw"
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+pass, "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
+
+	_, err := core.New([]core.Driver{openAuth(t, addr, user, pass)})
+	if !errors.Is(err, core.ErrConfigRefused) {
+		t.Fatalf("New as a user without CONFIG: got %v, want ErrConfigRefused", err)
+	}
+	t.Log(err)
+	hint := `cannot configure keyspace notifications; run: CONFIG SET notify-keyspace-events "Kgx" or use the Poll wait strategy`
+	if !strings.Contains(err.Error(), hint) {
+		t.Errorf("the error %q does not give the hint %q", err, hint)
+	}
+	// A server configured by hand needs no CONFIG.
+	c, err := core.New([]core.Driver{openAuth(t, addr, user, pass)}, core.WithNotifyConfig(false))
+	if err != nil {
+		t.Fatalf("New with WithNotifyConfig(false): %v", err)
+	}
+	c.Close()
+}

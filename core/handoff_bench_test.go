@@ -1,0 +1,134 @@
+package core_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/testenv"
+)
+
+// BenchmarkHandoff is one lock contended by 10 Clients that each hold it
+// for 20ms, on one real node, once per wait strategy. b.N is the number of
+// acquisitions (run it with -benchtime 300x or so). It reports throughput
+// as a fraction of the 1/hold bound, acquire latency, the hand-off gap
+// (from the start of the holder's Unlock to the next holder's return from
+// Lock), and Redis commands per acquisition from INFO commandstats: all of
+// them (cmds/acq, counting those run inside scripts) and those sent by a
+// client (requests/acq: the rest, less the commands that on this server
+// run only inside the lock scripts).
+func BenchmarkHandoff(b *testing.B) {
+	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
+		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s) })
+	}
+}
+
+func benchHandoff(b *testing.B, s core.WaitStrategy) {
+	const clients, hold = 10, 20 * time.Millisecond
+	node := testenv.Nodes(b)[0]
+	admin := redis.NewClient(&redis.Options{Addr: node})
+	defer admin.Close()
+	ctx := context.Background()
+	name := "bench-handoff-" + s.String() + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mutexes := make([]*core.Mutex, clients)
+	for i := range mutexes {
+		mutexes[i] = benchClient(b, []string{node}, core.WithWaitStrategy(s)).Mutex(name, core.WithTTL(5*time.Second))
+	}
+	var (
+		left          atomic.Int64
+		releaseStart  atomic.Int64 // UnixNano of the last holder's Unlock call
+		mu            sync.Mutex
+		latency, gaps []time.Duration
+		wg            sync.WaitGroup
+	)
+	left.Store(int64(b.N))
+	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for _, m := range mutexes {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				asked := time.Now()
+				l, err := m.Lock(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				got := time.Now()
+				mu.Lock()
+				latency = append(latency, got.Sub(asked))
+				if r := releaseStart.Load(); r != 0 {
+					gaps = append(gaps, got.Sub(time.Unix(0, r)))
+				}
+				mu.Unlock()
+				time.Sleep(hold)
+				releaseStart.Store(time.Now().UnixNano())
+				if err := l.Unlock(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	stats, err := admin.Info(ctx, "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := float64(b.N)
+	b.ReportMetric(n*float64(hold)/float64(elapsed), "of-bound")
+	b.ReportMetric(ms(percentile(latency, 50)), "acq-p50-ms")
+	b.ReportMetric(ms(percentile(latency, 99)), "acq-p99-ms")
+	b.ReportMetric(ms(percentile(latency, 100)), "acq-max-ms")
+	b.ReportMetric(float64(percentile(gaps, 50).Microseconds()), "handoff-p50-µs")
+	b.ReportMetric(float64(percentile(gaps, 99).Microseconds()), "handoff-p99-µs")
+	all, inScripts := commandCalls(stats)
+	b.ReportMetric(float64(all)/n, "cmds/acq")
+	b.ReportMetric(float64(all-inScripts)/n, "requests/acq")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// scriptOnly are the commands that, on a server without native
+// compare-and-delete, only the lock scripts run.
+var scriptOnly = map[string]bool{"set": true, "incr": true, "pttl": true, "type": true, "get": true, "del": true, "hincrby": true, "hexists": true, "pexpire": true}
+
+// commandCalls sums calls= over INFO commandstats, less the CONFIG RESETSTAT
+// and INFO of the measurement itself, and the part of it run in scripts.
+func commandCalls(info string) (all, inScripts int) {
+	for _, line := range strings.Split(info, "\n") {
+		cmd, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") || cmd == "info" || cmd == "config|resetstat" {
+			continue
+		}
+		_, rest, _ = strings.Cut(rest, "calls=")
+		v, _, _ := strings.Cut(rest, ",")
+		n, _ := strconv.Atoi(v)
+		all += n
+		if scriptOnly[cmd] {
+			inScripts += n
+		}
+	}
+	return all, inScripts
+}

@@ -1,0 +1,89 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+const (
+	notifyParam = "notify-keyspace-events"
+	// notifyFlags are the flags Notify needs: keyspace channels (K) for
+	// generic events (g: del, which our scripts and DELEX/DELIFEQ cause)
+	// and expiry (x: expired).
+	notifyFlags = "Kgx"
+	// configTimeout bounds New's CONFIG round trips, as New has no context.
+	configTimeout = 3 * time.Second
+)
+
+// configure makes every node publish the events Notify needs. A refusal
+// fails New, as it will not go away; a node that does not answer is
+// tolerated like in any Redlock round, as long as a majority does.
+func configure(c *Client, subs []*subscriber) error {
+	o := c.opts
+	o.nodeTimeout = configTimeout
+	replies := fanout(context.Background(), c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
+		return struct{}{}, configureNode(ctx, i, nd.d, subs[i].nt)
+	})
+	for _, r := range replies {
+		if errors.Is(r.err, ErrNotifyUnsupported) || errors.Is(r.err, ErrConfigRefused) {
+			return r.err
+		}
+	}
+	if err := noQuorum(c, replies); err != nil {
+		return err
+	}
+	for i, r := range replies {
+		if r.err != nil {
+			c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a node that does not answer; its waiters fall back to retrying at the holder's TTL",
+				"node", i, "driver", c.nodes[i].d.Name(), "error", r.err)
+		}
+	}
+	return nil
+}
+
+// configureNode adds the flags Notify needs to the server's, keeping every
+// flag it has.
+func configureNode(ctx context.Context, i int, d driver.Driver, nt driver.Notifier) error {
+	flags, note := notifyFlags, "; add the flags the server has set already"
+	cur, err := nt.ConfigGet(ctx, notifyParam)
+	if err == nil {
+		var changed bool
+		if flags, changed = mergeFlags(cur, notifyFlags); !changed {
+			return nil
+		}
+		note = ""
+		err = nt.ConfigSet(ctx, notifyParam, flags)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case !d.IsServerError(err):
+		return err
+	case strings.Contains(strings.ToLower(err.Error()), "unknown command"):
+		// miniredis, and servers without CONFIG (which also lack keyspace
+		// notifications, or have CONFIG disabled: see WithNotifyConfig).
+		return fmt.Errorf("%w: node %d (%s): the server does not support keyspace notifications (%v); use WithWaitStrategy(Poll)",
+			ErrNotifyUnsupported, i, d.Name(), err)
+	}
+	return fmt.Errorf(`%w; run: CONFIG SET %s "%s" or use the Poll wait strategy (node %d, %s: %v%s)`,
+		ErrConfigRefused, notifyParam, flags, i, d.Name(), err, note)
+}
+
+// mergeFlags returns current with the flags of need it lacks appended,
+// and whether it added any. Redis reports 'A' for "g$lshzxetd", so a flag
+// that 'A' implies is not added.
+func mergeFlags(current, need string) (string, bool) {
+	have := strings.ReplaceAll(current, "A", "g$lshzxetd")
+	out := current
+	for _, f := range need {
+		if !strings.ContainsRune(have, f) && !strings.ContainsRune(out, f) {
+			out += string(f)
+		}
+	}
+	return out, out != current
+}

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// keyWaiters are one key's local waiters, oldest first.
+//
+// A release wakes one of them, not all: the oldest, unless one of them
+// still holds a wake-up it has not acted on (it will attempt after this
+// release anyway, so the event is dropped). A woken waiter that loses the
+// race waits again; one that leaves with a wake-up it did not use hands it
+// on. So every release is followed by an attempt of one local waiter.
+type keyWaiters struct {
+	waiters []*notifyWatch
+	ready   chan struct{} // closed once the key is subscribed
+	leaving chan struct{} // set while the last waiter unsubscribes, closed after
+}
+
+// wakeOne runs under notifier.mu, as every send on a wake channel does, so
+// the send cannot block.
+func (kw *keyWaiters) wakeOne() {
+	for _, w := range kw.waiters {
+		if len(w.wake) > 0 {
+			return
+		}
+	}
+	if len(kw.waiters) > 0 {
+		kw.waiters[0].wake <- struct{}{}
+	}
+}
+
+// notifyWatch is one blocked acquisition under Notify. Its methods are
+// called from the acquiring goroutine only; it costs no goroutine.
+type notifyWatch struct {
+	n    *notifier
+	kw   *keyWaiters // nil until the first wait joins
+	key  string
+	o    *options
+	ctx  context.Context // the acquisition's, to tell on stop that it was cut short
+	wake chan struct{}   // a pending wake-up
+	// woken is set when wait returned on a wake-up, until the next wait:
+	// the attempt that was to use it may not have run.
+	woken bool
+}
+
+func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
+	if w.kw == nil {
+		return w.n.join(ctx, w) // see notifier.watch
+	}
+	w.woken = false
+	start := time.Now()
+	b := w.o.backoff
+	// The safety net for a lost event: the key is gone by the holder's
+	// TTL. Jitter keeps the waiters of many clients, which all saw the
+	// same TTL, from retrying in step.
+	retry := holderTTL + b.Delay(attempt)
+	if holderTTL < 0 {
+		retry = b.Cap
+	}
+	if w.o.maxAttempts > 0 {
+		// The caller bounded the attempts, expecting them spaced by the
+		// backoff as under Poll, not by the holder's TTL; a release still
+		// ends the wait early.
+		retry = min(retry, b.Delay(attempt))
+	}
+	t := time.NewTimer(retry)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.n.c.closing:
+		return ErrClosed
+	case <-t.C:
+		return nil
+	case <-w.wake:
+		w.woken = true
+	}
+	// Not sooner than Poll would have retried. A waiter that keeps being
+	// woken and losing (to other clients, or to the DEL by which its own
+	// failed quorum attempt cleans up a partial grant) backs off instead
+	// of spinning; one that waited long retries at once.
+	return sleep(ctx, b.Delay(attempt)-time.Since(start))
+}
+
+func (w *notifyWatch) stop() {
+	n, kw := w.n, w.kw
+	if kw == nil { // never joined, or stopped already
+		return
+	}
+	w.kw = nil
+	n.mu.Lock()
+	kw.waiters = slices.DeleteFunc(kw.waiters, func(x *notifyWatch) bool { return x == w })
+	if len(w.wake) > 0 || (w.woken && w.ctx.Err() != nil) {
+		kw.wakeOne()
+	}
+	last := len(kw.waiters) == 0
+	if last {
+		kw.leaving = make(chan struct{})
+	}
+	n.mu.Unlock()
+	if !last {
+		return
+	}
+	n.unsubscribe(w.ctx, w.o, w.key)
+	n.mu.Lock()
+	delete(n.keys, w.key)
+	close(kw.leaving)
+	n.mu.Unlock()
+}

@@ -1,0 +1,126 @@
+package goredis
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redlockgo/redlock/driver"
+)
+
+var _ driver.Notifier = (*Driver)(nil)
+
+// DB returns the database the client selects (Options().DB); a Redis
+// Cluster has only database 0.
+func (d *Driver) DB(context.Context) (int, error) {
+	switch c := d.client.(type) {
+	case *redis.Client:
+		return c.Options().DB, nil
+	case *redis.Ring:
+		return c.Options().DB, nil
+	}
+	return 0, nil
+}
+
+// ConfigGet runs CONFIG GET param (on a cluster, on one node).
+func (d *Driver) ConfigGet(ctx context.Context, param string) (string, error) {
+	m, err := d.client.ConfigGet(ctx, param).Result()
+	return m[param], err
+}
+
+// ConfigSet runs CONFIG SET param value, on every master of a cluster and
+// every shard of a ring: keyspace events are published by the node that
+// holds the key.
+func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
+	set := func(ctx context.Context, c *redis.Client) error { return c.ConfigSet(ctx, param, value).Err() }
+	switch c := d.client.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, set)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, set)
+	}
+	return d.client.ConfigSet(ctx, param, value).Err()
+}
+
+// Listen opens a redis.PubSub. go-redis pings it when idle, reconnects it
+// when it drops and resubscribes its channels by itself.
+func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
+	l := &listener{
+		ps:      d.client.Subscribe(context.WithoutCancel(ctx)),
+		deliver: deliver,
+		synced:  map[string]chan struct{}{},
+		done:    make(chan struct{}),
+	}
+	go l.run(l.ps.ChannelWithSubscriptions())
+	return l, nil
+}
+
+type listener struct {
+	ps      *redis.PubSub
+	deliver func(channel, payload string)
+	done    chan struct{} // closed when run returns, after the PubSub closed
+
+	mu     sync.Mutex
+	synced map[string]chan struct{} // by sync channel: closed when confirmed
+}
+
+func (l *listener) run(msgs <-chan any) {
+	defer close(l.done)
+	for m := range msgs {
+		switch m := m.(type) {
+		case *redis.Message:
+			l.deliver(m.Channel, m.Payload)
+		case *redis.Subscription:
+			l.mu.Lock()
+			if confirmed := l.synced[m.Channel]; confirmed != nil && m.Kind == "subscribe" {
+				close(confirmed)
+				delete(l.synced, m.Channel)
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+// Subscribe sends the channels in one SUBSCRIBE with a fresh sync channel
+// last, and waits for the server to confirm that one. go-redis only writes
+// the command, and confirmations of a channel are ambiguous (an earlier
+// SUBSCRIBE or a resubscription after a reconnect also sends one); a
+// channel nobody else uses is confirmed only when this command, or a
+// resubscription that includes all its channels, was processed.
+func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
+	tok := "redlock:sync:" + rand.Text()
+	confirmed := make(chan struct{})
+	l.mu.Lock()
+	l.synced[tok] = confirmed
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.synced, tok)
+		l.mu.Unlock()
+		_ = l.ps.Unsubscribe(context.WithoutCancel(ctx), tok)
+	}()
+	if err := l.ps.Subscribe(ctx, append(channels[:len(channels):len(channels)], tok)...); err != nil {
+		return err
+	}
+	select {
+	case <-confirmed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.done:
+		return redis.ErrClosed
+	}
+}
+
+// Unsubscribe sends UNSUBSCRIBE; it does not wait for the confirmation.
+func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
+	return l.ps.Unsubscribe(ctx, channels...)
+}
+
+// Close closes the PubSub and waits until its goroutines are done with it.
+func (l *listener) Close() error {
+	err := l.ps.Close()
+	<-l.done
+	return err
+}

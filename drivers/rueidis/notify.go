@@ -1,0 +1,185 @@
+package rueidis
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/redlockgo/redlock/driver"
+)
+
+var _ driver.Notifier = (*Driver)(nil)
+
+// DB asks the server which database the client's connections select
+// (CLIENT INFO), since a rueidis.Client does not expose its
+// ClientOption.SelectDB. A server without CLIENT INFO (before Redis 6.2) is
+// taken to be on database 0.
+func (d *Driver) DB(ctx context.Context) (int, error) {
+	info, err := d.client.Do(ctx, d.client.B().ClientInfo().Build()).ToString()
+	if err != nil {
+		if d.IsServerError(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	for _, field := range strings.Fields(info) {
+		if v, ok := strings.CutPrefix(field, "db="); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("rueidis: CLIENT INFO has no db field: %q", info)
+}
+
+// ConfigGet runs CONFIG GET param (on a cluster, on one node).
+func (d *Driver) ConfigGet(ctx context.Context, param string) (string, error) {
+	m, err := d.client.Do(ctx, d.client.B().ConfigGet().Parameter(param).Build()).AsStrMap()
+	return m[param], err
+}
+
+// ConfigSet runs CONFIG SET param value on every node the client knows: on
+// a cluster, keyspace events are published by the node that holds the key.
+func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
+	for _, c := range d.client.Nodes() {
+		if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue(param, value).Build()).Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Listen dedicates a connection of the client to the subscriptions. A
+// dedicated connection does not reconnect by itself: when the channel
+// SetPubSubHooks returns reports that it broke, the listener dedicates
+// another and resubscribes what it had.
+func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
+	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
+	l.mu.Lock()
+	errs := l.dedicateLocked()
+	l.mu.Unlock()
+	go l.run(errs)
+	return l, nil
+}
+
+type listener struct {
+	client  rueidis.Client
+	deliver func(channel, payload string)
+	closing chan struct{} // closed by Close
+	done    chan struct{} // closed when run returns
+
+	mu   sync.Mutex
+	dc   rueidis.DedicatedClient
+	subs map[string]bool // what a new connection resubscribes
+
+	// deliver must not run once Close returned: the hook, on the
+	// connection's reader goroutine, checks closed under dmu.
+	dmu    sync.RWMutex
+	closed bool
+}
+
+func (l *listener) dedicateLocked() <-chan error {
+	l.dc, _ = l.client.Dedicate() // dc.Close gives the connection back
+	return l.dc.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: func(m rueidis.PubSubMessage) {
+		l.dmu.RLock()
+		defer l.dmu.RUnlock()
+		if !l.closed {
+			l.deliver(m.Channel, m.Message)
+		}
+	}})
+}
+
+// run replaces the connection each time it breaks, backing off while the
+// node stays down.
+func (l *listener) run(errs <-chan error) {
+	defer close(l.done)
+	const minDelay, maxDelay = 50 * time.Millisecond, 5 * time.Second
+	delay := minDelay
+	for {
+		select {
+		case <-l.closing:
+			return
+		case <-errs:
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-l.closing:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		var ok bool
+		errs, ok = l.redial()
+		if ok {
+			delay = minDelay
+		} else {
+			delay = min(2*delay, maxDelay)
+		}
+	}
+}
+
+// redial dedicates a new connection and resubscribes on it. It reports
+// whether that worked; when not, the new connection is closed, so errs
+// reports at once and run tries again.
+func (l *listener) redial() (<-chan error, bool) {
+	l.mu.Lock()
+	l.dc.Close()
+	errs := l.dedicateLocked()
+	dc, chans := l.dc, slices.Collect(maps.Keys(l.subs))
+	l.mu.Unlock()
+	cmd := dc.B().Ping().Build() // with nothing to resubscribe, still check the node
+	if len(chans) > 0 {
+		cmd = dc.B().Subscribe().Channel(chans...).Build()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := dc.Do(ctx, cmd).Error(); err != nil {
+		dc.Close()
+		return errs, false
+	}
+	return errs, true
+}
+
+// Subscribe sends SUBSCRIBE; rueidis returns once the server confirmed
+// every channel. A channel is resubscribed after a reconnect even when
+// this call failed.
+func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
+	l.mu.Lock()
+	for _, c := range channels {
+		l.subs[c] = true
+	}
+	dc := l.dc
+	l.mu.Unlock()
+	return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
+}
+
+func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
+	l.mu.Lock()
+	for _, c := range channels {
+		delete(l.subs, c)
+	}
+	dc := l.dc
+	l.mu.Unlock()
+	return dc.Do(ctx, dc.B().Unsubscribe().Channel(channels...).Build()).Error()
+}
+
+// Close closes the connection and waits for run to return.
+func (l *listener) Close() error {
+	l.dmu.Lock()
+	closed := l.closed
+	l.closed = true
+	l.dmu.Unlock()
+	if closed {
+		return nil
+	}
+	close(l.closing)
+	<-l.done
+	l.mu.Lock()
+	l.dc.Close()
+	l.mu.Unlock()
+	return nil
+}
