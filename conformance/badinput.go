@@ -75,11 +75,12 @@ func testBadInput(t *testing.T, e env) {
 
 func testNotifyNeedsRESP3(t *testing.T, h Harness, addr string) {
 	d := h.Open(t, addr)
-	_, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Notify))
+	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Notify))
 	if d.Protocol() == 3 {
-		if err != nil && !errors.Is(err, core.ErrConfigRefused) {
+		if err != nil {
 			t.Fatalf("Notify over RESP3: %v", err)
 		}
+		c.Close()
 		return
 	}
 	if !errors.Is(err, core.ErrNotifyUnsupported) {
