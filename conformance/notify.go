@@ -71,6 +71,16 @@ func lockAsync(ctx context.Context, m *core.Mutex, got chan<- locked) {
 	}()
 }
 
+// waiter starts m.Lock in a goroutine and returns once it watches key;
+// the result arrives on the channel.
+func (e env) waiter(t *testing.T, ctx context.Context, m *core.Mutex, key string) <-chan locked {
+	t.Helper()
+	got := make(chan locked, 1)
+	lockAsync(ctx, m, got)
+	e.awaitSubscribed(t, ctx, key)
+	return got
+}
+
 // awaitSubscribed waits until every node has a subscriber to key's
 // keyspace channel, that is, a waiter is watching it, then gives the waiter
 // time for its first attempt.
@@ -111,9 +121,7 @@ func testWakesOnDel(t *testing.T, e env) {
 	if _, err := e.client(t).Mutex(n).Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan locked, 1)
-	lockAsync(ctx, e.client(t).Mutex(n), got)
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
 	start := time.Now()
 	for i := range e.addrs {
 		if err := e.admin(t, i).Del(ctx, lockKey(n)).Err(); err != nil {
@@ -134,9 +142,7 @@ func testWakesOnExpiry(t *testing.T, e env) {
 		}
 	}
 	slow := core.WithBackoff(core.Backoff{Base: time.Millisecond, Cap: 10 * time.Second, Multiplier: 2})
-	got := make(chan locked, 1)
-	lockAsync(ctx, e.client(t, slow).Mutex(n), got)
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	got := e.waiter(t, ctx, e.client(t, slow).Mutex(n), lockKey(n))
 	ttl := 300 * time.Millisecond
 	start := time.Now()
 	for i := range e.addrs {
@@ -161,9 +167,7 @@ func testWakesOnUnlock(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan locked, 1)
-	lockAsync(ctx, e.client(t).Mutex(n), got)
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
 	start := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -279,9 +283,7 @@ func testListenerReconnects(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan locked, 1)
-	lockAsync(ctx, e.client(t).Mutex(n), got)
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
 	admin := e.admin(t, 0)
 	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 		t.Fatal(err)
