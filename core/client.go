@@ -103,8 +103,13 @@ type keyNames struct {
 }
 
 func (c *Client) keys(o options, name string) keyNames {
-	base := o.keyPrefix + "{" + name + "}"
-	return keyNames{lock: base, fence: base + ":fence"}
+	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence")}
+}
+
+// key names one of the keys of the primitive called name: the prefix, the
+// hash tag, and a suffix that tells the primitive's keys apart.
+func key(o options, name, suffix string) string {
+	return o.keyPrefix + "{" + name + "}" + suffix
 }
 
 // reply is one node's answer in a fan-out.

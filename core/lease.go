@@ -7,18 +7,31 @@ import (
 	"time"
 )
 
-// Lease is one acquisition of a Mutex: its fencing token, its validity
+// Lease is one acquisition of a primitive: its fencing token, its validity
 // deadline, and the signal that it ended. It is safe for concurrent use.
 type Lease struct {
-	m      *Mutex
-	holder string // the random token of a plain lock, the owner of a reentrant one
-	fence  uint64
-	done   chan struct{}
+	c     *Client
+	name  string
+	opts  options
+	hold  hold
+	fence uint64
+	done  chan struct{}
 
 	mu     sync.Mutex
 	until  time.Time
 	err    error       // nil while held; ErrNotHeld after Unlock; ErrLost once lost
 	expiry *time.Timer // closes done at until unless an extension moves it
+}
+
+// hold is how a lease's primitive extends and releases it on one node;
+// each reports whether the node still held it.
+type hold interface {
+	extend(ctx context.Context, n *node, ttl time.Duration) (bool, error)
+	release(ctx context.Context, n *node) (bool, error)
+}
+
+func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
+	return &Lease{c: c, name: name, opts: o, hold: h, fence: fence, done: make(chan struct{})}
 }
 
 // Token returns the fencing token: greater than every token returned before
@@ -53,8 +66,8 @@ func (l *Lease) Err() error {
 func (l *Lease) start(until time.Time) {
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
-	if l.m.opts.autoExtend {
-		c := l.m.c
+	if l.opts.autoExtend {
+		c := l.c
 		c.watchdogs.Add(1)
 		go func() {
 			defer c.watchdogs.Done()
@@ -91,14 +104,14 @@ func (l *Lease) endLocked(err error) {
 // client closes. A failed extension is retried sooner; if none reaches a
 // majority before the validity deadline, expire ends the lease.
 func (l *Lease) watch() {
-	ttl := l.m.opts.ttl
+	ttl := l.opts.ttl
 	t := time.NewTimer(ttl / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-l.done:
 			return
-		case <-l.m.c.closing:
+		case <-l.c.closing:
 			return
 		case <-t.C:
 		}
@@ -121,7 +134,7 @@ func (l *Lease) state(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("nil context; pass context.Background() or a context with a deadline")
 	}
-	if l.m.c.closed.Load() {
+	if l.c.closed.Load() {
 		return ErrClosed
 	}
 	return l.Err()
@@ -135,20 +148,16 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.state(ctx); err != nil {
 		return err
 	}
-	o := l.m.opts
+	o := l.opts
 	o.ttl = ttl
-	if err := o.validate(l.m.name); err != nil {
+	if err := o.validate(l.name); err != nil {
 		return err
 	}
-	c, keys := l.m.c, l.m.keys
 	start := time.Now()
-	replies := fanout(ctx, c, &o, func(ctx context.Context, _ int, n *node) (int64, error) {
-		if o.owner != "" {
-			return n.d.ExtendOwned(ctx, keys.lock, l.holder, ttl)
-		}
-		return n.extend(ctx, keys.lock, l.holder, ttl)
+	replies := fanout(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
+		return l.hold.extend(ctx, n, ttl)
 	})
-	if count(replies, 1) >= c.quorum {
+	if held(replies) >= l.c.quorum {
 		if validity := ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
 			l.mu.Lock()
 			defer l.mu.Unlock()
@@ -160,7 +169,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 			return nil
 		}
 	}
-	if err := noQuorum(c, replies); err != nil {
+	if err := noQuorum(l.c, replies); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -169,7 +178,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	return l.err
 }
 
-// Unlock releases the lock on every node. It returns nil when a majority
+// Unlock releases the lease on every node. It returns nil when a majority
 // still held it, ErrLost when the lease had lost it (expired or deleted),
 // ErrNotHeld when Unlock was called before, and ErrNoQuorum when too few
 // nodes answered (the keys then expire at their TTL).
@@ -185,77 +194,34 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	replies := l.release(ctx, func(int) bool { return true })
-	if prior != nil {
+	switch {
+	case prior != nil:
 		return prior
-	}
-	freed := count(replies, 1)
-	if l.m.opts.owner != "" {
-		freed = len(replies) - count(replies, -1) - failures(replies)
-	}
-	if freed >= l.m.c.quorum {
+	case held(replies) >= l.c.quorum:
 		return nil
 	}
-	if err := noQuorum(l.m.c, replies); err != nil {
+	if err := noQuorum(l.c, replies); err != nil {
 		return err
 	}
 	return ErrLost
 }
 
-// release runs compare-and-delete (or one hold's release, for an owner) on
-// the nodes where on(i) is true, even when ctx was cancelled.
-func (l *Lease) release(ctx context.Context, on func(int) bool) []reply[int64] {
-	m := l.m
-	return fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, i int, n *node) (int64, error) {
-		switch {
-		case !on(i):
-			return 0, nil
-		case m.opts.owner != "":
-			return n.d.ReleaseOwned(ctx, m.keys.lock, l.holder)
+// release gives the hold up on the nodes where on(i) is true, even when
+// ctx was cancelled.
+func (l *Lease) release(ctx context.Context, on func(int) bool) []reply[bool] {
+	return fanout(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
+		if !on(i) {
+			return false, nil
 		}
-		return n.release(ctx, m.keys.lock, l.holder)
+		return l.hold.release(ctx, n)
 	})
 }
 
-// cleanup undoes a failed attempt on every node that may have granted it:
-// all of them for a plain lock (a node that timed out may have), and for
-// an owner only those that granted or failed, so that holds it had before
-// are not dropped.
-func (l *Lease) cleanup(ctx context.Context, replies []reply[grant]) {
-	l.release(ctx, func(i int) bool {
-		return l.m.opts.owner == "" || replies[i].err != nil || replies[i].v.Acquired
-	})
-}
-
-// makeFenceDurable raises the fencing counter to the chosen token on the
-// nodes that granted, while they still hold the lock; it succeeds when a
-// majority did. See the package documentation for why this makes tokens
-// increase across holders.
-func (l *Lease) makeFenceDurable(ctx context.Context, grants []reply[grant]) bool {
-	m := l.m
-	replies := fanout(ctx, m.c, &m.opts, func(ctx context.Context, i int, n *node) (int64, error) {
-		if g := grants[i]; g.err != nil || !g.v.Acquired {
-			return 0, nil
-		}
-		return n.d.FenceRaise(ctx, m.keys.lock, m.keys.fence, l.holder, int64(l.fence))
-	})
-	return count(replies, 1) >= m.c.quorum
-}
-
-// count is how many nodes answered v.
-func count(replies []reply[int64], v int64) int {
+// held is how many nodes answered true.
+func held(replies []reply[bool]) int {
 	n := 0
 	for _, r := range replies {
-		if r.err == nil && r.v == v {
-			n++
-		}
-	}
-	return n
-}
-
-func failures[T any](replies []reply[T]) int {
-	n := 0
-	for _, r := range replies {
-		if r.err != nil {
+		if r.err == nil && r.v {
 			n++
 		}
 	}

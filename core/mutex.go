@@ -86,10 +86,11 @@ func (m *Mutex) attempt(ctx context.Context) (*Lease, time.Duration, error) {
 		return grant(r), err
 	})
 	granted, fence, holderTTL := tally(replies)
-	l := &Lease{m: m, holder: holder, fence: uint64(fence), done: make(chan struct{})}
+	h := mutexHold{keys: m.keys, holder: holder, owned: o.owner != ""}
+	l := newLease(c, m.name, *o, h, uint64(fence))
 	if granted >= c.quorum {
 		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
-			if len(c.nodes) == 1 || !o.fencing || l.makeFenceDurable(ctx, replies) {
+			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {
 				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
 					l.start(start.Add(validity))
 					return l, 0, nil
@@ -97,7 +98,10 @@ func (m *Mutex) attempt(ctx context.Context) (*Lease, time.Duration, error) {
 			}
 		}
 	}
-	l.cleanup(ctx, replies)
+	// Undo the attempt on every node that may have granted it: all of them
+	// for a plain lock (a node that timed out may have), and for an owner
+	// only those that granted or failed, so that its earlier holds stay.
+	l.release(ctx, func(i int) bool { return !h.owned || replies[i].err != nil || replies[i].v.Acquired })
 	if err := noQuorum(c, replies); err != nil {
 		return nil, 0, err
 	}
@@ -126,4 +130,45 @@ func tally(replies []reply[grant]) (granted int, fence int64, holderTTL time.Dur
 		}
 	}
 	return granted, fence, holderTTL
+}
+
+// mutexHold is a Mutex lease's hold: a random token in a string key, or an
+// owner's count in a hash for a reentrant lock.
+type mutexHold struct {
+	keys   keyNames
+	holder string // the random token of a plain lock, the owner of a reentrant one
+	owned  bool
+}
+
+func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+	if h.owned {
+		v, err := n.d.ExtendOwned(ctx, h.keys.lock, h.holder, ttl)
+		return v == 1, err
+	}
+	v, err := n.extend(ctx, h.keys.lock, h.holder, ttl)
+	return v == 1, err
+}
+
+func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
+	if h.owned {
+		left, err := n.d.ReleaseOwned(ctx, h.keys.lock, h.holder)
+		return left >= 0, err
+	}
+	v, err := n.release(ctx, h.keys.lock, h.holder)
+	return v == 1, err
+}
+
+// makeFenceDurable raises the fencing counter to the chosen token on the
+// nodes that granted, while they still hold the lock; it succeeds when a
+// majority did. See the package documentation for why this makes tokens
+// increase across holders.
+func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[grant], fence int64) bool {
+	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
+		if g := grants[i]; g.err != nil || !g.v.Acquired {
+			return false, nil
+		}
+		v, err := n.d.FenceRaise(ctx, h.keys.lock, h.keys.fence, h.holder, fence)
+		return v == 1, err
+	})
+	return held(replies) >= c.quorum
 }

@@ -1,76 +1,9 @@
 package spec
 
-// Ops is every operation, in the order the generated code lists them.
-var Ops = []Op{
-	{
-		Name:   "MutexAcquire",
-		Script: "mutex_acquire",
-		Doc:    "takes a plain lock with a new random token and draws a fencing token.",
-		Keys:   []Param{{"lock", String}, {"fence", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}},
-		Reply: []Field{
-			{"Acquired", Bool, "the lock was free and is now held with the token"},
-			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
-			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; negative without expiry"},
-		},
-	},
-	{
-		Name:   "MutexAcquireOwned",
-		Script: "mutex_acquire_owned",
-		Doc:    "takes or re-enters a reentrant lock for an owner and draws a fencing token.",
-		Keys:   []Param{{"lock", String}, {"fence", String}},
-		Args:   []Param{{"owner", String}, {"ttl", Millis}},
-		Reply: []Field{
-			{"Acquired", Bool, "the owner now holds the lock (first hold or re-entry)"},
-			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
-			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; negative without expiry"},
-		},
-	},
-	{
-		Name:   "Release",
-		Script: "release",
-		Doc:    "deletes a plain lock only when it holds token (compare-and-delete).",
-		Keys:   []Param{{"lock", String}},
-		Args:   []Param{{"token", String}},
-		Reply:  []Field{{"Deleted", Int, "1 when deleted, 0 when absent or held by another token"}},
-		Natives: []Native{
-			{Name: "Delifeq", Server: "Valkey 9", Command: []string{"DELIFEQ", "$lock", "$token"}, Reply: IntReply},
-			{Name: "Delex", Server: "Redis 8.4", Command: []string{"DELEX", "$lock", "IFEQ", "$token"}, Reply: IntReply},
-		},
-	},
-	{
-		Name:   "Extend",
-		Script: "extend",
-		Doc:    "resets a plain lock's expiry only when it holds token (compare-and-set).",
-		Keys:   []Param{{"lock", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}},
-		Reply:  []Field{{"Extended", Int, "1 when extended, 0 when absent or held by another token"}},
-		Natives: []Native{
-			{Name: "SetIfeq", Server: "Redis 8.4, Valkey 8.1", Command: []string{"SET", "$lock", "$token", "IFEQ", "$token", "PX", "$ttl"}, Reply: OKReply},
-		},
-	},
-	{
-		Name:   "ReleaseOwned",
-		Script: "release_owned",
-		Doc:    "drops one of the owner's holds on a reentrant lock; the last deletes it.",
-		Keys:   []Param{{"lock", String}},
-		Args:   []Param{{"owner", String}},
-		Reply:  []Field{{"HoldsLeft", Int, "the owner's remaining holds, 0 when freed, -1 when it held nothing"}},
-	},
-	{
-		Name:   "ExtendOwned",
-		Script: "extend_owned",
-		Doc:    "resets a reentrant lock's expiry only while owner holds it.",
-		Keys:   []Param{{"lock", String}},
-		Args:   []Param{{"owner", String}, {"ttl", Millis}},
-		Reply:  []Field{{"Extended", Int, "1 when extended, 0 when the owner holds nothing"}},
-	},
-	{
-		Name:   "FenceRaise",
-		Script: "fence_raise",
-		Doc:    "makes a quorum-chosen fencing token durable while holder still holds the lock.",
-		Keys:   []Param{{"lock", String}, {"fence", String}},
-		Args:   []Param{{"holder", String}, {"chosen", Int}},
-		Reply:  []Field{{"Held", Int, "1 when still held here and the counter is at least the token"}},
-	},
-}
+import "slices"
+
+// Ops is every operation, in the order the generated code lists them: one
+// list per primitive, each in its own file.
+var Ops = slices.Concat(
+	mutexOps,
+)
