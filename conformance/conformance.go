@@ -43,6 +43,15 @@ type topology struct {
 
 var topologies = []topology{{"single", 1}, {"quorum3", 3}}
 
+// primitives are the groups every cell runs, named so that a test's name
+// reads driver/server/topology/strategy/primitive/case.
+var primitives = []struct {
+	name string
+	run  func(*testing.T, env)
+}{
+	{"Mutex", runMutex},
+}
+
 // env is one cell: a driver on a topology with a wait strategy.
 type env struct {
 	h        Harness
@@ -72,11 +81,14 @@ func run(t *testing.T, h Harness) {
 		for _, topo := range topologies {
 			for _, s := range strategies(t, h, server.nodes[0]) {
 				e := env{h: h, addrs: server.nodes[:topo.nodes], strategy: s}
-				t.Run(server.name+"/"+topo.name+"/"+s.String(), func(t *testing.T) { runMutex(t, e) })
+				t.Run(server.name+"/"+topo.name+"/"+s.String(), func(t *testing.T) {
+					for _, p := range primitives {
+						t.Run(p.name, func(t *testing.T) { p.run(t, e) })
+					}
+				})
 			}
 		}
 	}
-	t.Run("quorum3", func(t *testing.T) { runQuorum(t, env{h: h, addrs: nodes[:3], strategy: core.Poll}) })
 	t.Run("Notify", func(t *testing.T) { runNotify(t, h) })
 }
 

@@ -28,6 +28,9 @@ func runMutex(t *testing.T, e env) {
 			f(t, e)
 		})
 	}
+	if len(e.addrs) >= 3 {
+		runQuorum(t, e)
+	}
 }
 
 func testExclusive(t *testing.T, e env) {

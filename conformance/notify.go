@@ -19,30 +19,14 @@ import (
 // TTL) are 10s: acquiring within this takes a notification.
 const wokenWithin = time.Second
 
-// runNotify is the Notify wait strategy's group: waiters are woken by
-// keyspace events, and New configures the server or explains why it
-// cannot. Drivers that do not speak RESP3 are covered by NotifyNeedsRESP3.
+// runNotify checks the Notify machinery of one Client: a release wakes one
+// local waiter, New configures the server, the listener reconnects. That
+// waiters are woken at all is checked in every Notify cell (runMutex).
+// Drivers that do not speak RESP3 are covered by NotifyNeedsRESP3.
 func runNotify(t *testing.T, h Harness) {
 	nodes := testenv.Nodes(t)
 	if h.Open(t, nodes[0]).Protocol() != 3 {
 		t.Skipf("%s does not speak RESP3; NotifyNeedsRESP3 covers it", h.Driver)
-	}
-	for _, server := range []struct {
-		name  string
-		nodes []string
-	}{{"redis7", nodes}, {"valkey9", testenv.ValkeyNodes(t)}} {
-		for _, topo := range topologies {
-			e := env{h: h, addrs: server.nodes[:topo.nodes], strategy: core.Notify}
-			t.Run(server.name+"/"+topo.name, func(t *testing.T) {
-				for n, f := range map[string]func(*testing.T, env){
-					"WakesOnDel":    testWakesOnDel,
-					"WakesOnExpiry": testWakesOnExpiry,
-					"WakesOnUnlock": testWakesOnUnlock,
-				} {
-					t.Run(n, func(t *testing.T) { t.Parallel(); f(t, e) })
-				}
-			})
-		}
 	}
 	t.Run("WakesOneWaiter", func(t *testing.T) {
 		testWakesOneWaiter(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
