@@ -6,13 +6,14 @@
 //	}
 //
 // Run runs every case against real servers (see internal/testenv), on one
-// node and on a three-node quorum, with each wait strategy the driver can
-// use, and checks that no goroutine is left behind.
+// node, on a three-node quorum and on a Redis Cluster, with each wait
+// strategy the driver can use, and checks that no goroutine is left behind.
 package conformance
 
 import (
 	"context"
 	"crypto/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,15 +34,22 @@ type Harness struct {
 	Open func(t testing.TB, addr string) driver.Driver
 	// OpenNil calls the driver's New with a nil client.
 	OpenNil func() (driver.Driver, error)
+	// OpenCluster returns a driver over a new Redis Cluster client with
+	// the seed addresses; the harness closes the client in t.Cleanup. Nil
+	// for a driver without a cluster client: its cluster cells are then
+	// skipped as not applicable.
+	OpenCluster func(t testing.TB, seeds []string) driver.Driver
 }
 
-// topology is a set of nodes the cases run on.
+// topology is a set of nodes the cases run on: independent masters, or
+// one Redis Cluster, which counts as one node.
 type topology struct {
-	name  string
-	nodes int
+	name    string
+	nodes   int
+	cluster bool
 }
 
-var topologies = []topology{{"single", 1}, {"quorum3", 3}}
+var topologies = []topology{{"single", 1, false}, {"quorum3", 3, false}, {"quorum5", 5, false}, {"cluster", 1, true}}
 
 // primitives are the groups every cell runs, named so that a test's name
 // reads driver/server/topology/strategy/primitive/case.
@@ -50,12 +58,18 @@ var primitives = []struct {
 	run  func(*testing.T, env)
 }{
 	{"Mutex", runMutex},
+	{"MultiLock", runMultiLock},
+	{"Semaphore", runSemaphore}, {"Latch", runLatch},
 }
 
-// env is one cell: a driver on a topology with a wait strategy.
+// env is one cell: a driver on a topology with a wait strategy. In a
+// cluster cell, addrs has one entry, the cluster's seeds joined by commas:
+// the cluster is one node to the Client, and admin(t, 0) reaches every key.
 type env struct {
 	h        Harness
+	server   string // redis7, valkey9, miniredis
 	addrs    []string
+	cluster  bool
 	strategy core.WaitStrategy
 }
 
@@ -65,23 +79,20 @@ func Run(t *testing.T, h Harness) {
 	// Every client a case opens is closed in its subtest's cleanup, which
 	// runs before t.Run returns; so this one finds only real leaks.
 	t.Run(h.Driver, func(t *testing.T) { run(t, h) })
-	goleak.VerifyNone(t, ignore)
+	goleak.VerifyNone(t, append(clusterClientTimers, ignore)...)
 }
 
 func run(t *testing.T, h Harness) {
-	nodes := testenv.Nodes(t)
-	t.Run("BadInput", func(t *testing.T) { testBadInput(t, env{h: h, addrs: nodes[:1], strategy: core.Poll}) })
-	t.Run("NotifyNeedsRESP3", func(t *testing.T) { testNotifyNeedsRESP3(t, h, nodes[0]) })
-	valkey := testenv.ValkeyNodes(t)
-	for _, server := range []struct {
-		name  string
-		nodes []string
-	}{{"redis7", nodes}, {"valkey9", valkey}} {
-		t.Run(server.name+"/NativeDetection", func(t *testing.T) { testNativeDetection(t, h, server.name, server.nodes[0]) })
+	servers := testenv.Servers(t)
+	first := env{h: h, server: servers[0].Name, addrs: servers[0].Nodes[:1], strategy: core.Poll}
+	t.Run("BadInput", func(t *testing.T) { testBadInput(t, first) })
+	t.Run("NotifyNeedsRESP3", func(t *testing.T) { testNotifyNeedsRESP3(t, h, notifying(t, servers)) })
+	for _, server := range servers {
+		t.Run(server.Name+"/NativeDetection", func(t *testing.T) { testNativeDetection(t, h, server.Name, server.Nodes[0]) })
 		for _, topo := range topologies {
-			for _, s := range strategies(t, h, server.nodes[0]) {
-				e := env{h: h, addrs: server.nodes[:topo.nodes], strategy: s}
-				t.Run(server.name+"/"+topo.name+"/"+s.String(), func(t *testing.T) {
+			for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
+				t.Run(server.Name+"/"+topo.name+"/"+s.String(), func(t *testing.T) {
+					e := cell(t, h, server, topo, s) // skips, as n/a, a cell that cannot apply
 					for _, p := range primitives {
 						t.Run(p.name, func(t *testing.T) { p.run(t, e) })
 					}
@@ -92,19 +103,15 @@ func run(t *testing.T, h Harness) {
 	t.Run("Notify", func(t *testing.T) { runNotify(t, h) })
 }
 
-// strategies are the wait strategies the driver can use.
-func strategies(t *testing.T, h Harness, addr string) []core.WaitStrategy {
-	if h.Open(t, addr).Protocol() == 3 {
-		return []core.WaitStrategy{core.Notify, core.Poll}
-	}
-	return []core.WaitStrategy{core.Poll}
-}
-
 // drivers opens one driver per address.
 func (e env) drivers(t testing.TB, addrs []string) []core.Driver {
 	ds := make([]core.Driver, len(addrs))
 	for i, a := range addrs {
-		ds[i] = e.h.Open(t, a)
+		if e.cluster {
+			ds[i] = e.h.OpenCluster(t, strings.Split(a, ","))
+		} else {
+			ds[i] = e.h.Open(t, a)
+		}
 	}
 	return ds
 }
@@ -116,7 +123,11 @@ func (e env) client(t testing.TB, opts ...core.Option) *core.Client {
 
 func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.Client {
 	t.Helper()
-	c, err := core.New(e.drivers(t, addrs), append([]core.Option{core.WithWaitStrategy(e.strategy)}, opts...)...)
+	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy)}, serverOptions[e.server]...)
+	if e.cluster {
+		defaults = append(defaults, clusterOptions...)
+	}
+	c, err := core.New(e.drivers(t, addrs), append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("core.New(%s): %v", e.h.Driver, err)
 	}
@@ -125,9 +136,16 @@ func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.C
 }
 
 // admin returns a plain go-redis client to node i, to inspect and damage
-// the server's state behind the library's back.
-func (e env) admin(t testing.TB, i int) *redis.Client {
-	r := redis.NewClient(&redis.Options{Addr: e.addrs[i]})
+// the server's state behind the library's back; in a cluster cell, a
+// cluster client, which routes each key to its master (a command without
+// a key, such as KEYS or PUBSUB, reaches one node only: see cluster.go).
+func (e env) admin(t testing.TB, i int) redis.UniversalClient {
+	var r redis.UniversalClient
+	if e.cluster {
+		r = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(e.addrs[i], ",")})
+	} else {
+		r = redis.NewClient(&redis.Options{Addr: e.addrs[i]})
+	}
 	t.Cleanup(func() { r.Close() })
 	return r
 }

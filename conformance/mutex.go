@@ -21,6 +21,7 @@ func runMutex(t *testing.T, e env) {
 		"Reentrant":           testReentrant,
 		"Do":                  testDo,
 		"FencingIncreases":    testFencingIncreases,
+		"History":             testMutexHistory,
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {
@@ -295,11 +296,12 @@ func testDo(t *testing.T, e env) {
 	}
 }
 
-// testFencingIncreases takes the lock 1,000 times from competing Clients:
+// testFencingIncreases takes the lock 1,000 times (e.ops) from competing Clients:
 // while a lease is held, its token must exceed every token seen before.
 func testFencingIncreases(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 60*time.Second), name(t)
-	const clients, total = 4, 1000
+	const clients = 4
+	total := e.ops(1000)
 	var (
 		mu    sync.Mutex
 		last  uint64

@@ -12,7 +12,8 @@ import (
 
 // testNativeDetection checks, through the debug log, that each server's
 // native compare-and-delete and compare-and-set commands are detected:
-// Valkey 9 has DELIFEQ and SET IFEQ, Redis 7 has neither (Lua is used).
+// Valkey 9 has DELIFEQ and SET IFEQ, Redis 7 has neither (Lua is used),
+// miniredis has DELEX ... IFEQ but not SET ... IFEQ.
 func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 	var log bytes.Buffer
 	e := env{h: h, addrs: []string{addr}, strategy: core.Poll}
@@ -28,11 +29,18 @@ func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	native := server == "valkey9"
-	for cmd, want := range map[string]bool{"ReleaseDelifeq": native, "ExtendSetIfeq": native} {
+	for cmd, want := range natives[server] {
 		line := "command=" + cmd + " supported=" + map[bool]string{true: "true", false: "false"}[want]
 		if !strings.Contains(log.String(), line) {
 			t.Errorf("%s: the log does not say %q:\n%s", server, line, log.String())
 		}
 	}
+}
+
+// natives are the probes each server's log must show, and their outcome.
+// DELEX is probed only where DELIFEQ is missing.
+var natives = map[string]map[string]bool{
+	"redis7":    {"ReleaseDelifeq": false, "ReleaseDelex": false, "ExtendSetIfeq": false},
+	"valkey9":   {"ReleaseDelifeq": true, "ExtendSetIfeq": true},
+	"miniredis": {"ReleaseDelifeq": false, "ReleaseDelex": true, "ExtendSetIfeq": false},
 }

@@ -74,11 +74,11 @@ func (e env) awaitSubscribed(t *testing.T, ctx context.Context, key string) {
 	for i := range e.addrs {
 		admin := e.admin(t, i)
 		for {
-			n, err := admin.PubSubNumSub(ctx, ch).Result()
+			ok, err := subscribed(ctx, admin, ch)
 			if err != nil {
 				t.Fatalf("PUBSUB NUMSUB on node %d: %v", i, err)
 			}
-			if n[ch] > 0 {
+			if ok {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -211,9 +211,9 @@ type countingDriver struct {
 	attempts *atomic.Int64
 }
 
-func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, token string, ttl time.Duration) (driver.MutexAcquireReply, error) {
+func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, next, ticket, token string, ttl time.Duration, join, arrival int64) (driver.MutexAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MutexAcquire(ctx, lock, fence, token, ttl)
+	return d.Driver.MutexAcquire(ctx, lock, fence, queue, next, ticket, token, ttl, join, arrival)
 }
 
 // exclusive holds a lock on addr until the test ends: the spare node's

@@ -26,32 +26,34 @@ func (e env) withDown(t testing.TB, n int) (addrs []string, down func()) {
 	}
 }
 
-// runQuorum runs the cases that need three nodes, some of them down.
+// runQuorum runs the cases that need three or more nodes, some of them
+// down or taken: a minority (N minus the quorum) may fail, one more may not.
 func runQuorum(t *testing.T, e env) {
+	minority := len(e.addrs) - (len(e.addrs)/2 + 1)
 	t.Run("MinorityDown", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		addrs, down := e.withDown(t, 1)
+		addrs, down := e.withDown(t, minority)
 		c := e.clientOn(t, addrs)
 		down()
 		l, err := c.Mutex(n).Lock(ctx)
 		if err != nil {
-			t.Fatalf("Lock with one of three nodes down: %v", err)
+			t.Fatalf("Lock with %d of %d nodes down: %v", minority, len(addrs), err)
 		}
 		if err := l.Extend(ctx, 5*time.Second); err != nil {
-			t.Fatalf("Extend with one of three nodes down: %v", err)
+			t.Fatalf("Extend with %d of %d nodes down: %v", minority, len(addrs), err)
 		}
 		if err := l.Unlock(ctx); err != nil {
-			t.Fatalf("Unlock with one of three nodes down: %v", err)
+			t.Fatalf("Unlock with %d of %d nodes down: %v", minority, len(addrs), err)
 		}
 	})
 	t.Run("MajorityDown", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		addrs, down := e.withDown(t, 2)
+		addrs, down := e.withDown(t, minority+1)
 		c := e.clientOn(t, addrs)
 		down()
 		start := time.Now()
 		if _, err := c.Mutex(n).Lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("Lock with two of three nodes down: got %v, want ErrNoQuorum", err)
+			t.Fatalf("Lock with %d of %d nodes down: got %v, want ErrNoQuorum", minority+1, len(addrs), err)
 		}
 		if took := time.Since(start); took > 5*time.Second {
 			t.Fatalf("Lock with a majority down took %v; it should fail fast", took)
@@ -62,16 +64,17 @@ func runQuorum(t *testing.T, e env) {
 	})
 	t.Run("FailedAttemptCleansUp", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		for _, i := range []int{1, 2} {
+		taken := minority + 1 // nodes 1..taken: a majority out of reach
+		for i := 1; i <= taken; i++ {
 			e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 10*time.Second)
 		}
 		if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
-			t.Fatalf("TryLock held on two of three nodes: got %v, want ErrNotAcquired", err)
+			t.Fatalf("TryLock held on %d of %d nodes: got %v, want ErrNotAcquired", taken, len(e.addrs), err)
 		}
 		if n, _ := e.admin(t, 0).Exists(ctx, lockKey(n)).Result(); n != 0 {
 			t.Fatal("the failed attempt left its key on the node that granted it")
 		}
-		for _, i := range []int{1, 2} {
+		for i := 1; i <= taken; i++ {
 			if v, _ := e.admin(t, i).Get(ctx, lockKey(n)).Result(); v != "someone-else" {
 				t.Fatalf("node %d: the failed attempt touched the holder's key (now %q)", i, v)
 			}
@@ -83,13 +86,15 @@ func runQuorum(t *testing.T, e env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.admin(t, 0).Del(ctx, lockKey(n))
-		if err := l.Extend(ctx, 5*time.Second); err != nil {
-			t.Fatalf("Extend with the key deleted on one of three nodes: %v", err)
+		for i := range minority {
+			e.admin(t, i).Del(ctx, lockKey(n))
 		}
-		e.admin(t, 1).Del(ctx, lockKey(n))
+		if err := l.Extend(ctx, 5*time.Second); err != nil {
+			t.Fatalf("Extend with the key deleted on %d of %d nodes: %v", minority, len(e.addrs), err)
+		}
+		e.admin(t, minority).Del(ctx, lockKey(n))
 		if err := l.Extend(ctx, 5*time.Second); !errors.Is(err, core.ErrLost) {
-			t.Fatalf("Extend with the key deleted on two of three nodes: got %v, want ErrLost", err)
+			t.Fatalf("Extend with the key deleted on %d of %d nodes: got %v, want ErrLost", minority+1, len(e.addrs), err)
 		}
 		select {
 		case <-l.Done():

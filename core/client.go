@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
@@ -19,6 +20,7 @@ type Driver = driver.Driver
 // held when that node grants it; with N nodes, when a majority (N/2+1)
 // does, as Redlock specifies. A Client is safe for concurrent use.
 type Client struct {
+	id     string // tells this Client's queue tickets apart
 	nodes  []*node
 	quorum int
 	opts   options
@@ -41,7 +43,7 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 	if len(drivers) == 0 {
 		return nil, invalid("no nodes; pass one driver per Redis node")
 	}
-	c := &Client{quorum: len(drivers)/2 + 1, opts: o, closing: make(chan struct{})}
+	c := &Client{id: rand.Text(), quorum: len(drivers)/2 + 1, opts: o, closing: make(chan struct{})}
 	for i, d := range drivers {
 		if d == nil {
 			return nil, invalid("driver %d is nil", i)
@@ -100,10 +102,13 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 // so every script touches one Redis Cluster slot.
 type keyNames struct {
 	lock, fence string
+	queue, next string // the Notify wait queue; see notify_queue.go
+	noTicket    string // stands for the ticket of an attempt that does not queue
 }
 
 func (c *Client) keys(o options, name string) keyNames {
-	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence")}
+	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence"),
+		queue: key(o, name, ":q"), next: key(o, name, ":next"), noTicket: key(o, name, ":t:")}
 }
 
 // key names one of the keys of the primitive called name: the prefix, the

@@ -57,4 +57,19 @@
 // (Notify, the default, RESP3 only) or backoff with full jitter (Poll).
 // Every call that can block takes a context; its cancellation is reported
 // as the context's error, distinct from ErrNotAcquired.
+//
+// Under Notify a Mutex waiter queues in Redis: its failed attempt adds a
+// ticket key of its own to the lock's queue, and a release deletes the
+// ticket of the oldest waiter and reserves the lock for it for a moment
+// (at most 200ms, or half the TTL). The ticket's keyspace event reaches
+// only that waiter's Client, through one pattern subscription per node per
+// Client, so a release wakes one waiter among all processes and no one
+// barges in before it; waiters are served roughly in arrival order. A
+// ticket expires with the lock it waits on, so a holder that dies wakes
+// its waiters at its TTL, and the waiter at the head of the queue also
+// listens to the lock key itself, so that a DEL from elsewhere wakes it.
+// Releasing through this queue takes a script: under Notify, Unlock does
+// not use the native compare-and-delete commands, which cannot wake the
+// next waiter. A Poll client releasing a lock that Notify clients wait on
+// does not wake them; they retry at the holder's TTL.
 package core

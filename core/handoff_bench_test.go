@@ -112,7 +112,10 @@ func percentile(ds []time.Duration, p int) time.Duration {
 
 // scriptOnly are the commands that, on a server without native
 // compare-and-delete, only the lock scripts run.
-var scriptOnly = map[string]bool{"set": true, "incr": true, "pttl": true, "type": true, "get": true, "del": true, "hincrby": true, "hexists": true, "pexpire": true}
+var scriptOnly = map[string]bool{
+	"set": true, "incr": true, "pttl": true, "type": true, "get": true, "del": true, "exists": true,
+	"hincrby": true, "hexists": true, "pexpire": true, "zadd": true, "zrank": true, "zrem": true, "zpopmin": true,
+}
 
 // commandCalls sums calls= over INFO commandstats, less the CONFIG RESETSTAT
 // and INFO of the measurement itself, and the part of it run in scripts.

@@ -26,7 +26,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
-	l, _, err := m.attempt(ctx)
+	l, _, err := m.attempt(ctx, nil)
 	return l, err
 }
 
@@ -37,7 +37,12 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
-	return acquire(ctx, m.c, &m.opts, m.keys.lock, m.attempt)
+	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify {
+		return m.lockQueued(ctx, n)
+	}
+	return acquire(ctx, m.c, &m.opts, m.keys.lock, func(ctx context.Context) (*Lease, time.Duration, error) {
+		return m.attempt(ctx, nil)
+	})
 }
 
 // acquire is the wait loop every blocking primitive shares: watch the key,
@@ -66,8 +71,10 @@ func acquire[L any](ctx context.Context, c *Client, o *options, key string, atte
 
 // attempt runs one Redlock round: ask every node at once, count grants,
 // and keep the lease only when a majority granted it and time is left.
-// On failure it returns the holder's shortest remaining TTL as a hint.
-func (m *Mutex) attempt(ctx context.Context) (*Lease, time.Duration, error) {
+// On failure it returns the holder's shortest remaining TTL as a hint. A
+// queued waiter passes its ticket (see notify_queue.go); nil stands for an
+// attempt that does not queue.
+func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
@@ -76,17 +83,12 @@ func (m *Mutex) attempt(ctx context.Context) (*Lease, time.Duration, error) {
 	if holder == "" {
 		holder = rand.Text()
 	}
+	h := mutexHold{keys: m.keys, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
 	start := time.Now()
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, n *node) (grant, error) {
-		if o.owner != "" {
-			r, err := n.d.MutexAcquireOwned(ctx, m.keys.lock, m.keys.fence, holder, o.ttl)
-			return grant(r), err
-		}
-		r, err := n.d.MutexAcquire(ctx, m.keys.lock, m.keys.fence, holder, o.ttl)
-		return grant(r), err
+		return h.acquire(ctx, n, o.ttl, t)
 	})
 	granted, fence, holderTTL := tally(replies)
-	h := mutexHold{keys: m.keys, holder: holder, owned: o.owner != ""}
 	l := newLease(c, m.name, *o, h, uint64(fence))
 	if granted >= c.quorum {
 		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
@@ -113,6 +115,7 @@ type grant struct {
 	Acquired  bool
 	Fence     int64
 	HolderTTL time.Duration
+	First     bool // a queued waiter is at the head of the queue
 }
 
 // tally counts grants, takes the highest fencing counter among them, and
@@ -135,9 +138,34 @@ func tally(replies []reply[grant]) (granted int, fence int64, holderTTL time.Dur
 // mutexHold is a Mutex lease's hold: a random token in a string key, or an
 // owner's count in a hash for a reentrant lock.
 type mutexHold struct {
-	keys   keyNames
-	holder string // the random token of a plain lock, the owner of a reentrant one
-	owned  bool
+	keys    keyNames
+	holder  string // the random token of a plain lock, the owner of a reentrant one
+	owned   bool
+	wake    bool // release wakes the next queued waiter (Notify)
+	reserve time.Duration
+}
+
+// acquire takes the lock on one node, plainly or for the owner. A queued
+// waiter passes its ticket (see notify_queue.go); nil does not queue.
+func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket) (grant, error) {
+	k := h.keys
+	ticket, join, arrival := k.noTicket, int64(0), int64(0)
+	if t != nil && t.join {
+		ticket, join, arrival = t.key, 1, t.arrival
+	}
+	var g grant
+	var err error
+	if h.owned {
+		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, k.next, ticket, h.holder, ttl, join, arrival)
+		g, err = grant(r), e
+	} else {
+		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, k.next, ticket, h.holder, ttl, join, arrival)
+		g, err = grant(r), e
+	}
+	if g.First && t != nil {
+		t.first.Store(true)
+	}
+	return g, err
 }
 
 func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
@@ -150,11 +178,18 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 }
 
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
-	if h.owned {
-		left, err := n.d.ReleaseOwned(ctx, h.keys.lock, h.holder)
+	k := h.keys
+	switch {
+	case h.owned:
+		left, err := n.d.ReleaseOwned(ctx, k.lock, k.queue, k.next, h.holder, h.reserve)
 		return left >= 0, err
+	case h.wake:
+		// No native command also wakes the next waiter: Notify pays for
+		// the hand-off with a script.
+		v, err := n.d.ReleaseWake(ctx, k.lock, k.queue, k.next, h.holder, h.reserve)
+		return v == 1, err
 	}
-	v, err := n.release(ctx, h.keys.lock, h.holder)
+	v, err := n.release(ctx, k.lock, h.holder)
 	return v == 1, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -18,12 +19,14 @@ import (
 // keyWaiters), and every waiter also retries at the holder's TTL, so a lost
 // event costs at most that.
 type notifier struct {
-	c    *Client
-	subs []*subscriber // by node
+	c            *Client
+	ticketsReady atomic.Bool   // every node delivers this Client's ticket events
+	subs         []*subscriber // by node
 
-	mu     sync.Mutex
-	keys   map[string]*keyWaiters
-	closed bool
+	mu      sync.Mutex
+	keys    map[string]*keyWaiters
+	tickets map[string]chan struct{} // a queued Mutex waiter's wake-up, by ticket key
+	closed  bool
 }
 
 // subscriber is one node's Listener and the prefix of its keyspace
@@ -31,16 +34,17 @@ type notifier struct {
 type subscriber struct {
 	nt driver.Notifier
 
-	mu     sync.Mutex
-	l      driver.Listener // nil until the first wait
-	prefix string
-	closed bool
+	mu      sync.Mutex
+	l       driver.Listener // nil until the first wait
+	prefix  string
+	closed  bool
+	tickets bool // the Client's ticket pattern is subscribed (see notify_queue.go)
 }
 
 // newNotifier checks that every node can deliver keyspace notifications
 // and, unless WithNotifyConfig(false), makes the servers publish them.
 func newNotifier(c *Client) (waiter, error) {
-	n := &notifier{c: c, keys: map[string]*keyWaiters{}}
+	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]chan struct{}{}}
 	for i, nd := range c.nodes {
 		nt, ok := nd.d.(driver.Notifier)
 		if !ok || nd.d.Protocol() != 3 {
@@ -191,6 +195,12 @@ func (n *notifier) deliverer(prefix string) func(channel, event string) {
 		defer n.mu.Unlock()
 		if kw := n.keys[key]; kw != nil {
 			kw.wakeOne()
+		}
+		if wake := n.tickets[key]; wake != nil {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -32,6 +32,15 @@ func (kw *keyWaiters) wakeOne() {
 	}
 }
 
+// passOn wakes one of key's remaining waiters (see waiter.passOn).
+func (n *notifier) passOn(key string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if kw := n.keys[key]; kw != nil {
+		kw.wakeOne()
+	}
+}
+
 // notifyWatch is one blocked acquisition under Notify. Its methods are
 // called from the acquiring goroutine only; it costs no goroutine.
 type notifyWatch struct {

@@ -42,6 +42,7 @@ type options struct {
 	keyPrefix    string
 	logger       *slog.Logger
 	notifyConfig bool
+	latchExpiry  time.Duration
 }
 
 func defaultOptions() options {
@@ -54,6 +55,7 @@ func defaultOptions() options {
 		keyPrefix:    "redlock:",
 		logger:       slog.New(slog.DiscardHandler),
 		notifyConfig: true,
+		latchExpiry:  24 * time.Hour,
 	}
 }
 
@@ -104,9 +106,21 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // itself, for servers configured by hand.
 func WithNotifyConfig(on bool) Option { return func(o *options) { o.notifyConfig = on } }
 
+// WithLatchExpiry sets how long a latch lives after TrySetCount (default
+// 24h), so that a latch nobody counts down to zero does not stay forever;
+// on expiry its waiters return as if it had opened.
+func WithLatchExpiry(d time.Duration) Option { return func(o *options) { o.latchExpiry = d } }
+
 // driftAllowance is the part of the TTL kept back for clock drift.
 func (o *options) driftAllowance() time.Duration {
 	return time.Duration(float64(o.ttl)*o.driftFactor) + 2*time.Millisecond
+}
+
+// reserve is how long a release keeps the lock for the waiter it woke, so
+// that no one barges in before the waiter's attempt arrives; a woken
+// waiter that died holds the lock up no longer than this.
+func (o *options) reserve() time.Duration {
+	return min(o.ttl/2, 200*time.Millisecond)
 }
 
 func (o *options) perNodeTimeout() time.Duration {

@@ -13,6 +13,11 @@ type waiter interface {
 	// uncontended Lock costs one round trip) does so in the first wait and
 	// returns at once, so that the next attempt follows the subscription.
 	watch(ctx context.Context, o *options, key string) (watch, error)
+	// passOn wakes one local waiter of key. A keyspace event wakes one
+	// waiter per Client; a primitive whose acquisition found room for more
+	// than its caller (an open latch, free permits) passes the wake-up on
+	// after returning, so that each woken waiter wakes the next.
+	passOn(key string)
 	close() error
 }
 
@@ -38,6 +43,8 @@ type poller struct{}
 func (poller) watch(_ context.Context, o *options, _ string) (watch, error) {
 	return pollWatch{o.backoff}, nil
 }
+
+func (poller) passOn(string) {}
 
 func (poller) close() error { return nil }
 

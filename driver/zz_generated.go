@@ -16,10 +16,10 @@ import (
 type Scripts interface {
 	// MutexAcquire takes a plain lock with a new random token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
-	MutexAcquire(ctx context.Context, lock string, fence string, token string, ttl time.Duration) (MutexAcquireReply, error)
+	MutexAcquire(ctx context.Context, lock string, fence string, queue string, next string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire_owned.lua.
-	MutexAcquireOwned(ctx context.Context, lock string, fence string, owner string, ttl time.Duration) (MutexAcquireOwnedReply, error)
+	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, next string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (MutexAcquireOwnedReply, error)
 	// Release deletes a plain lock only when it holds token (compare-and-delete).
 	// It runs scripts/lua/release.lua.
 	Release(ctx context.Context, lock string, token string) (int64, error)
@@ -27,20 +27,74 @@ type Scripts interface {
 	ReleaseDelifeq(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseDelex is Release done by the native command DELEX (Redis 8.4).
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
+	// ReleaseWake deletes a plain lock only when it holds token, and wakes the oldest waiter.
+	// It runs scripts/lua/release_wake.lua.
+	ReleaseWake(ctx context.Context, lock string, queue string, next string, token string, reserve time.Duration) (int64, error)
+	// MutexLeave takes a waiter that gives up out of the queue, passing on its reservation.
+	// It runs scripts/lua/mutex_leave.lua.
+	MutexLeave(ctx context.Context, lock string, queue string, next string, ticket string, reserve time.Duration) (int64, error)
 	// Extend resets a plain lock's expiry only when it holds token (compare-and-set).
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
 	// ExtendSetIfeq is Extend done by the native command SET (Redis 8.4, Valkey 8.1).
 	ExtendSetIfeq(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
-	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last deletes it.
+	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last deletes it and wakes the next waiter.
 	// It runs scripts/lua/release_owned.lua.
-	ReleaseOwned(ctx context.Context, lock string, owner string) (int64, error)
+	ReleaseOwned(ctx context.Context, lock string, queue string, next string, owner string, reserve time.Duration) (int64, error)
 	// ExtendOwned resets a reentrant lock's expiry only while owner holds it.
 	// It runs scripts/lua/extend_owned.lua.
 	ExtendOwned(ctx context.Context, lock string, owner string, ttl time.Duration) (int64, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error)
+	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
+	// It runs scripts/lua/fair_acquire.lua.
+	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (FairMutexAcquireReply, error)
+	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and wakes the waiter now first.
+	// It runs scripts/lua/fair_release.lua.
+	FairMutexRelease(ctx context.Context, lock string, queue string, lapse string, tickets string, token string, keep int64) (int64, error)
+	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
+	// It runs scripts/lua/rw_rlock.lua.
+	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexReadAcquireReply, error)
+	// RWMutexWriteAcquire grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.
+	// It runs scripts/lua/rw_lock.lua.
+	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexWriteAcquireReply, error)
+	// RWMutexReadExtend resets a read lease's expiry while it is live.
+	// It runs scripts/lua/rw_rextend.lua.
+	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
+	// RWMutexRelease gives up a read or write lease, or a wait, and wakes who may go next.
+	// It runs scripts/lua/rw_release.lua.
+	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, token string, keep int64) (int64, error)
+	// SemaphoreAcquire takes the n lowest free permit slots at once, or none, purging expired ones, and draws a fencing token.
+	// It runs scripts/lua/semaphore_acquire.lua.
+	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64) (SemaphoreAcquireReply, error)
+	// SemaphoreRelease gives a lease's n permits back and wakes the waiters.
+	// It runs scripts/lua/semaphore_release.lua.
+	SemaphoreRelease(ctx context.Context, permits string, holders string, signal string, token string, n int64) (int64, error)
+	// SemaphoreExtend resets the expiry of a lease's n permits while all of them are held.
+	// It runs scripts/lua/semaphore_extend.lua.
+	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, ttl time.Duration) (int64, error)
+	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiters.
+	// It runs scripts/lua/semaphore_set_permits.lua.
+	SemaphoreSetPermits(ctx context.Context, size string, signal string, permits int64) (int64, error)
+	// SemaphoreAvailable counts the free permits, purging expired ones.
+	// It runs scripts/lua/semaphore_available.lua.
+	SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error)
+	// SemaphoreFenceRaise makes a quorum-chosen semaphore fencing token durable on one node.
+	// It runs scripts/lua/semaphore_fence_raise.lua.
+	SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64) (int64, error)
+	// LatchTrySet sets a latch's count and generation, only when no count is set.
+	// It runs scripts/lua/latch_try_set.lua.
+	LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error)
+	// LatchCountDown counts a latch down by one; reaching zero deletes it, which wakes the waiters.
+	// It runs scripts/lua/latch_count_down.lua.
+	LatchCountDown(ctx context.Context, latch string) (int64, error)
+	// LatchRead reads a latch's count and generation.
+	// It runs scripts/lua/latch_read.lua.
+	LatchRead(ctx context.Context, latch string) (LatchReadReply, error)
+	// LatchUnset undoes a setting of a latch that did not reach a majority.
+	// It runs scripts/lua/latch_unset.lua.
+	LatchUnset(ctx context.Context, latch string, gen int64) (bool, error)
 }
 
 // MutexAcquireReply is the reply of scripts/lua/mutex_acquire.lua.
@@ -48,12 +102,13 @@ type MutexAcquireReply struct {
 	Acquired  bool          // the lock was free and is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
+	First     bool          // when not acquired, the waiter joined the queue at its head
 }
 
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "72d1666b59b9a74ad8b1b17e1d841fb91e40f468",
+	SHA1:   "5b04e5e2bf4d21a7d2dae6a8ac204aa149f590f8",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -62,12 +117,13 @@ func DecodeMutexAcquire(v []int64, err error) (MutexAcquireReply, error) {
 	if err != nil {
 		return MutexAcquireReply{}, err
 	}
-	if len(v) != 3 {
-		return MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 3, len(v))
+	if len(v) != 4 {
+		return MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 4, len(v))
 	}
 	return MutexAcquireReply{
 		Acquired:  v[0] == 1,
 		Fence:     v[1],
+		First:     v[3] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
@@ -77,12 +133,13 @@ type MutexAcquireOwnedReply struct {
 	Acquired  bool          // the owner now holds the lock (first hold or re-entry)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
+	First     bool          // when not acquired, the waiter joined the queue at its head
 }
 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "3831de542518e43479963c09a2940b656c1a57d1",
+	SHA1:   "db88a6d41922c8d53c3c3674b1720aa373fc771d",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -91,12 +148,13 @@ func DecodeMutexAcquireOwned(v []int64, err error) (MutexAcquireOwnedReply, erro
 	if err != nil {
 		return MutexAcquireOwnedReply{}, err
 	}
-	if len(v) != 3 {
-		return MutexAcquireOwnedReply{}, replyLengthError(MutexAcquireOwnedScript, 3, len(v))
+	if len(v) != 4 {
+		return MutexAcquireOwnedReply{}, replyLengthError(MutexAcquireOwnedScript, 4, len(v))
 	}
 	return MutexAcquireOwnedReply{
 		Acquired:  v[0] == 1,
 		Fence:     v[1],
+		First:     v[3] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
@@ -110,6 +168,30 @@ var ReleaseScript = Script{
 
 // DecodeRelease turns the reply of release.lua, or the error that came instead, into its Go form.
 func DecodeRelease(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// ReleaseWakeScript is scripts/lua/release_wake.lua.
+var ReleaseWakeScript = Script{
+	Name:   "release_wake",
+	SHA1:   "4b6140550b1243c47674da6aede673f5f653aa33",
+	Source: lua.Source("release_wake.lua"),
+}
+
+// DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
+func DecodeReleaseWake(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// MutexLeaveScript is scripts/lua/mutex_leave.lua.
+var MutexLeaveScript = Script{
+	Name:   "mutex_leave",
+	SHA1:   "1ef6b9910592eab4d31730fd33729cb986f956de",
+	Source: lua.Source("mutex_leave.lua"),
+}
+
+// DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
+func DecodeMutexLeave(v int64, err error) (int64, error) {
 	return v, err
 }
 
@@ -128,7 +210,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "47920e2675a555329ee67e6009c07873aef20879",
+	SHA1:   "5c37e14442ca276e2c31f4c835f9ffecf7197382",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -159,6 +241,287 @@ var FenceRaiseScript = Script{
 // DecodeFenceRaise turns the reply of fence_raise.lua, or the error that came instead, into its Go form.
 func DecodeFenceRaise(v int64, err error) (int64, error) {
 	return v, err
+}
+
+// FairMutexAcquireReply is the reply of scripts/lua/fair_acquire.lua.
+type FairMutexAcquireReply struct {
+	Acquired  bool          // the waiter was first in line, the lock was free and is now held with the token
+	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
+	HolderTTL time.Duration // when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first
+}
+
+// FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
+var FairMutexAcquireScript = Script{
+	Name:   "fair_acquire",
+	SHA1:   "960462abc6077a4f10536dd60d1a4cd588a1a9c2",
+	Source: lua.Source("fair_acquire.lua"),
+}
+
+// DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
+func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error) {
+	if err != nil {
+		return FairMutexAcquireReply{}, err
+	}
+	if len(v) != 3 {
+		return FairMutexAcquireReply{}, replyLengthError(FairMutexAcquireScript, 3, len(v))
+	}
+	return FairMutexAcquireReply{
+		Acquired:  v[0] == 1,
+		Fence:     v[1],
+		HolderTTL: time.Duration(v[2]) * time.Millisecond,
+	}, nil
+}
+
+// FairMutexReleaseScript is scripts/lua/fair_release.lua.
+var FairMutexReleaseScript = Script{
+	Name:   "fair_release",
+	SHA1:   "f719427f961c02b888b4231fda6f3185042b095b",
+	Source: lua.Source("fair_release.lua"),
+}
+
+// DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
+func DecodeFairMutexRelease(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// RWMutexReadAcquireReply is the reply of scripts/lua/rw_rlock.lua.
+type RWMutexReadAcquireReply struct {
+	Acquired  bool          // the read lease is granted with the token
+	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
+	HolderTTL time.Duration // when not acquired, the writer's remaining time; -1 without expiry, -2 when a writer waits
+}
+
+// RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
+var RWMutexReadAcquireScript = Script{
+	Name:   "rw_rlock",
+	SHA1:   "86d9145f62cd648d858b55dfb08550ee0800d760",
+	Source: lua.Source("rw_rlock.lua"),
+}
+
+// DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexReadAcquire(v []int64, err error) (RWMutexReadAcquireReply, error) {
+	if err != nil {
+		return RWMutexReadAcquireReply{}, err
+	}
+	if len(v) != 3 {
+		return RWMutexReadAcquireReply{}, replyLengthError(RWMutexReadAcquireScript, 3, len(v))
+	}
+	return RWMutexReadAcquireReply{
+		Acquired:  v[0] == 1,
+		Fence:     v[1],
+		HolderTTL: time.Duration(v[2]) * time.Millisecond,
+	}, nil
+}
+
+// RWMutexWriteAcquireReply is the reply of scripts/lua/rw_lock.lua.
+type RWMutexWriteAcquireReply struct {
+	Acquired  bool          // the write lease is granted with the token
+	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
+	HolderTTL time.Duration // when not acquired, the time until the writer's or the first reader's lease lapses; -1 without expiry
+}
+
+// RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
+var RWMutexWriteAcquireScript = Script{
+	Name:   "rw_lock",
+	SHA1:   "6f07315b9f923b1c2452b27c913605b30df34edc",
+	Source: lua.Source("rw_lock.lua"),
+}
+
+// DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexWriteAcquire(v []int64, err error) (RWMutexWriteAcquireReply, error) {
+	if err != nil {
+		return RWMutexWriteAcquireReply{}, err
+	}
+	if len(v) != 3 {
+		return RWMutexWriteAcquireReply{}, replyLengthError(RWMutexWriteAcquireScript, 3, len(v))
+	}
+	return RWMutexWriteAcquireReply{
+		Acquired:  v[0] == 1,
+		Fence:     v[1],
+		HolderTTL: time.Duration(v[2]) * time.Millisecond,
+	}, nil
+}
+
+// RWMutexReadExtendScript is scripts/lua/rw_rextend.lua.
+var RWMutexReadExtendScript = Script{
+	Name:   "rw_rextend",
+	SHA1:   "8141912555b645ba8b5bf87dd00fe9dd459253c6",
+	Source: lua.Source("rw_rextend.lua"),
+}
+
+// DecodeRWMutexReadExtend turns the reply of rw_rextend.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// RWMutexReleaseScript is scripts/lua/rw_release.lua.
+var RWMutexReleaseScript = Script{
+	Name:   "rw_release",
+	SHA1:   "96851bce448d49631154318ead436c0ccf4039c2",
+	Source: lua.Source("rw_release.lua"),
+}
+
+// DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexRelease(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
+type SemaphoreAcquireReply struct {
+	Status int64         // 1 when acquired, 0 when fewer than n permits are free, -1 when n exceeds the number of permits (nothing written)
+	Fence  int64         // the fencing counter after this acquisition; 0 when not acquired
+	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire
+	Free   int64         // the permits left free after the call
+	Size   int64         // the number of permits in force
+	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
+}
+
+// SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
+var SemaphoreAcquireScript = Script{
+	Name:   "semaphore_acquire",
+	SHA1:   "76494dbaf08847b2d27e3173bd2f57745d3143e0",
+	Source: lua.Source("semaphore_acquire.lua"),
+}
+
+// DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error) {
+	if err != nil {
+		return SemaphoreAcquireReply{}, err
+	}
+	if len(v) != 6 {
+		return SemaphoreAcquireReply{}, replyLengthError(SemaphoreAcquireScript, 6, len(v))
+	}
+	return SemaphoreAcquireReply{
+		Fence:  v[1],
+		Free:   v[3],
+		Retry:  time.Duration(v[2]) * time.Millisecond,
+		Size:   v[4],
+		Slots:  v[5],
+		Status: v[0],
+	}, nil
+}
+
+// SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
+var SemaphoreReleaseScript = Script{
+	Name:   "semaphore_release",
+	SHA1:   "4b2a8e1b1099f7fce2e2d31e901111dd99ca5822",
+	Source: lua.Source("semaphore_release.lua"),
+}
+
+// DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
+var SemaphoreExtendScript = Script{
+	Name:   "semaphore_extend",
+	SHA1:   "fb2cb8d46063a277741b68407b62b3ca06d1dfd0",
+	Source: lua.Source("semaphore_extend.lua"),
+}
+
+// DecodeSemaphoreExtend turns the reply of semaphore_extend.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
+var SemaphoreSetPermitsScript = Script{
+	Name:   "semaphore_set_permits",
+	SHA1:   "acd1d292269c506e23553fadd85167b09f57656a",
+	Source: lua.Source("semaphore_set_permits.lua"),
+}
+
+// DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
+var SemaphoreAvailableScript = Script{
+	Name:   "semaphore_available",
+	SHA1:   "2179b1d7c386f6cbc8ff32833051e95a12f36793",
+	Source: lua.Source("semaphore_available.lua"),
+}
+
+// DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
+var SemaphoreFenceRaiseScript = Script{
+	Name:   "semaphore_fence_raise",
+	SHA1:   "2844da328f5569b07d79757b18ae0669f26119e2",
+	Source: lua.Source("semaphore_fence_raise.lua"),
+}
+
+// DecodeSemaphoreFenceRaise turns the reply of semaphore_fence_raise.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// LatchTrySetScript is scripts/lua/latch_try_set.lua.
+var LatchTrySetScript = Script{
+	Name:   "latch_try_set",
+	SHA1:   "6e409b14df5417178775bd09cbb834819136c4b1",
+	Source: lua.Source("latch_try_set.lua"),
+}
+
+// DecodeLatchTrySet turns the reply of latch_try_set.lua, or the error that came instead, into its Go form.
+func DecodeLatchTrySet(v int64, err error) (bool, error) {
+	return v == 1, err
+}
+
+// LatchCountDownScript is scripts/lua/latch_count_down.lua.
+var LatchCountDownScript = Script{
+	Name:   "latch_count_down",
+	SHA1:   "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	Source: lua.Source("latch_count_down.lua"),
+}
+
+// DecodeLatchCountDown turns the reply of latch_count_down.lua, or the error that came instead, into its Go form.
+func DecodeLatchCountDown(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// LatchReadReply is the reply of scripts/lua/latch_read.lua.
+type LatchReadReply struct {
+	Count int64 // the count, 0 when no count is set
+	Gen   int64 // the generation of the setting, 0 when no count is set
+}
+
+// LatchReadScript is scripts/lua/latch_read.lua.
+var LatchReadScript = Script{
+	Name:   "latch_read",
+	SHA1:   "5c42b33a8fddc688878b2553f22c45263e4d33c3",
+	Source: lua.Source("latch_read.lua"),
+}
+
+// DecodeLatchRead turns the reply of latch_read.lua, or the error that came instead, into its Go form.
+func DecodeLatchRead(v []int64, err error) (LatchReadReply, error) {
+	if err != nil {
+		return LatchReadReply{}, err
+	}
+	if len(v) != 2 {
+		return LatchReadReply{}, replyLengthError(LatchReadScript, 2, len(v))
+	}
+	return LatchReadReply{
+		Count: v[0],
+		Gen:   v[1],
+	}, nil
+}
+
+// LatchUnsetScript is scripts/lua/latch_unset.lua.
+var LatchUnsetScript = Script{
+	Name:   "latch_unset",
+	SHA1:   "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
+	Source: lua.Source("latch_unset.lua"),
+}
+
+// DecodeLatchUnset turns the reply of latch_unset.lua, or the error that came instead, into its Go form.
+func DecodeLatchUnset(v int64, err error) (bool, error) {
+	return v == 1, err
 }
 
 // Native names a server command that can stand in for a script; its value

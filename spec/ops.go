@@ -6,4 +6,6 @@ import "slices"
 // list per primitive, each in its own file.
 var Ops = slices.Concat(
 	mutexOps,
+	fairMutexOps, rwMutexOps,
+	semaphoreOps, latchOps,
 )

@@ -18,13 +18,31 @@ import (
 // change: update the value here AND rerun `go generate ./...`, which
 // bakes the digests into driver/zz_generated.go.
 var pinnedSHA1 = map[string]string{
-	"extend":              "a50a84e650eff4a38701e8514404a056612b1be8",
-	"extend_owned":        "95822b0ab03e6134c6a64175d417b34ea1f1c6dc",
-	"fence_raise":         "180c6e0c53e09854a0bf69cc421e99eae2b41c77",
-	"mutex_acquire":       "72d1666b59b9a74ad8b1b17e1d841fb91e40f468",
-	"mutex_acquire_owned": "3831de542518e43479963c09a2940b656c1a57d1",
-	"release":             "99725df1739b85d0333665d9d3ae01ba5e5b7211",
-	"release_owned":       "47920e2675a555329ee67e6009c07873aef20879",
+	"extend":                "a50a84e650eff4a38701e8514404a056612b1be8",
+	"extend_owned":          "95822b0ab03e6134c6a64175d417b34ea1f1c6dc",
+	"fence_raise":           "180c6e0c53e09854a0bf69cc421e99eae2b41c77",
+	"mutex_acquire":         "5b04e5e2bf4d21a7d2dae6a8ac204aa149f590f8",
+	"mutex_acquire_owned":   "db88a6d41922c8d53c3c3674b1720aa373fc771d",
+	"fair_acquire":          "960462abc6077a4f10536dd60d1a4cd588a1a9c2",
+	"fair_release":          "f719427f961c02b888b4231fda6f3185042b095b",
+	"rw_lock":               "6f07315b9f923b1c2452b27c913605b30df34edc",
+	"rw_release":            "96851bce448d49631154318ead436c0ccf4039c2",
+	"rw_rextend":            "8141912555b645ba8b5bf87dd00fe9dd459253c6",
+	"rw_rlock":              "86d9145f62cd648d858b55dfb08550ee0800d760",
+	"release":               "99725df1739b85d0333665d9d3ae01ba5e5b7211",
+	"release_wake":          "4b6140550b1243c47674da6aede673f5f653aa33",
+	"mutex_leave":           "1ef6b9910592eab4d31730fd33729cb986f956de",
+	"release_owned":         "5c37e14442ca276e2c31f4c835f9ffecf7197382",
+	"latch_count_down":      "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	"latch_read":            "5c42b33a8fddc688878b2553f22c45263e4d33c3",
+	"latch_try_set":         "6e409b14df5417178775bd09cbb834819136c4b1",
+	"latch_unset":           "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
+	"semaphore_acquire":     "76494dbaf08847b2d27e3173bd2f57745d3143e0",
+	"semaphore_available":   "2179b1d7c386f6cbc8ff32833051e95a12f36793",
+	"semaphore_extend":      "fb2cb8d46063a277741b68407b62b3ca06d1dfd0",
+	"semaphore_fence_raise": "2844da328f5569b07d79757b18ae0669f26119e2",
+	"semaphore_release":     "4b2a8e1b1099f7fce2e2d31e901111dd99ca5822",
+	"semaphore_set_permits": "acd1d292269c506e23553fadd85167b09f57656a",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {

@@ -1,6 +1,7 @@
 package goredis_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,21 @@ func harness(name string, protocol int) conformance.Harness {
 			return d
 		},
 		OpenNil: func() (driver.Driver, error) { return goredis.New(nil) },
+		OpenCluster: func(t testing.TB, seeds []string) driver.Driver {
+			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: protocol})
+			t.Cleanup(func() { rdb.Close() })
+			// A new cluster client loads the slot map and the command table
+			// and dials each master on first use: under -race that can take
+			// longer than the node timeout of the cases with short TTLs.
+			ctx := context.Background()
+			rdb.Exists(ctx, "redlock:warm-up")
+			rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+			d, err := goredis.New(rdb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		},
 	}
 }
 

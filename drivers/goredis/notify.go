@@ -46,6 +46,9 @@ func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
 // Listen opens a redis.PubSub. go-redis pings it when idle, reconnects it
 // when it drops and resubscribes its channels by itself.
 func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
+	if cc, ok := d.client.(*redis.ClusterClient); ok {
+		return d.listenCluster(ctx, cc, deliver)
+	}
 	l := &listener{
 		ps:      d.client.Subscribe(context.WithoutCancel(ctx)),
 		deliver: deliver,
@@ -89,6 +92,25 @@ func (l *listener) run(msgs <-chan any) {
 // channel nobody else uses is confirmed only when this command, or a
 // resubscription that includes all its channels, was processed.
 func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
+	return l.confirm(ctx, func(tok string) error {
+		return l.ps.Subscribe(ctx, append(channels[:len(channels):len(channels)], tok)...)
+	})
+}
+
+// PSubscribe sends PSUBSCRIBE and then the sync channel's SUBSCRIBE on the
+// same connection, so the sync channel's confirmation follows the patterns'.
+func (l *listener) PSubscribe(ctx context.Context, patterns ...string) error {
+	return l.confirm(ctx, func(tok string) error {
+		if err := l.ps.PSubscribe(ctx, patterns...); err != nil {
+			return err
+		}
+		return l.ps.Subscribe(ctx, tok)
+	})
+}
+
+// confirm runs send with a fresh sync channel and waits until the server
+// confirmed that channel's subscription.
+func (l *listener) confirm(ctx context.Context, send func(tok string) error) error {
 	tok := "redlock:sync:" + rand.Text()
 	confirmed := make(chan struct{})
 	l.mu.Lock()
@@ -100,7 +122,7 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 		l.mu.Unlock()
 		_ = l.ps.Unsubscribe(context.WithoutCancel(ctx), tok)
 	}()
-	if err := l.ps.Subscribe(ctx, append(channels[:len(channels):len(channels)], tok)...); err != nil {
+	if err := send(tok); err != nil {
 		return err
 	}
 	select {

@@ -23,5 +23,6 @@ func TestConformance(t *testing.T) {
 			return d
 		},
 		OpenNil: func() (driver.Driver, error) { return redigo.New(nil) },
+		// OpenCluster is nil: redigo has no Redis Cluster client.
 	})
 }

@@ -58,7 +58,10 @@ func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
 // SetPubSubHooks returns reports that it broke, the listener dedicates
 // another and resubscribes what it had.
 func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
-	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
+	if d.cluster() {
+		return d.listenCluster(ctx, deliver)
+	}
+	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, patterns: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
 	l.mu.Lock()
 	errs := l.dedicateLocked()
 	l.mu.Unlock()
@@ -74,7 +77,8 @@ type listener struct {
 
 	mu   sync.Mutex
 	dc   rueidis.DedicatedClient
-	subs map[string]bool // what a new connection resubscribes
+	subs     map[string]bool // channels a new connection resubscribes
+	patterns map[string]bool // and patterns
 
 	// deliver must not run once Close returned: the hook, on the
 	// connection's reader goroutine, checks closed under dmu.
@@ -129,17 +133,22 @@ func (l *listener) redial() (<-chan error, bool) {
 	l.mu.Lock()
 	l.dc.Close()
 	errs := l.dedicateLocked()
-	dc, chans := l.dc, slices.Collect(maps.Keys(l.subs))
+	dc, chans, pats := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.patterns))
 	l.mu.Unlock()
-	cmd := dc.B().Ping().Build() // with nothing to resubscribe, still check the node
+	cmds := rueidis.Commands{dc.B().Ping().Build()} // with nothing to resubscribe, still check the node
 	if len(chans) > 0 {
-		cmd = dc.B().Subscribe().Channel(chans...).Build()
+		cmds = append(cmds, dc.B().Subscribe().Channel(chans...).Build())
+	}
+	if len(pats) > 0 {
+		cmds = append(cmds, dc.B().Psubscribe().Pattern(pats...).Build())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := dc.Do(ctx, cmd).Error(); err != nil {
-		dc.Close()
-		return errs, false
+	for _, r := range dc.DoMulti(ctx, cmds...) {
+		if r.Error() != nil {
+			dc.Close()
+			return errs, false
+		}
 	}
 	return errs, true
 }
@@ -155,6 +164,17 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 	dc := l.dc
 	l.mu.Unlock()
 	return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
+}
+
+// PSubscribe sends PSUBSCRIBE; rueidis returns once the server confirmed.
+func (l *listener) PSubscribe(ctx context.Context, patterns ...string) error {
+	l.mu.Lock()
+	for _, p := range patterns {
+		l.patterns[p] = true
+	}
+	dc := l.dc
+	l.mu.Unlock()
+	return dc.Do(ctx, dc.B().Psubscribe().Pattern(patterns...).Build()).Error()
 }
 
 func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {

@@ -13,13 +13,13 @@ import (
 var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, token string, ttl time.Duration) (driver.MutexAcquireReply, error) {
-	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, next string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireReply, error) {
+	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, next, ticket}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10)))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
-func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, owner string, ttl time.Duration) (driver.MutexAcquireOwnedReply, error) {
-	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence}, owner, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, next string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireOwnedReply, error) {
+	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, next, ticket}, owner, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10)))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -37,6 +37,16 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 	return driver.DecodeRelease(d.doInt(ctx, "DELEX", []string{lock}, "IFEQ", token))
 }
 
+// ReleaseWake runs scripts/lua/release_wake.lua.
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, queue string, next string, token string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, queue, next}, token, strconv.FormatInt(reserve.Milliseconds(), 10)))
+}
+
+// MutexLeave runs scripts/lua/mutex_leave.lua.
+func (d *Driver) MutexLeave(ctx context.Context, lock string, queue string, next string, ticket string, reserve time.Duration) (int64, error) {
+	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, queue, next, ticket}, strconv.FormatInt(reserve.Milliseconds(), 10)))
+}
+
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return driver.DecodeExtend(d.evalInt(ctx, driver.ExtendScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
@@ -48,8 +58,8 @@ func (d *Driver) ExtendSetIfeq(ctx context.Context, lock string, token string, t
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, owner string) (int64, error) {
-	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock}, owner))
+func (d *Driver) ReleaseOwned(ctx context.Context, lock string, queue string, next string, owner string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, queue, next}, owner, strconv.FormatInt(reserve.Milliseconds(), 10)))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
@@ -60,6 +70,86 @@ func (d *Driver) ExtendOwned(ctx context.Context, lock string, owner string, ttl
 // FenceRaise runs scripts/lua/fence_raise.lua.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error) {
 	return driver.DecodeFenceRaise(d.evalInt(ctx, driver.FenceRaiseScript, []string{lock, fence}, holder, strconv.FormatInt(chosen, 10)))
+}
+
+// FairMutexAcquire runs scripts/lua/fair_acquire.lua.
+func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (driver.FairMutexAcquireReply, error) {
+	return driver.DecodeFairMutexAcquire(d.evalInts(ctx, driver.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(place, 10), strconv.FormatInt(wait.Milliseconds(), 10)))
+}
+
+// FairMutexRelease runs scripts/lua/fair_release.lua.
+func (d *Driver) FairMutexRelease(ctx context.Context, lock string, queue string, lapse string, tickets string, token string, keep int64) (int64, error) {
+	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, queue, lapse, tickets}, token, strconv.FormatInt(keep, 10)))
+}
+
+// RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
+func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (driver.RWMutexReadAcquireReply, error) {
+	return driver.DecodeRWMutexReadAcquire(d.evalInts(ctx, driver.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(wait.Milliseconds(), 10)))
+}
+
+// RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
+func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (driver.RWMutexWriteAcquireReply, error) {
+	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(wait.Milliseconds(), 10)))
+}
+
+// RWMutexReadExtend runs scripts/lua/rw_rextend.lua.
+func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error) {
+	return driver.DecodeRWMutexReadExtend(d.evalInt(ctx, driver.RWMutexReadExtendScript, []string{readers}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+}
+
+// RWMutexRelease runs scripts/lua/rw_release.lua.
+func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, token string, keep int64) (int64, error) {
+	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets}, token, strconv.FormatInt(keep, 10)))
+}
+
+// SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
+func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64) (driver.SemaphoreAcquireReply, error) {
+	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, signal}, token, strconv.FormatInt(n, 10), strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(defaultSize, 10)))
+}
+
+// SemaphoreRelease runs scripts/lua/semaphore_release.lua.
+func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, signal string, token string, n int64) (int64, error) {
+	return driver.DecodeSemaphoreRelease(d.evalInt(ctx, driver.SemaphoreReleaseScript, []string{permits, holders, signal}, token, strconv.FormatInt(n, 10)))
+}
+
+// SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
+func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, ttl time.Duration) (int64, error) {
+	return driver.DecodeSemaphoreExtend(d.evalInt(ctx, driver.SemaphoreExtendScript, []string{permits, holders}, token, strconv.FormatInt(n, 10), strconv.FormatInt(ttl.Milliseconds(), 10)))
+}
+
+// SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, signal string, permits int64) (int64, error) {
+	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, signal}, strconv.FormatInt(permits, 10)))
+}
+
+// SemaphoreAvailable runs scripts/lua/semaphore_available.lua.
+func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error) {
+	return driver.DecodeSemaphoreAvailable(d.evalInt(ctx, driver.SemaphoreAvailableScript, []string{permits, holders, size}, strconv.FormatInt(defaultSize, 10)))
+}
+
+// SemaphoreFenceRaise runs scripts/lua/semaphore_fence_raise.lua.
+func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64) (int64, error) {
+	return driver.DecodeSemaphoreFenceRaise(d.evalInt(ctx, driver.SemaphoreFenceRaiseScript, []string{fence}, strconv.FormatInt(chosen, 10)))
+}
+
+// LatchTrySet runs scripts/lua/latch_try_set.lua.
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return driver.DecodeLatchTrySet(d.evalInt(ctx, driver.LatchTrySetScript, []string{latch}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
+}
+
+// LatchCountDown runs scripts/lua/latch_count_down.lua.
+func (d *Driver) LatchCountDown(ctx context.Context, latch string) (int64, error) {
+	return driver.DecodeLatchCountDown(d.evalInt(ctx, driver.LatchCountDownScript, []string{latch}))
+}
+
+// LatchRead runs scripts/lua/latch_read.lua.
+func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadReply, error) {
+	return driver.DecodeLatchRead(d.evalInts(ctx, driver.LatchReadScript, []string{latch}))
+}
+
+// LatchUnset runs scripts/lua/latch_unset.lua.
+func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool, error) {
+	return driver.DecodeLatchUnset(d.evalInt(ctx, driver.LatchUnsetScript, []string{latch}, strconv.FormatInt(gen, 10)))
 }
 
 func (d *Driver) eval(ctx context.Context, s driver.Script, keys []string, args []string) rueidis.RedisResult {

@@ -1,5 +1,6 @@
 // Package testenv gives tests the addresses of the real Redis and Valkey
-// servers that scripts/test.sh starts (see scripts/servers.sh).
+// servers that scripts/test.sh starts (see scripts/servers.sh), and starts
+// in-process miniredis servers when asked to (REDLOCK_TEST_MINIREDIS=1).
 //
 // When a variable is unset the test is skipped, so a plain `go test ./...`
 // still works on a laptop; under CI (env CI non-empty) it fails instead, so a
@@ -25,13 +26,7 @@ func Cluster(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_
 
 func addrs(t testing.TB, name string) []string {
 	t.Helper()
-	var out []string
-	for _, a := range strings.Split(os.Getenv(name), ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	if len(out) > 0 {
+	if out := lookup(name); len(out) > 0 {
 		return out
 	}
 	if os.Getenv("CI") != "" {
@@ -39,4 +34,15 @@ func addrs(t testing.TB, name string) []string {
 	}
 	t.Skipf("%s not set; run scripts/test.sh to start real servers", name)
 	return nil
+}
+
+// lookup returns the comma-separated addresses in the variable name.
+func lookup(name string) []string {
+	var out []string
+	for _, a := range strings.Split(os.Getenv(name), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

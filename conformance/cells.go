@@ -1,0 +1,118 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/testenv"
+)
+
+// A cell is one driver on one server and topology with one wait
+// strategy; its subtests are the primitives' groups. Every combination is
+// a subtest, also those that cannot apply: they are skipped with a
+// message starting "n/a: " and the reason, which `redlock matrix` shows in
+// the cell, so that a cell is never silently missing nor shown as passed.
+// Where "cannot apply" is itself a promise (Notify without RESP3 or
+// without keyspace notifications must fail fast in New), the cell checks
+// it before it skips.
+
+// notApplicable is the prefix of a cell's skip message.
+const notApplicable = "n/a: "
+
+// withoutNotifications are the servers that have no keyspace
+// notifications, so no Notify wait strategy.
+var withoutNotifications = map[string]bool{"miniredis": true}
+
+// serverOptions are the Client options of a server's cells. miniredis
+// runs every script in a fresh Lua interpreter under one server-wide lock,
+// about ten times slower than a real server, so with the cases running in
+// parallel a request can wait longer than the default node timeout
+// (TTL/10, 20-30ms for the short TTLs of expiry cases).
+var serverOptions = map[string][]core.Option{"miniredis": {core.WithNodeTimeout(500 * time.Millisecond)}}
+
+// ops scales the operation count of a throughput-heavy case to the
+// cell's server: a tenth on miniredis, where every script costs about ten
+// times as much (see serverOptions) and all nodes share this process's CPU.
+func (e env) ops(n int) int {
+	if e.server == "miniredis" {
+		return max(n/10, 10)
+	}
+	return n
+}
+
+// cell returns the env of one cell, or skips the cell when it cannot
+// apply.
+func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.WaitStrategy) env {
+	e := env{h: h, server: server.Name, strategy: s}
+	switch {
+	case topo.cluster && h.OpenCluster == nil:
+		t.Skipf(notApplicable+"%s has no Redis Cluster client", h.Driver)
+	case topo.cluster && server.Cluster == nil:
+		t.Skipf(notApplicable+"no %s cluster in this run (the test rig starts a Redis 7 cluster only)", server.Name)
+	case topo.cluster:
+		e.addrs, e.cluster = []string{strings.Join(server.Cluster, ",")}, true
+	case len(server.Nodes) < topo.nodes:
+		t.Skipf(notApplicable+"needs %d independent masters; this run has %d %s nodes", topo.nodes, len(server.Nodes), server.Name)
+	default:
+		e.addrs = server.Nodes[:topo.nodes]
+	}
+	if s == core.Notify {
+		e.notifyFailsFast(t)
+	}
+	return e
+}
+
+// notifyFailsFast skips a Notify cell where Notify cannot work, after
+// checking that New says so with ErrNotifyUnsupported.
+func (e env) notifyFailsFast(t *testing.T) {
+	var why string
+	if p := e.drivers(t, e.addrs[:1])[0].Protocol(); p != 3 {
+		why = fmt.Sprintf("%s speaks RESP%d, Notify needs RESP3", e.h.Driver, p)
+	} else if withoutNotifications[e.server] {
+		why = e.server + " has no keyspace notifications"
+	} else {
+		return
+	}
+	c, err := core.New(e.drivers(t, e.addrs), core.WithWaitStrategy(core.Notify))
+	if err == nil {
+		c.Close()
+		t.Fatalf("New with Notify where %s: succeeded, want ErrNotifyUnsupported", why)
+	}
+	if !errors.Is(err, core.ErrNotifyUnsupported) || !strings.Contains(err.Error(), "Poll") {
+		t.Fatalf("New with Notify where %s: got %v, want ErrNotifyUnsupported pointing to Poll", why, err)
+	}
+	t.Skipf(notApplicable+"%s; New fails fast with ErrNotifyUnsupported (checked)", why)
+}
+
+// notifying returns a node of a server with keyspace notifications.
+func notifying(t *testing.T, servers []testenv.Server) string {
+	for _, s := range servers {
+		if !withoutNotifications[s.Name] {
+			return s.Nodes[0]
+		}
+	}
+	t.Skip("no server with keyspace notifications in this run")
+	return ""
+}
+
+// Topologies names the topologies of the cells, in run order.
+func Topologies() []string {
+	var out []string
+	for _, t := range topologies {
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// Primitives names the primitives' groups of every cell, in run order.
+func Primitives() []string {
+	var out []string
+	for _, p := range primitives {
+		out = append(out, p.name)
+	}
+	return out
+}

@@ -1,0 +1,465 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+func runFairMutex(t *testing.T, e env) {
+	cases := map[string]func(*testing.T, env){
+		"BadInput":         testFairBadInput,
+		"Exclusive":        testFairExclusive,
+		"NoBarging":        testFairNoBarging,
+		"FirstComeFirst":   testFairOrder,
+		"GiveUpLeavesLine": testFairGiveUp,
+		"CrashedHolder":    testFairCrashedHolder,
+		"CrashedHead":      testFairCrashedHead,
+		"AutoExtend":       testFairAutoExtend,
+		"History":          testFairHistory,
+	}
+	if len(e.addrs) >= 3 {
+		cases["MinorityDown"] = testFairMinorityDown
+		cases["MajorityDown"] = testFairMajorityDown
+	}
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// fairKey is one of the keys of the fair lock called name: "" the lock,
+// ":q" the line, ":lapse" when each place in line lapses.
+func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suffix }
+
+// crashSlack is what a case that abandons a Client allows on top of the
+// bound it checks: round trips and scheduling on a loaded 2-core machine.
+const crashSlack = time.Second
+
+// lineRetry bounds how long a waiter goes without an attempt under either
+// strategy: a quarter TTL, plus at most a quarter TTL of backoff.
+func lineRetry(ttl time.Duration) time.Duration { return ttl / 2 }
+
+// startLock runs lock in a goroutine; its result arrives on the channel.
+func startLock(ctx context.Context, lock func(context.Context) (*core.Lease, error)) <-chan locked {
+	got := make(chan locked, 1)
+	go func() {
+		l, err := lock(ctx)
+		got <- locked{l, err, time.Now()}
+	}()
+	return got
+}
+
+// awaitCard waits until the sorted set key has at least n members on
+// every node of the cell.
+func (e env) awaitCard(t *testing.T, ctx context.Context, key string, n int64) {
+	t.Helper()
+	for i := range e.addrs {
+		admin := e.admin(t, i)
+		for {
+			c, err := admin.ZCard(ctx, key).Result()
+			if err != nil {
+				t.Fatalf("ZCARD %s on node %d: %v", key, i, err)
+			}
+			if c >= n {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// expectCard checks that the sorted set key has n members on every node.
+func (e env) expectCard(t *testing.T, ctx context.Context, key string, n int64, what string) {
+	t.Helper()
+	for i := range e.addrs {
+		if c, err := e.admin(t, i).ZCard(ctx, key).Result(); err != nil || c != n {
+			t.Fatalf("%s: node %d has %d entries in %s (err %v), want %d", what, i, c, key, err, n)
+		}
+	}
+}
+
+func testFairBadInput(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c := e.client(t)
+	for _, bad := range []struct {
+		what string
+		m    *core.FairMutex
+		ctx  context.Context
+	}{
+		{"an empty name", c.FairMutex(""), ctx},
+		{"a zero TTL", c.FairMutex(n, core.WithTTL(0)), ctx},
+		{"a negative TTL", c.FairMutex(n, core.WithTTL(-time.Second)), ctx},
+		{"a TTL of a fraction of a millisecond", c.FairMutex(n, core.WithTTL(1500*time.Microsecond)), ctx},
+		{"a negative attempt count", c.FairMutex(n, core.WithMaxAttempts(-1)), ctx},
+		{"an owner (not reentrant)", c.FairMutex(n, core.WithOwner("worker-1")), ctx},
+		{"a nil context", c.FairMutex(n), nil},
+	} {
+		for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": bad.m.TryLock, "Lock": bad.m.Lock} {
+			l, err := call(bad.ctx)
+			if !errors.Is(err, core.ErrInvalid) || l != nil {
+				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
+			} else if !strings.Contains(err.Error(), "invalid argument: ") {
+				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
+			}
+		}
+	}
+	if k, _ := e.admin(t, 0).Exists(ctx, fairKey(n, ""), fairKey(n, ":q"), fairKey(n, ":lapse")).Result(); k != 0 {
+		t.Errorf("bad input wrote %d keys", k)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": c.FairMutex(n).TryLock, "Lock": c.FairMutex(n).Lock} {
+		if _, err := call(ctx); !errors.Is(err, core.ErrClosed) {
+			t.Errorf("%s on a closed client: got %v, want ErrClosed", op, err)
+		}
+	}
+}
+
+func testFairExclusive(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	a, b := e.client(t).FairMutex(n), e.client(t).FairMutex(n)
+	l, err := a.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock on a free lock: %v", err)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock on a held lock: got %v, want ErrNotAcquired", err)
+	}
+	ml, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("a Mutex of the same name is another lock: %v", err)
+	}
+	ml.Unlock(ctx)
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
+	}
+	l2, err := b.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	if l2.Token() <= l.Token() {
+		t.Fatalf("token %d after token %d: not increasing", l2.Token(), l.Token())
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after the last Unlock")
+}
+
+// testFairNoBarging: once someone waits, a release goes to the waiter,
+// not to whoever asks first.
+func testFairNoBarging(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).FairMutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := startLock(ctx, e.client(t).FairMutex(n).Lock)
+	e.awaitCard(t, ctx, fairKey(n, ":q"), 1)
+	other := e.client(t).FairMutex(n)
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := other.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		t.Fatalf("TryLock right after a release with a waiter in line: got %v, want ErrNotAcquired", err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's Lock: %v", r.err)
+	}
+	if r.l.Token() <= held.Token() {
+		t.Errorf("the waiter's token %d is not above the holder's %d", r.l.Token(), held.Token())
+	}
+	if err := r.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := other.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with no one in line: %v", err)
+	}
+	l.Unlock(ctx)
+}
+
+// testFairOrder has waiters join the line one after another, each once
+// the one before is in line on every node, and checks that they acquire
+// in that order.
+func testFairOrder(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	held, err := e.client(t).FairMutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 5
+	var (
+		mu    sync.Mutex
+		order []int
+	)
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		m := e.client(t).FairMutex(n)
+		go func() {
+			l, err := m.Lock(ctx)
+			if err == nil {
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				err = l.Unlock(ctx)
+			}
+			errs <- err
+		}()
+		e.awaitCard(t, ctx, fairKey(n, ":q"), int64(i+1))
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range waiters {
+		if err := <-errs; err != nil {
+			t.Fatalf("a waiter's Lock or Unlock: %v", err)
+		}
+	}
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
+		t.Fatalf("waiters acquired in the order %v, want %v (the order they joined the line)", order, want)
+	}
+}
+
+// testFairGiveUp: a waiter whose ctx ends or whose attempts run out leaves
+// the line at once, so the lock goes straight to the next one.
+func testFairGiveUp(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).FairMutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := e.client(t).FairMutex(n).Lock(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
+	}
+	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after a waiter's ctx ended")
+	if _, err := e.client(t).FairMutex(n, core.WithMaxAttempts(3)).Lock(ctx); !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
+	}
+	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after a waiter ran out of attempts")
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.client(t).FairMutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock after the waiters gave up: %v", err)
+	}
+	l.Unlock(ctx)
+}
+
+// testFairCrashedHolder abandons the holder's Client without Unlock: the
+// waiter acquires after the holder's validity, within its TTL and one
+// retry interval.
+func testFairCrashedHolder(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 500 * time.Millisecond
+	crashed := e.client(t)
+	l, err := crashed.FairMutex(n, core.WithTTL(ttl)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := time.Now()
+	got := startLock(ctx, e.client(t).FairMutex(n, core.WithTTL(ttl)).Lock)
+	crashed.Close()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if !r.at.After(l.Until()) {
+		t.Fatalf("the waiter acquired at %v, before the crashed holder's validity ended at %v", r.at, l.Until())
+	}
+	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
+		t.Fatalf("the waiter acquired %v after the crashed holder, want within %v", d, limit)
+	}
+}
+
+// testFairCrashedHead abandons the Client of the waiter first in line: its
+// place lapses and the next waiter acquires, within the lapse time (the
+// TTL) and one retry interval.
+func testFairCrashedHead(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 600 * time.Millisecond
+	held, err := e.client(t).FairMutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := e.client(t)
+	head := startLock(ctx, crashed.FairMutex(n, core.WithTTL(ttl)).Lock)
+	e.awaitCard(t, ctx, fairKey(n, ":q"), 1)
+	next := startLock(ctx, e.client(t).FairMutex(n, core.WithTTL(ttl)).Lock)
+	e.awaitCard(t, ctx, fairKey(n, ":q"), 2)
+	crashed.Close()
+	at := time.Now()
+	if r := <-head; !errors.Is(r.err, core.ErrClosed) {
+		t.Fatalf("Lock of the abandoned Client: got %v, want ErrClosed", r.err)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-next
+	if r.err != nil {
+		t.Fatalf("the second waiter's Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if d, limit := r.at.Sub(at), ttl+lineRetry(ttl)+crashSlack; d > limit {
+		t.Fatalf("the second waiter acquired %v after the first crashed, want within %v", d, limit)
+	}
+}
+
+func testFairAutoExtend(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	// Long enough that a watchdog round trip on a loaded machine fits.
+	const ttl = 500 * time.Millisecond
+	l, err := e.client(t).FairMutex(n, core.WithTTL(ttl), core.WithAutoExtend()).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * ttl)
+	if err := l.Err(); err != nil {
+		t.Fatalf("auto-extended lease after 4 TTLs: %v", err)
+	}
+	if _, err := e.client(t).FairMutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock on an auto-extended lock: got %v, want ErrNotAcquired", err)
+	}
+	if err := l.Extend(ctx, 3*time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if left := time.Until(l.Until()); left < 2*time.Second {
+		t.Fatalf("Until is %v away after Extend(3s)", left)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, time.Second); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("Extend after Unlock: got %v, want ErrNotHeld", err)
+	}
+}
+
+// testFairHistory has competing Clients take the lock again and again
+// (10,000 acquisitions in the long cell), with Lock and TryLock, and
+// checks the history against the one-holder model and that fencing tokens
+// increase from holder to holder.
+func testFairHistory(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 5*time.Minute), name(t)
+	const clients = 4
+	total := int64(300)
+	if e.long() {
+		total = 10000
+	}
+	// A waiter first in line notices a release at its next poll under
+	// Poll: keep that short so the long run stays short.
+	fast := core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: time.Millisecond, Multiplier: 2})
+	h := newHistory()
+	var (
+		acquired atomic.Int64
+		mu       sync.Mutex
+		last     uint64
+		wg       sync.WaitGroup
+	)
+	errs := make(chan error, clients)
+	for i := range clients {
+		m := e.client(t, fast).FairMutex(n, core.WithTTL(5*time.Second))
+		wg.Go(func() {
+			for r := 0; acquired.Load() < total; r++ {
+				call := time.Now()
+				var l *core.Lease
+				var err error
+				if r%5 == 0 {
+					l, err = m.TryLock(ctx)
+				} else {
+					l, err = m.Lock(ctx)
+				}
+				if errors.Is(err, core.ErrNotAcquired) && r%5 == 0 {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				acquired.Add(1)
+				held := h.acquired(i, leaseOp{}, call, l)
+				mu.Lock()
+				if l.Token() <= last {
+					errs <- errors.New("fencing token did not increase from one holder to the next")
+				}
+				last = l.Token()
+				mu.Unlock()
+				if err := held.release(func() error { return l.Unlock(ctx) }); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < total {
+		t.Fatalf("only %d acquisitions recorded, want %d", got, total)
+	}
+	h.check(t, capacityModel(1))
+}
+
+func testFairMinorityDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, 1)
+	a, b := e.clientOn(t, addrs).FairMutex(n), e.clientOn(t, addrs).FairMutex(n)
+	down()
+	l, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock with one of three nodes down: %v", err)
+	}
+	got := startLock(ctx, b.Lock)
+	time.Sleep(100 * time.Millisecond)
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock with one of three nodes down: %v", err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's Lock with one of three nodes down: %v", r.err)
+	}
+	if err := r.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testFairMajorityDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, 2)
+	c := e.clientOn(t, addrs)
+	down()
+	start := time.Now()
+	if _, err := c.FairMutex(n).Lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("Lock with two of three nodes down: got %v, want ErrNoQuorum", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Lock with a majority down took %v; it should fail fast", took)
+	}
+	if k, _ := e.admin(t, 0).Exists(ctx, fairKey(n, ""), fairKey(n, ":q")).Result(); k != 0 {
+		t.Fatal("the failed Lock left its lock or its place in line on the node that answered")
+	}
+}

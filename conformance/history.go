@@ -1,0 +1,158 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// A history is what competing Clients saw of one primitive: every
+// operation with the client that made it, its input and output, and when
+// it was called and returned. check then asks porcupine whether some order
+// of the operations, each taking effect between its call and its return,
+// is allowed by a sequential model of the primitive (models.go). Outcome
+// checks see one run's end state; a history also catches two holders
+// that overlapped for a moment and then both released cleanly.
+//
+// Leases end by release or by expiry. A holder may rely on its lease from
+// the return of its acquisition until the earlier of its release call and
+// its validity deadline (Lease.Until), so that is the window recorded: the
+// end of a lease is an operation called at min(release call, deadline).
+// Another holder's acquisition must then return after that point, which is
+// exactly "no two validity windows overlap".
+type history struct {
+	start time.Time
+
+	mu  sync.Mutex
+	ops []porcupine.Operation
+}
+
+func newHistory() *history { return &history{start: time.Now()} }
+
+// add records one operation of client over [call, ret].
+func (h *history) add(client int, in, out any, call, ret time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, porcupine.Operation{
+		ClientId: client, Input: in, Output: out,
+		// The monotonic clock: every client runs in this process.
+		Call: int64(call.Sub(h.start)), Return: int64(ret.Sub(h.start)),
+	})
+}
+
+// count returns how many operations satisfy keep.
+func (h *history) count(keep func(in any) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, op := range h.ops {
+		if keep(op.Input) {
+			n++
+		}
+	}
+	return n
+}
+
+// leaseOp is the input of the lease models: a lease taken or ended.
+type leaseOp struct {
+	End     bool   // the lease ended (released, or its validity ran out)
+	Expired bool   // with End: the validity deadline came before any release call
+	Mode    string // an RWMutex lease: "read" or "write"
+	Names   string // a MultiLock lease: its names, sorted, comma-separated
+	Permits int    // a Semaphore lease: permits held (1 when zero)
+}
+
+func (o leaseOp) permits() int { return max(o.Permits, 1) }
+
+// validity is what a lease handle tells about its window.
+type validity interface{ Until() time.Time }
+
+// holding is a lease recorded as taken, to be recorded as ended.
+type holding struct {
+	h      *history
+	client int
+	op     leaseOp
+	l      validity
+}
+
+// acquired records that client's acquisition, called at call, returned
+// the lease l now.
+func (h *history) acquired(client int, op leaseOp, call time.Time, l validity) *holding {
+	h.add(client, op, nil, call, time.Now())
+	return &holding{h: h, client: client, op: op, l: l}
+}
+
+// release calls unlock and records the end of the lease's window: the
+// release call, or the validity deadline if that came first. It returns
+// unlock's error.
+func (hd *holding) release(unlock func() error) error {
+	call, until := time.Now(), hd.l.Until()
+	err := unlock()
+	hd.end(call, until, time.Now())
+	return err
+}
+
+// expired records a lease that was never released: its window ended at
+// its validity deadline. Call it once the deadline has passed.
+func (hd *holding) expired() {
+	until := hd.l.Until()
+	hd.end(until, until, until)
+}
+
+func (hd *holding) end(call, until, ret time.Time) {
+	op := hd.op
+	op.End = true
+	if until.Before(call) {
+		op.Expired, call = true, until
+	}
+	hd.h.add(hd.client, op, nil, call, ret)
+}
+
+// checkTimeout bounds porcupine's search, which is exponential at worst;
+// the histories here are checked in milliseconds.
+const checkTimeout = 30 * time.Second
+
+// check fails t when no order of the recorded operations is allowed by
+// model, writing porcupine's visualisation (an HTML file) and printing its
+// path.
+func (h *history) check(t testing.TB, model porcupine.Model) {
+	t.Helper()
+	h.mu.Lock()
+	ops := append([]porcupine.Operation(nil), h.ops...)
+	h.mu.Unlock()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, checkTimeout)
+	switch res {
+	case porcupine.Ok:
+		return
+	case porcupine.Unknown:
+		t.Errorf("checking a history of %d operations timed out after %v: neither shown linearizable nor not", len(ops), checkTimeout)
+		return
+	}
+	path, err := visualize(t, model, info)
+	if err != nil {
+		path = fmt.Sprintf("(not written: %v)", err)
+	}
+	t.Errorf("the history of %d operations is not linearizable: no order of them is allowed by the model; visualisation: %s", len(ops), path)
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// visualize writes porcupine's visualisation to a file that outlives the
+// test (t.TempDir would remove it) and returns its path.
+func visualize(t testing.TB, model porcupine.Model, info porcupine.LinearizationInfo) (string, error) {
+	f, err := os.CreateTemp("", "redlock-history-"+unsafeChars.ReplaceAllString(t.Name(), "_")+"-*.html")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := porcupine.Visualize(model, info, f); err != nil {
+		return "", err
+	}
+	return filepath.Abs(f.Name())
+}

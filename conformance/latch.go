@@ -1,0 +1,358 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+func runLatch(t *testing.T, e env) {
+	cases := map[string]func(*testing.T, env){
+		"ReleasesAllWaiters": testLatchReleasesAll,
+		"TrySetCountOnce":    testLatchTrySetOnce,
+		"Count":              testLatchCount,
+		"Expiry":             testLatchExpiry,
+		"WaitSeesRearm":      testLatchRearm,
+		"ContextEndsWait":    testLatchContextEndsWait,
+		"BadInput":           testLatchBadInput,
+	}
+	if len(e.addrs) >= 3 {
+		cases["QuorumMinorityDown"] = testLatchMinorityDown
+		cases["QuorumFailedSetIsUndone"] = testLatchSetUndone
+		cases["QuorumCountIsHighest"] = testLatchCountHighest
+	}
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// latchKey is where a latch called name lives with the default prefix.
+func latchKey(name string) string { return lockKey(name) + ":latch" }
+
+// testLatchReleasesAll has nine waiters in three Clients wait on a latch
+// of 3: none may return before the third CountDown (the latch model checks
+// the history), and all must return within wokenWithin of it, which under
+// Notify takes the wake-up to reach every waiter of each Client.
+func testLatchReleasesAll(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const count, clients, perClient = 3, 3, 3
+	if ok, err := e.client(t).Latch(n).TrySetCount(ctx, count); err != nil || !ok {
+		t.Fatalf("TrySetCount(%d) on a new latch: got (%v, %v), want true", count, ok, err)
+	}
+	h := newHistory()
+	type returned struct {
+		err error
+		at  time.Time
+	}
+	got := make(chan returned, clients*perClient)
+	for c := range clients {
+		l := e.client(t).Latch(n)
+		for w := range perClient {
+			go func() {
+				call := time.Now()
+				err := l.Wait(ctx)
+				if err == nil {
+					h.add(c*perClient+w, latchOp{Wait: true}, nil, call, time.Now())
+				}
+				got <- returned{err, time.Now()}
+			}()
+		}
+	}
+	e.awaitWatching(t, ctx, latchKey(n))
+	time.Sleep(100 * time.Millisecond) // all of them wait
+	counter := e.client(t).Latch(n)
+	var last time.Time
+	for i := range count {
+		call := time.Now()
+		if err := counter.CountDown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		last = time.Now()
+		h.add(clients*perClient+1, latchOp{}, nil, call, last)
+		if i < count-1 {
+			time.Sleep(50 * time.Millisecond) // time for a waiter to return too early
+		}
+	}
+	for range clients * perClient {
+		r := <-got
+		if r.err != nil {
+			t.Fatalf("Wait: %v", r.err)
+		}
+		if d := r.at.Sub(last); d > wokenWithin {
+			t.Fatalf("a waiter returned %v after the last CountDown, want within %v: not every waiter was woken", d, wokenWithin)
+		}
+	}
+	h.check(t, latchModel(count))
+}
+
+func testLatchTrySetOnce(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	a, b := e.client(t).Latch(n), e.client(t).Latch(n)
+	if ok, err := a.TrySetCount(ctx, 2); err != nil || !ok {
+		t.Fatalf("TrySetCount(2) on a new latch: got (%v, %v), want true", ok, err)
+	}
+	if ok, err := b.TrySetCount(ctx, 5); err != nil || ok {
+		t.Fatalf("TrySetCount(5) on a set latch: got (%v, %v), want false", ok, err)
+	}
+	if c, err := b.Count(ctx); err != nil || c != 2 {
+		t.Fatalf("Count after a refused TrySetCount: got (%d, %v), want the first count, 2", c, err)
+	}
+	for range 2 {
+		if err := a.CountDown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Opened, the latch can be set again.
+	if ok, err := b.TrySetCount(ctx, 5); err != nil || !ok {
+		t.Fatalf("TrySetCount(5) on an opened latch: got (%v, %v), want true", ok, err)
+	}
+	if c, err := a.Count(ctx); err != nil || c != 5 {
+		t.Fatalf("Count after setting it again: got (%d, %v), want 5", c, err)
+	}
+}
+
+func testLatchCount(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l := e.client(t).Latch(n)
+	if c, err := l.Count(ctx); err != nil || c != 0 {
+		t.Fatalf("Count of a new latch: got (%d, %v), want 0", c, err)
+	}
+	if err := l.Wait(ctx); err != nil {
+		t.Fatalf("Wait on a latch with no count: %v, want it to return at once", err)
+	}
+	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+		t.Fatalf("TrySetCount(3): got (%v, %v)", ok, err)
+	}
+	for want := int64(3); want >= 0; want-- {
+		if c, err := l.Count(ctx); err != nil || c != want {
+			t.Fatalf("Count: got (%d, %v), want %d", c, err, want)
+		}
+		if err := l.CountDown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := l.Count(ctx); err != nil || c != 0 {
+		t.Fatalf("Count after a CountDown at zero: got (%d, %v), want 0", c, err)
+	}
+	if k := e.onNodes(t, ctx, latchKey(n)); k != 0 {
+		t.Fatalf("the opened latch's key is on %d nodes, want none", k)
+	}
+}
+
+// testLatchExpiry checks that a latch nobody counts down is dropped at its
+// expiry, which releases its waiters.
+func testLatchExpiry(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	const expiry = 400 * time.Millisecond
+	l := e.client(t).Latch(n, core.WithLatchExpiry(expiry))
+	set := time.Now()
+	if ok, err := l.TrySetCount(ctx, 5); err != nil || !ok {
+		t.Fatalf("TrySetCount(5): got (%v, %v)", ok, err)
+	}
+	for i := range e.addrs {
+		ttl := e.admin(t, i).PTTL(ctx, latchKey(n)).Val()
+		if ttl > expiry || (ttl <= 0 && time.Since(set) < expiry) {
+			t.Fatalf("node %d: the latch's TTL is %v, want within (0, %v]", i, ttl, expiry)
+		}
+	}
+	if err := e.client(t).Latch(n).Wait(ctx); err != nil {
+		t.Fatalf("Wait on a latch that expires: %v", err)
+	}
+	// The server drops expired keys within about 100ms (hz 10); a waiter
+	// learns of it by the expired event (Notify) or its next look (Poll).
+	if d := time.Since(set); d < expiry || d > expiry+wokenWithin {
+		t.Fatalf("Wait returned %v after TrySetCount with an expiry of %v, want within [%v, %v]", d, expiry, expiry, expiry+wokenWithin)
+	}
+	if c, err := l.Count(ctx); err != nil || c != 0 {
+		t.Fatalf("Count of an expired latch: got (%d, %v), want 0", c, err)
+	}
+	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount on an expired latch: got (%v, %v), want true", ok, err)
+	}
+}
+
+// testLatchRearm opens a latch and sets it again at once: a waiter that
+// looked only after both must still return, as the latch did open.
+func testLatchRearm(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l := e.client(t).Latch(n)
+	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1): got (%v, %v)", ok, err)
+	}
+	done := make(chan error, 1)
+	waiter := e.client(t).Latch(n)
+	go func() { done <- waiter.Wait(ctx) }()
+	e.awaitWatching(t, ctx, latchKey(n))
+	opened := time.Now()
+	if err := l.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1) on the opened latch: got (%v, %v), want true", ok, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+	case <-time.After(wokenWithin):
+		t.Fatalf("Wait still blocked %v after the latch opened and was set again", time.Since(opened))
+	}
+}
+
+func testLatchContextEndsWait(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l := e.client(t).Latch(n)
+	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1): got (%v, %v)", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	if err := e.client(t).Latch(n).Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait past its deadline: got %v, want context.DeadlineExceeded", err)
+	}
+	// WithMaxAttempts does not bound Wait, which ends with its context.
+	capped := e.client(t, core.WithMaxAttempts(1)).Latch(n)
+	short, cancel = context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	if err := capped.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with WithMaxAttempts(1): got %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func testLatchBadInput(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c := e.client(t)
+	for _, count := range []int64{0, -1} {
+		ok, err := c.Latch(n).TrySetCount(ctx, count)
+		if !errors.Is(err, core.ErrInvalid) || ok || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("TrySetCount(%d): got (%v, %v), want ErrInvalid saying the count must be at least 1", count, ok, err)
+		}
+	}
+	for _, bad := range []struct {
+		what string
+		l    *core.Latch
+		ctx  context.Context
+	}{
+		{"an empty name", c.Latch(""), ctx},
+		{"a zero expiry", c.Latch(n, core.WithLatchExpiry(0)), ctx},
+		{"a negative expiry", c.Latch(n, core.WithLatchExpiry(-time.Second)), ctx},
+		{"an expiry of a fraction of a millisecond", c.Latch(n, core.WithLatchExpiry(1500*time.Microsecond)), ctx},
+		{"a nil context", c.Latch(n), nil},
+	} {
+		_, err1 := bad.l.TrySetCount(bad.ctx, 1)
+		_, err2 := bad.l.Count(bad.ctx)
+		for op, err := range map[string]error{"TrySetCount": err1, "Count": err2, "CountDown": bad.l.CountDown(bad.ctx), "Wait": bad.l.Wait(bad.ctx)} {
+			if !errors.Is(err, core.ErrInvalid) {
+				t.Errorf("%s with %s: got %v, want ErrInvalid", op, bad.what, err)
+			}
+		}
+	}
+	if k := e.onNodes(t, ctx, latchKey(n)); k != 0 {
+		t.Errorf("bad input wrote the latch on %d nodes", k)
+	}
+}
+
+func testLatchMinorityDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	addrs, down := e.withDown(t, len(e.addrs)-(len(e.addrs)/2+1))
+	l := e.clientOn(t, addrs).Latch(n)
+	down()
+	if ok, err := l.TrySetCount(ctx, 2); err != nil || !ok {
+		t.Fatalf("TrySetCount with a minority down: got (%v, %v), want true", ok, err)
+	}
+	var wg sync.WaitGroup
+	var waitErr error
+	wg.Go(func() { waitErr = l.Wait(ctx) })
+	for range 2 {
+		if err := l.CountDown(ctx); err != nil {
+			t.Fatalf("CountDown with a minority down: %v", err)
+		}
+	}
+	wg.Wait()
+	if waitErr != nil {
+		t.Fatalf("Wait with a minority down: %v", waitErr)
+	}
+	if c, err := l.Count(ctx); err != nil || c != 0 {
+		t.Fatalf("Count with a minority down: got (%d, %v), want 0", c, err)
+	}
+
+	addrs, down = e.withDown(t, len(e.addrs)/2+1)
+	l = e.clientOn(t, addrs).Latch(name(t))
+	down()
+	start := time.Now()
+	if _, err := l.TrySetCount(ctx, 1); !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("TrySetCount with a majority down: got %v, want ErrNoQuorum", err)
+	}
+	if err := l.CountDown(ctx); !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("CountDown with a majority down: got %v, want ErrNoQuorum", err)
+	}
+	if _, err := l.Count(ctx); !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("Count with a majority down: got %v, want ErrNoQuorum", err)
+	}
+	if err := l.Wait(ctx); !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("Wait with a majority down: got %v, want ErrNoQuorum", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("calls with a majority down took %v; they should fail fast", took)
+	}
+}
+
+// testLatchSetUndone sets the latch on a majority behind the library's
+// back: a TrySetCount that wins only the rest reports false and is undone
+// there.
+func testLatchSetUndone(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	nodes := len(e.addrs)
+	q := nodes/2 + 1
+	for i := nodes - q; i < nodes; i++ {
+		if err := e.admin(t, i).HSet(ctx, latchKey(n), "count", 7, "gen", 42).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := e.client(t).Latch(n).TrySetCount(ctx, 3); err != nil || ok {
+		t.Fatalf("TrySetCount with a count set on a majority: got (%v, %v), want false", ok, err)
+	}
+	if k := e.onNodes(t, ctx, latchKey(n)); k != q {
+		t.Fatalf("the latch is on %d nodes after the refused TrySetCount, want %d: the minority's setting was not undone", k, q)
+	}
+}
+
+// testLatchCountHighest has one node behind: Count reports the highest
+// count, and Wait returns only when a majority is at zero.
+func testLatchCountHighest(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l := e.client(t).Latch(n)
+	if ok, err := l.TrySetCount(ctx, 2); err != nil || !ok {
+		t.Fatalf("TrySetCount(2): got (%v, %v)", ok, err)
+	}
+	if err := e.admin(t, 0).HSet(ctx, latchKey(n), "count", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := l.Count(ctx); err != nil || c != 2 {
+		t.Fatalf("Count with one node at 1 and the rest at 2: got (%d, %v), want 2", c, err)
+	}
+	// Node 0 opens with the first CountDown; the rest with the second.
+	if err := l.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := l.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with one node of %d at zero: got %v, want it to block", len(e.addrs), err)
+	}
+	if err := l.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Wait(ctx); err != nil {
+		t.Fatalf("Wait with every node at zero: %v", err)
+	}
+}

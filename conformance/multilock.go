@@ -1,0 +1,467 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+func runMultiLock(t *testing.T, e env) {
+	cases := map[string]func(*testing.T, env){
+		"AllOrNothing":        testMultiAllOrNothing,
+		"SortedOrder":         testMultiSortedOrder,
+		"ReleasesPartial":     testMultiReleasesPartial,
+		"NoDeadlock":          testMultiNoDeadlock,
+		"BadInput":            testMultiBadInput,
+		"ExclusiveWithMutex":  testMultiExclusiveWithMutex,
+		"LeaseCoversAllNames": testMultiLeaseCoversAll,
+		"LockWaitsForAll":     testMultiLockWaitsForAll,
+	}
+	if len(e.addrs) >= 3 {
+		cases["QuorumOfNodesWithAll"] = testMultiQuorum
+	}
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// multiNames returns k names that sort in the order returned. In a cluster
+// cell they are picked so that they live on as many masters as there are
+// (up to k): a MultiLock there must work across slots.
+func (e env) multiNames(t *testing.T, ctx context.Context, k int) []string {
+	base := name(t)
+	names := make([]string, k)
+	seen := map[string]bool{}
+	var cc *redis.ClusterClient
+	if e.cluster {
+		cc = e.admin(t, 0).(*redis.ClusterClient)
+	}
+	for i := range names {
+		for try := 0; ; try++ {
+			names[i] = fmt.Sprintf("%s/%d-%s", base, i, rand.Text()[:4])
+			if cc == nil || len(seen) >= 3 || try >= 100 {
+				break
+			}
+			m, err := cc.MasterForKey(ctx, lockKey(names[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if addr := m.Options().Addr; !seen[addr] {
+				seen[addr] = true
+				break
+			}
+		}
+	}
+	if e.cluster {
+		keys := make([]string, k)
+		for i, n := range names {
+			keys[i] = lockKey(n)
+		}
+		if got := e.masters(t, ctx, keys...); got < min(k, 3) {
+			t.Fatalf("the names live on %d masters, want %d", got, min(k, 3))
+		}
+	}
+	return names
+}
+
+// onNodes counts the nodes where key exists.
+func (e env) onNodes(t testing.TB, ctx context.Context, key string) int {
+	t.Helper()
+	n := 0
+	for i := range e.addrs {
+		v, err := e.admin(t, i).Exists(ctx, key).Result()
+		if err != nil {
+			t.Fatalf("EXISTS %s on node %d: %v", key, i, err)
+		}
+		n += int(v)
+	}
+	return n
+}
+
+// fenceKey is where a lock called name counts its fencing tokens.
+func fenceKey(name string) string { return lockKey(name) + ":fence" }
+
+// reversed returns names in the opposite order, so that a MultiLock is
+// never given them sorted.
+func reversed(names []string) []string {
+	r := slices.Clone(names)
+	slices.Reverse(r)
+	return r
+}
+
+func testMultiAllOrNothing(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 3)
+	held, err := e.client(t).Mutex(ns[1]).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml := e.client(t).MultiLock(reversed(ns))
+	if l, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) || l != nil {
+		t.Fatalf("TryLock with one name held: got (%v, %v), want ErrNotAcquired", l, err)
+	}
+	other := e.client(t)
+	for _, n := range []string{ns[0], ns[2]} {
+		if k := e.onNodes(t, ctx, lockKey(n)); k != 0 {
+			t.Fatalf("%s is held on %d nodes after a failed MultiLock", n, k)
+		}
+		l, err := other.Mutex(n).TryLock(ctx)
+		if err != nil {
+			t.Fatalf("Mutex %s after a failed MultiLock: %v", n, err)
+		}
+		l.Unlock(ctx)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ml.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with every name free: %v", err)
+	}
+	for _, n := range ns {
+		if _, err := other.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("Mutex %s under a MultiLock: got %v, want ErrNotAcquired", n, err)
+		}
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		l, err := other.Mutex(n).TryLock(ctx)
+		if err != nil {
+			t.Fatalf("Mutex %s after the MultiLock's Unlock: %v", n, err)
+		}
+		l.Unlock(ctx)
+	}
+}
+
+// testMultiSortedOrder holds the lowest name: an attempt in sorted order
+// stops there, whatever order the names were given in, and never touches
+// the others (their fencing counters, made at a grant, do not exist).
+func testMultiSortedOrder(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 3)
+	ml := e.client(t).MultiLock([]string{ns[1], ns[2], ns[0]})
+	if got := ml.Names(); !slices.Equal(got, ns) {
+		t.Fatalf("Names: got %q, want them sorted: %q", got, ns)
+	}
+	held, err := e.client(t).Mutex(ns[0]).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(ctx)
+	if _, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with the lowest name held: got %v, want ErrNotAcquired", err)
+	}
+	for _, n := range ns[1:] {
+		if k := e.onNodes(t, ctx, fenceKey(n)); k != 0 {
+			t.Fatalf("%s was tried (its fencing counter exists on %d nodes) although a lower name was held", n, k)
+		}
+	}
+}
+
+// testMultiReleasesPartial holds the highest name: the attempt takes the
+// others first, then must give them back.
+func testMultiReleasesPartial(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 3)
+	held, err := e.client(t).Mutex(ns[2]).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(ctx)
+	if _, err := e.client(t).MultiLock(reversed(ns)).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with the highest name held: got %v, want ErrNotAcquired", err)
+	}
+	for _, n := range ns[:2] {
+		if k := e.onNodes(t, ctx, fenceKey(n)); k != len(e.addrs) {
+			t.Fatalf("%s was not taken before the held name (fencing counter on %d of %d nodes)", n, k, len(e.addrs))
+		}
+		if k := e.onNodes(t, ctx, lockKey(n)); k != 0 {
+			t.Fatalf("%s is still held on %d nodes after the attempt failed", n, k)
+		}
+	}
+	if err := held.Extend(ctx, 5*time.Second); err != nil {
+		t.Fatalf("the holder of the highest name lost it to the failed attempt: %v", err)
+	}
+}
+
+// testMultiNoDeadlock has four Clients lock overlapping triples of five
+// names, each given in its own order, over and over: all must finish, and
+// no name may be held by two of them at once.
+func testMultiNoDeadlock(t *testing.T, e env) {
+	ctx := ctxFor(t, 60*time.Second)
+	rounds := 10
+	if e.h.Driver == "goredis" && e.strategy == core.Poll {
+		rounds = 50
+	}
+	ns := e.multiNames(t, ctx, 5)
+	var inUse [5]atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		idx := []int{(i + 2) % 5, i, (i + 1) % 5} // overlapping, never sorted the same way
+		if i%2 == 1 {
+			slices.Reverse(idx)
+		}
+		var names []string
+		for _, j := range idx {
+			names = append(names, ns[j])
+		}
+		ml := e.client(t).MultiLock(names, core.WithTTL(5*time.Second))
+		wg.Go(func() {
+			for range rounds {
+				l, err := ml.Lock(ctx)
+				if err != nil {
+					errs <- fmt.Errorf("client %d: Lock: %w (a deadlock would end here at the deadline)", i, err)
+					return
+				}
+				for _, j := range idx {
+					if !inUse[j].CompareAndSwap(false, true) {
+						errs <- fmt.Errorf("client %d: %s is held by another MultiLock too", i, ns[j])
+					}
+				}
+				time.Sleep(time.Millisecond)
+				for _, j := range idx {
+					inUse[j].Store(false)
+				}
+				if err := l.Unlock(ctx); err != nil {
+					errs <- fmt.Errorf("client %d: Unlock: %w", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func testMultiBadInput(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 2)
+	c := e.client(t)
+	for _, bad := range []struct {
+		what, says string
+		m          *core.MultiLock
+		ctx        context.Context
+	}{
+		{"no names", "no names", c.MultiLock(nil), ctx},
+		{"an empty list", "no names", c.MultiLock([]string{}), ctx},
+		{"an empty name", "empty", c.MultiLock([]string{ns[0], ""}), ctx},
+		{"a name given twice", "twice", c.MultiLock([]string{ns[0], ns[1], ns[0]}), ctx},
+		{"a zero TTL", "TTL", c.MultiLock(ns, core.WithTTL(0)), ctx},
+		{"a nil context", "context", c.MultiLock(ns), nil},
+	} {
+		for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": bad.m.TryLock, "Lock": bad.m.Lock} {
+			l, err := call(bad.ctx)
+			if !errors.Is(err, core.ErrInvalid) || l != nil {
+				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
+			} else if !strings.Contains(err.Error(), bad.says) {
+				t.Errorf("%s with %s: the message %q does not say what was wrong (%q)", op, bad.what, err, bad.says)
+			}
+		}
+	}
+	for _, n := range ns {
+		for _, k := range []string{lockKey(n), fenceKey(n)} {
+			if on := e.onNodes(t, ctx, k); on != 0 {
+				t.Errorf("bad input wrote %s on %d nodes", k, on)
+			}
+		}
+	}
+}
+
+// testMultiExclusiveWithMutex checks that a MultiLock and a Mutex over a
+// shared name exclude each other, and that fencing tokens increase across
+// both: the MultiLock's token exceeds every earlier token of any of its
+// names, and a later token of any of them exceeds it, even of a name whose
+// counter was behind.
+func testMultiExclusiveWithMutex(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 2)
+	mc, mlc := e.client(t), e.client(t)
+	var last uint64
+	for range 3 { // puts the first name's counter ahead of the second's
+		l, err := mc.Mutex(ns[0]).TryLock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = l.Token()
+		l.Unlock(ctx)
+	}
+	ml := mlc.MultiLock(ns)
+	l, err := ml.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Token() <= last {
+		t.Fatalf("MultiLock token %d is not above the Mutex token %d of one of its names", l.Token(), last)
+	}
+	for _, n := range ns {
+		if _, err := mc.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("Mutex %s under a MultiLock: got %v, want ErrNotAcquired", n, err)
+		}
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mc.Mutex(ns[1]).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Token() <= l.Token() {
+		t.Fatalf("Mutex %s token %d after the MultiLock's %d: not increasing", ns[1], m.Token(), l.Token())
+	}
+	if _, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("MultiLock with a Mutex on one of its names: got %v, want ErrNotAcquired", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatalf("the Mutex was touched by the failed MultiLock: %v", err)
+	}
+}
+
+// testMultiLeaseCoversAll extends and releases every name, and loses the
+// lease when one name is gone.
+func testMultiLeaseCoversAll(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 3)
+	ml := e.client(t).MultiLock(ns, core.WithTTL(500*time.Millisecond))
+	l, err := ml.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, 3*time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	time.Sleep(600 * time.Millisecond) // past the first TTL: only the extension keeps the names
+	other := e.client(t)
+	for _, n := range ns {
+		if _, err := other.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("Mutex %s under an extended MultiLock: got %v, want ErrNotAcquired", n, err)
+		}
+	}
+	for i := range e.addrs {
+		e.admin(t, i).Del(ctx, lockKey(ns[1]))
+	}
+	if err := l.Extend(ctx, 3*time.Second); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Extend with one name deleted: got %v, want ErrLost", err)
+	}
+	<-l.Done()
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Unlock of a lost MultiLock lease: got %v, want ErrLost", err)
+	}
+	for _, n := range ns {
+		if k := e.onNodes(t, ctx, lockKey(n)); k != 0 {
+			t.Fatalf("%s is held on %d nodes after Unlock of the lost lease", n, k)
+		}
+	}
+	l, err = ml.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	for _, n := range ns {
+		if k := e.onNodes(t, ctx, lockKey(n)); k != 0 {
+			t.Fatalf("%s is held on %d nodes after Unlock", n, k)
+		}
+	}
+}
+
+// testMultiLockWaitsForAll blocks a MultiLock on two of its names held by
+// Mutexes with a 10s TTL. When the first is released, the waiter must move
+// on to wait for the second, and acquire within wokenWithin of its release:
+// under Notify that takes the second name's event, under Poll the backoff.
+func testMultiLockWaitsForAll(t *testing.T, e env) {
+	ctx := ctxFor(t, 20*time.Second)
+	ns := e.multiNames(t, ctx, 3)
+	first, err := e.client(t).Mutex(ns[0]).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := e.client(t).Mutex(ns[2]).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan locked, 1)
+	ml := e.client(t).MultiLock(reversed(ns))
+	go func() {
+		l, err := ml.Lock(ctx)
+		got <- locked{l, err, time.Now()}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the MultiLock returned (%v) while one of its names was held", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	start := time.Now()
+	if err := last.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := expectWoken(t, got, start)
+	if l.Token() <= last.Token() || l.Token() <= first.Token() {
+		t.Errorf("the MultiLock's token %d is not above the Mutexes' %d and %d", l.Token(), first.Token(), last.Token())
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testMultiQuorum: a MultiLock holds when a majority of nodes granted every
+// name. One name held elsewhere on a majority fails it, and the nodes that
+// granted all give them back; held on one node only, it holds, and leaves
+// that holder's key alone.
+func testMultiQuorum(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	ns := e.multiNames(t, ctx, 2)
+	nodes := len(e.addrs)
+	majority := nodes/2 + 1
+	for i := nodes - majority; i < nodes; i++ {
+		e.admin(t, i).Set(ctx, lockKey(ns[1]), "someone-else", 10*time.Second)
+	}
+	ml := e.client(t).MultiLock(ns)
+	if _, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with a name held on %d of %d nodes: got %v, want ErrNotAcquired", majority, nodes, err)
+	}
+	for i := range nodes - majority {
+		for _, n := range ns {
+			if v, _ := e.admin(t, i).Exists(ctx, lockKey(n)).Result(); v != 0 {
+				t.Fatalf("node %d still holds %s after the failed attempt", i, n)
+			}
+		}
+	}
+	for i := nodes - majority; i < nodes-1; i++ {
+		e.admin(t, i).Del(ctx, lockKey(ns[1]))
+	}
+	l, err := ml.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with a name held on one of %d nodes: %v", nodes, err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if v, _ := e.admin(t, nodes-1).Get(ctx, lockKey(ns[1])).Result(); v != "someone-else" {
+		t.Fatalf("the MultiLock touched the other holder's key on node %d (now %q)", nodes-1, v)
+	}
+}

@@ -1,0 +1,78 @@
+package conformance
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testMutexHistory has competing Clients take one lock again and again,
+// with TryLock and Lock, holding it for a moment, and two of them abandon
+// a lease to expire; then it checks the recorded history against the lock
+// model (at most one holder): no two validity windows overlap.
+func testMutexHistory(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 60*time.Second), name(t)
+	const clients = 4
+	rounds := 12
+	if e.long() {
+		rounds = 100
+	}
+	h := newHistory()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		// A short TTL, so that the abandoned leases expire soon.
+		m := e.client(t).Mutex(n, core.WithTTL(300*time.Millisecond))
+		wg.Go(func() {
+			for r := range rounds {
+				call := time.Now()
+				var l *core.Lease
+				var err error
+				if r%3 == 0 {
+					l, err = m.TryLock(ctx)
+				} else {
+					l, err = m.Lock(ctx)
+				}
+				if errors.Is(err, core.ErrNotAcquired) && r%3 == 0 {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				held := h.acquired(i, leaseOp{}, call, l)
+				time.Sleep(time.Duration(r%4) * time.Millisecond)
+				if r == rounds/2 && i%2 == 0 {
+					<-l.Done()
+					held.expired()
+					continue
+				}
+				// A lease that ran out while held (a stalled machine) is
+				// ErrLost; the history has its window end at the deadline.
+				if err := held.release(func() error { return l.Unlock(ctx) }); err != nil && !errors.Is(err, core.ErrLost) {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); got < clients*rounds/2 {
+		t.Fatalf("only %d acquisitions in %d rounds of %d clients: too few to check", got, rounds, clients)
+	}
+	h.check(t, capacityModel(1))
+}
+
+// long reports whether this is the cell that runs the long versions of
+// the cases (thousands of operations): one per topology keeps the suite
+// short.
+func (e env) long() bool {
+	return e.h.Driver == "goredis" && e.server == "redis7" && e.strategy == core.Poll
+}

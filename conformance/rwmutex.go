@@ -1,0 +1,536 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+func runRWMutex(t *testing.T, e env) {
+	cases := map[string]func(*testing.T, env){
+		"BadInput":              testRWBadInput,
+		"ReadersShare":          testRWReadersShare,
+		"WriterWaitsForReaders": testRWWriterWaits,
+		"WriterKeepsReadersOut": testRWWriterKeepsReadersOut,
+		"WriterNotStarved":      testRWWriterNotStarved,
+		"CrashedReader":         testRWCrashedReader,
+		"CrashedWriter":         testRWCrashedWriter,
+		"CrashedWaitingWriter":  testRWCrashedWaitingWriter,
+		"GiveUpLeaves":          testRWGiveUp,
+		"AutoExtend":            testRWAutoExtend,
+		"ExpiryLosesLease":      testRWExpiry,
+		"History":               testRWHistory,
+	}
+	if len(e.addrs) >= 3 {
+		cases["MinorityDown"] = testRWMinorityDown
+		cases["MajorityDown"] = testRWMajorityDown
+	}
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// rwKey is one of the keys of the reader/writer lock called name: ":w" the
+// write lock, ":r" the read leases, ":wq" the waiting writers, ":rq" the
+// waiting readers.
+func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
+
+func testRWBadInput(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c := e.client(t)
+	for _, bad := range []struct {
+		what string
+		m    *core.RWMutex
+		ctx  context.Context
+	}{
+		{"an empty name", c.RWMutex(""), ctx},
+		{"a zero TTL", c.RWMutex(n, core.WithTTL(0)), ctx},
+		{"a negative TTL", c.RWMutex(n, core.WithTTL(-time.Second)), ctx},
+		{"a TTL below the drift allowance", c.RWMutex(n, core.WithTTL(2*time.Millisecond)), ctx},
+		{"a negative attempt count", c.RWMutex(n, core.WithMaxAttempts(-1)), ctx},
+		{"an owner (not reentrant)", c.RWMutex(n, core.WithOwner("worker-1")), ctx},
+		{"a nil context", c.RWMutex(n), nil},
+	} {
+		for op, call := range map[string]func(context.Context) (*core.Lease, error){
+			"TryRLock": bad.m.TryRLock, "RLock": bad.m.RLock, "TryLock": bad.m.TryLock, "Lock": bad.m.Lock,
+		} {
+			l, err := call(bad.ctx)
+			if !errors.Is(err, core.ErrInvalid) || l != nil {
+				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
+			} else if !strings.Contains(err.Error(), "invalid argument: ") {
+				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
+			}
+		}
+	}
+	if k, _ := e.admin(t, 0).Exists(ctx, rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")).Result(); k != 0 {
+		t.Errorf("bad input wrote %d keys", k)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RWMutex(n).RLock(ctx); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("RLock on a closed client: got %v, want ErrClosed", err)
+	}
+	if _, err := c.RWMutex(n).TryLock(ctx); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("TryLock on a closed client: got %v, want ErrClosed", err)
+	}
+}
+
+func testRWReadersShare(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	a, b, w := e.client(t).RWMutex(n), e.client(t).RWMutex(n), e.client(t).RWMutex(n)
+	ra, err := a.RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.TryRLock(ctx)
+	if err != nil {
+		t.Fatalf("TryRLock beside another reader: %v", err)
+	}
+	if _, err := w.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with two readers: got %v, want ErrNotAcquired", err)
+	}
+	if err := ra.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock with one reader left: got %v, want ErrNotAcquired", err)
+	}
+	if err := rb.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("second Unlock of a read lease: got %v, want ErrNotHeld", err)
+	}
+	wl, err := w.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock once the readers left: %v", err)
+	}
+	if wl.Token() <= rb.Token() {
+		t.Errorf("the writer's token %d is not above the reader's %d", wl.Token(), rb.Token())
+	}
+	if _, err := a.TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryRLock while a writer holds: got %v, want ErrNotAcquired", err)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryLock while a writer holds: got %v, want ErrNotAcquired", err)
+	}
+	if err := wl.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.TryRLock(ctx)
+	if err != nil {
+		t.Fatalf("TryRLock once the writer left: %v", err)
+	}
+	if r.Token() <= wl.Token() {
+		t.Errorf("the reader's token %d is not above the writer's %d", r.Token(), wl.Token())
+	}
+	r.Unlock(ctx)
+}
+
+// testRWWriterWaits: the last reader's release wakes a waiting writer.
+func testRWWriterWaits(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	r, err := e.client(t).RWMutex(n).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := startLock(ctx, e.client(t).RWMutex(n).Lock)
+	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if err := r.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testRWWriterKeepsReadersOut: while a writer waits, no new reader enters;
+// when it is through, the waiting readers are woken.
+func testRWWriterKeepsReadersOut(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	r1, err := e.client(t).RWMutex(n).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := startLock(ctx, e.client(t).RWMutex(n).Lock)
+	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
+	if _, err := e.client(t).RWMutex(n).TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
+	}
+	reader := startLock(ctx, e.client(t).RWMutex(n).RLock)
+	e.awaitCard(t, ctx, rwKey(n, ":rq"), 1)
+	if err := r1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := <-writer
+	if w.err != nil {
+		t.Fatalf("the writer's Lock: %v", w.err)
+	}
+	select {
+	case r := <-reader:
+		t.Fatalf("a reader acquired (err %v) while the writer held the lock", r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	start := time.Now()
+	if err := w.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, reader, start).Unlock(ctx)
+}
+
+// testRWWriterNotStarved has readers take overlapping read leases without
+// pause; a writer must still get the lock soon.
+func testRWWriterNotStarved(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const readers, hold = 4, 30 * time.Millisecond
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	for i := range readers {
+		m := e.client(t).RWMutex(n)
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * hold / readers) // staggered, so that some reader always holds
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l, err := m.RLock(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(hold)
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	wl, err := e.client(t).RWMutex(n).Lock(ctx)
+	took := time.Since(start)
+	close(stop)
+	if err == nil {
+		wl.Unlock(ctx)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a reader: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("the writer's Lock among readers: %v", err)
+	}
+	if limit := 2 * time.Second; took > limit {
+		t.Fatalf("the writer waited %v among continuous readers, want within %v", took, limit)
+	}
+}
+
+// testRWCrashedReader abandons a reader's Client: its share frees at its
+// TTL, and a waiting writer acquires within one retry interval after that.
+func testRWCrashedReader(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 500 * time.Millisecond
+	crashed := e.client(t)
+	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := time.Now()
+	got := startLock(ctx, e.client(t).RWMutex(n, core.WithTTL(ttl)).Lock)
+	crashed.Close()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the writer's Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if !r.at.After(l.Until()) {
+		t.Fatalf("the writer acquired at %v, before the crashed reader's validity ended at %v", r.at, l.Until())
+	}
+	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
+		t.Fatalf("the writer acquired %v after the crashed reader, want within %v", d, limit)
+	}
+}
+
+// testRWCrashedWriter abandons the writer's Client: a waiting reader
+// acquires after its validity, within its TTL and one retry interval.
+func testRWCrashedWriter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 500 * time.Millisecond
+	crashed := e.client(t)
+	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := time.Now()
+	got := startLock(ctx, e.client(t).RWMutex(n, core.WithTTL(ttl)).RLock)
+	crashed.Close()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the reader's RLock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if !r.at.After(l.Until()) {
+		t.Fatalf("the reader acquired at %v, before the crashed writer's validity ended at %v", r.at, l.Until())
+	}
+	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
+		t.Fatalf("the reader acquired %v after the crashed writer, want within %v", d, limit)
+	}
+}
+
+// testRWCrashedWaitingWriter abandons the Client of a writer that waits:
+// it stops keeping readers out within its wait's lapse time (the TTL) and
+// one retry interval.
+func testRWCrashedWaitingWriter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 600 * time.Millisecond
+	r1, err := e.client(t).RWMutex(n).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Unlock(ctx)
+	crashed := e.client(t)
+	writer := startLock(ctx, crashed.RWMutex(n, core.WithTTL(ttl)).Lock)
+	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
+	reader := e.client(t).RWMutex(n, core.WithTTL(ttl))
+	if _, err := reader.TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
+	}
+	crashed.Close()
+	at := time.Now()
+	if w := <-writer; !errors.Is(w.err, core.ErrClosed) {
+		t.Fatalf("Lock of the abandoned Client: got %v, want ErrClosed", w.err)
+	}
+	r := <-startLock(ctx, reader.RLock)
+	if r.err != nil {
+		t.Fatalf("RLock after the waiting writer crashed: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if d, limit := r.at.Sub(at), ttl+lineRetry(ttl)+crashSlack; d > limit {
+		t.Fatalf("the reader acquired %v after the waiting writer crashed, want within %v", d, limit)
+	}
+}
+
+// testRWGiveUp: a writer whose ctx ends or whose attempts run out stops
+// keeping readers out at once.
+func testRWGiveUp(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	r, err := e.client(t).RWMutex(n).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Unlock(ctx)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := e.client(t).RWMutex(n).Lock(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
+	}
+	e.expectCard(t, ctx, rwKey(n, ":wq"), 0, "after a writer's ctx ended")
+	if _, err := e.client(t).RWMutex(n, core.WithMaxAttempts(3)).Lock(ctx); !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
+	}
+	e.expectCard(t, ctx, rwKey(n, ":wq"), 0, "after a writer ran out of attempts")
+	l, err := e.client(t).RWMutex(n).TryRLock(ctx)
+	if err != nil {
+		t.Fatalf("TryRLock after the writers gave up: %v", err)
+	}
+	l.Unlock(ctx)
+}
+
+func testRWAutoExtend(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	// Long enough that a watchdog round trip on a loaded machine fits.
+	const ttl = 500 * time.Millisecond
+	m, other := e.client(t).RWMutex(n, core.WithTTL(ttl), core.WithAutoExtend()), e.client(t).RWMutex(n)
+	for _, mode := range []string{"read", "write"} {
+		lock, blocked := m.RLock, other.TryLock
+		if mode == "write" {
+			lock, blocked = m.Lock, other.TryRLock
+		}
+		l, err := lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * ttl)
+		if err := l.Err(); err != nil {
+			t.Fatalf("auto-extended %s lease after 4 TTLs: %v", mode, err)
+		}
+		if _, err := blocked(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("the other mode beside an auto-extended %s lease: got %v, want ErrNotAcquired", mode, err)
+		}
+		if err := l.Extend(ctx, 3*time.Second); err != nil {
+			t.Fatalf("Extend of a %s lease: %v", mode, err)
+		}
+		if left := time.Until(l.Until()); left < 2*time.Second {
+			t.Fatalf("Until is %v away after Extend(3s) of a %s lease", left, mode)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testRWExpiry: a read lease that is not extended is lost at its TTL, and
+// its late Unlock does not touch the writer that came after.
+func testRWExpiry(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	const ttl = 200 * time.Millisecond
+	r, err := e.client(t).RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Done():
+		if time.Now().Before(r.Until()) {
+			t.Fatal("Done closed before the validity deadline")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done still open a long time after the TTL")
+	}
+	if !errors.Is(r.Err(), core.ErrLost) {
+		t.Fatalf("Err after expiry: got %v, want ErrLost", r.Err())
+	}
+	w, err := e.client(t).RWMutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after the reader expired: %v", err)
+	}
+	if err := r.Extend(ctx, time.Second); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("Extend of an expired read lease: got %v, want ErrLost (and ErrNotHeld)", err)
+	}
+	if err := r.Unlock(ctx); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Unlock of an expired read lease: got %v, want ErrLost", err)
+	}
+	if err := w.Unlock(ctx); err != nil {
+		t.Fatalf("the writer's lock was touched by the expired reader's Unlock: %v", err)
+	}
+}
+
+// testRWHistory has competing Clients take read and write leases, nine
+// reads to one write (10,000 acquisitions in the long cell), with the
+// blocking and the Try calls, and checks the history against the
+// reader/writer model, and that tokens increase from writer to writer and
+// from a writer to the readers after it.
+func testRWHistory(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 5*time.Minute), name(t)
+	const clients = 6
+	total := int64(300)
+	if e.long() {
+		total = 10000
+	}
+	fast := core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: time.Millisecond, Multiplier: 2})
+	h := newHistory()
+	var (
+		acquired  atomic.Int64
+		mu        sync.Mutex
+		lastWrite uint64
+		wg        sync.WaitGroup
+	)
+	errs := make(chan error, clients)
+	for i := range clients {
+		m := e.client(t, fast).RWMutex(n, core.WithTTL(5*time.Second))
+		wg.Go(func() {
+			for r := 0; acquired.Load() < total; r++ {
+				write, try := (i+r)%10 == 0, r%7 == 0
+				lock := map[[2]bool]func(context.Context) (*core.Lease, error){
+					{false, false}: m.RLock, {false, true}: m.TryRLock, {true, false}: m.Lock, {true, true}: m.TryLock,
+				}[[2]bool{write, try}]
+				call := time.Now()
+				l, err := lock(ctx)
+				if errors.Is(err, core.ErrNotAcquired) && try {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				acquired.Add(1)
+				mode := "read"
+				if write {
+					mode = "write"
+				}
+				held := h.acquired(i, leaseOp{Mode: mode}, call, l)
+				mu.Lock()
+				if l.Token() <= lastWrite {
+					errs <- errors.New("a " + mode + " lease's token is not above the last write lease's")
+				}
+				if write {
+					lastWrite = l.Token()
+				}
+				mu.Unlock()
+				if !write {
+					time.Sleep(time.Duration(r%3) * time.Millisecond)
+				}
+				if err := held.release(func() error { return l.Unlock(ctx) }); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	writes := h.count(func(in any) bool { return !in.(leaseOp).End && in.(leaseOp).Mode == "write" })
+	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < total || writes == 0 {
+		t.Fatalf("only %d acquisitions (%d writes) recorded, want %d with some writes", got, writes, total)
+	}
+	h.check(t, rwModel())
+}
+
+func testRWMinorityDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, 1)
+	a, b := e.clientOn(t, addrs).RWMutex(n), e.clientOn(t, addrs).RWMutex(n)
+	down()
+	r, err := a.RLock(ctx)
+	if err != nil {
+		t.Fatalf("RLock with one of three nodes down: %v", err)
+	}
+	got := startLock(ctx, b.Lock)
+	time.Sleep(100 * time.Millisecond)
+	if err := r.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock of a read lease with one of three nodes down: %v", err)
+	}
+	w := <-got
+	if w.err != nil {
+		t.Fatalf("the writer's Lock with one of three nodes down: %v", w.err)
+	}
+	if err := w.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRWMajorityDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, 2)
+	m := e.clientOn(t, addrs).RWMutex(n)
+	down()
+	for op, lock := range map[string]func(context.Context) (*core.Lease, error){"RLock": m.RLock, "Lock": m.Lock} {
+		start := time.Now()
+		if _, err := lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("%s with two of three nodes down: got %v, want ErrNoQuorum", op, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("%s with a majority down took %v; it should fail fast", op, took)
+		}
+	}
+	if k, _ := e.admin(t, 0).Exists(ctx, rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")).Result(); k != 0 {
+		t.Fatalf("the failed calls left %d keys on the node that answered", k)
+	}
+}

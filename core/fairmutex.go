@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+)
+
+// FairMutex is a distributed lock granted first come, first served. Lock
+// joins a line kept in Redis and is granted the lock only when it is first
+// in line; TryLock succeeds only when the lock is free and no one waits.
+// Leases are the same as a Mutex's. A FairMutex is safe for concurrent use
+// and cheap: make one per name as needed. It is not reentrant.
+//
+// Each waiter's entry lapses unless its attempts refresh it (about every
+// quarter TTL; the entry lasts one TTL), so a waiter whose process died
+// holds the line up no longer than a dead holder would; a waiter whose ctx
+// ends or whose attempts run out leaves the line at once. A release wakes
+// only the waiter first in line, through its own ticket key (Notify); that
+// waiter also retries at the holder's TTL or a quarter TTL, whichever comes
+// first, and under Poll at its backoff, capped at a quarter TTL.
+//
+// Order. On one node, waiters acquire in the order in which their first
+// attempts reached the server, skipping those whose entries lapsed. With a
+// quorum, a waiter's place is the time its Lock began on its own clock, the
+// same on every node, so every node orders the waiters alike and the first
+// of them is first on a majority: waiters acquire in the order in which
+// their Lock calls began, up to the clock skew between their machines. A
+// waiter whose entry reached fewer than a majority of nodes (some were
+// down) may be overtaken on the others until its next attempt reaches them.
+//
+// A FairMutex and a Mutex of the same name are different locks.
+type FairMutex struct {
+	c    *Client
+	name string
+	opts options
+	keys fairKeys
+}
+
+type fairKeys struct {
+	lock, fence, queue, lapse, tickets string
+}
+
+// FairMutex returns the fair lock called name. Options given here override
+// the Client's for this lock. Bad options are reported by its methods.
+func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
+	o := c.withOptions(opts)
+	return &FairMutex{c: c, name: name, opts: o, keys: fairKeys{
+		lock:    key(o, name, ":fair"),
+		fence:   key(o, name, ":fence"),
+		queue:   key(o, name, ":fair:q"),
+		lapse:   key(o, name, ":fair:lapse"),
+		tickets: key(o, name, ":fair:t:"),
+	}}
+}
+
+// Name returns the lock's name.
+func (m *FairMutex) Name() string { return m.name }
+
+// TryLock makes one attempt: it returns ErrNotAcquired when the lock is
+// held or anyone waits for it, and ErrNoQuorum when too few nodes answered.
+func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	l, _, err := m.attempt(ctx, rand.Text(), 0, 0)
+	return l, err
+}
+
+// Lock joins the line and waits until the lock is granted, ctx ends (its
+// error is returned), or WithMaxAttempts attempts failed (ErrNotAcquired);
+// in both cases it leaves the line. It returns at once with ErrNoQuorum
+// when a majority of nodes cannot be reached.
+func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	token := rand.Text()
+	var place int64 // on one node, the server gives the next place in line
+	if len(m.c.nodes) > 1 {
+		place = time.Now().UnixMicro()
+	}
+	wait, _ := lineTimes(&m.opts)
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets+token, m.hold(token, false),
+		func(ctx context.Context) (*Lease, time.Duration, error) { return m.attempt(ctx, token, place, wait) })
+}
+
+func (m *FairMutex) check(ctx context.Context) error {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return err
+	}
+	return checkNotOwned(&m.opts, "FairMutex")
+}
+
+// attempt is one Redlock round; wait 0 does not join the line (TryLock).
+func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration) (*Lease, time.Duration, error) {
+	k, o := m.keys, &m.opts
+	ask := func(ctx context.Context, n *node) (grant, error) {
+		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait)
+		return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
+	}
+	return grantRound(ctx, m.c, o, m.name, m.hold(token, false), m.hold(token, true), ask,
+		fenceDurable(m.c, o, k.lock, k.fence, token))
+}
+
+func (m *FairMutex) hold(token string, keep bool) fairHold {
+	return fairHold{keys: m.keys, token: token, keep: keep}
+}
+
+// fairHold is a FairMutex lease's hold: its token in the lock key. keep
+// marks the undo of an attempt, which keeps the waiter's place in line.
+type fairHold struct {
+	keys  fairKeys
+	token string
+	keep  bool
+}
+
+func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+	v, err := n.extend(ctx, h.keys.lock, h.token, ttl)
+	return v == 1, err
+}
+
+func (h fairHold) release(ctx context.Context, n *node) (bool, error) {
+	k := h.keys
+	v, err := n.d.FairMutexRelease(ctx, k.lock, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep))
+	return v == 1, err
+}

@@ -1,0 +1,180 @@
+package core
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Latch is a count-down latch: TrySetCount sets a count, CountDown lowers
+// it, and Wait returns once it reached zero. The count-down that reaches
+// zero deletes the latch, which wakes every waiter, and the latch can then
+// be set again. A latch that never reaches zero expires WithLatchExpiry
+// (default 24h) after it was set, and its waiters then return as if it had
+// opened. A Latch is safe for concurrent use and cheap: make one per name
+// as needed.
+//
+// A latch with no count set is open: Wait returns at once and Count is 0,
+// as for a java.util.concurrent.CountDownLatch created with 0. So set the
+// count before the waiters start.
+//
+// With a quorum, TrySetCount and CountDown are applied on every node and
+// succeed when a majority applied them; a TrySetCount that did not reach a
+// majority is undone. Count returns the highest count among the nodes
+// that answered (a majority at least), so it never reports the latch
+// further down than a majority has seen it. Wait returns when a majority
+// report it open: each count-down reached a majority, but a count-down
+// that failed on some node leaves that node behind, so if failures left
+// fewer than a majority at zero, Wait returns only at the expiry.
+type Latch struct {
+	c    *Client
+	name string
+	opts options
+	key  string // hash {count, gen}; absent while no count is set
+}
+
+// Latch returns the latch called name. Options given here override the
+// Client's; WithLatchExpiry is the one that matters most. Bad input is
+// reported by its methods.
+func (c *Client) Latch(name string, opts ...Option) *Latch {
+	o := c.opts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	// Wait returns when the latch opens or its context ends: a bound on
+	// attempts would only add an error that means neither.
+	o.maxAttempts = 0
+	return &Latch{c: c, name: name, opts: o, key: key(o, name, ":latch")}
+}
+
+// Name returns the latch's name.
+func (l *Latch) Name() string { return l.name }
+
+// TrySetCount sets the count when no count is set (the latch is new,
+// opened, or expired), and reports whether it did. It returns ErrInvalid
+// for n below 1 and ErrNoQuorum when too few nodes answered.
+func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
+	if err := l.check(ctx); err != nil {
+		return false, err
+	}
+	if count <= 0 {
+		return false, invalid("TrySetCount(%d) on latch %q: the count must be at least 1", count, l.name)
+	}
+	// A random generation (below 2^53, which Lua numbers hold exactly) lets
+	// a waiter see that the latch opened and was set again before it looked.
+	gen := rand.Int64N(1<<53-1) + 1
+	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
+		return nd.d.LatchTrySet(ctx, l.key, count, gen, l.opts.latchExpiry)
+	})
+	if held(replies) >= l.c.quorum {
+		return true, nil
+	}
+	// Undo on the minority that took it, and where the answer was lost.
+	fanout(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
+		if r := replies[i]; r.err == nil && !r.v {
+			return false, nil
+		}
+		return nd.d.LatchUnset(ctx, l.key, gen)
+	})
+	return false, noQuorum(l.c, replies)
+}
+
+// CountDown lowers the count by one; the count-down that reaches zero
+// wakes every waiter. On a latch with no count set it does nothing. It
+// returns ErrNoQuorum when fewer than a majority applied it.
+func (l *Latch) CountDown(ctx context.Context) error {
+	if err := l.check(ctx); err != nil {
+		return err
+	}
+	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
+		return nd.d.LatchCountDown(ctx, l.key)
+	})
+	return noQuorum(l.c, replies)
+}
+
+// Count returns the count, 0 when no count is set; with a quorum, the
+// highest count among the nodes that answered. It returns ErrNoQuorum
+// when too few nodes answered.
+func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if err := l.check(ctx); err != nil {
+		return 0, err
+	}
+	replies := l.read(ctx)
+	if err := noQuorum(l.c, replies); err != nil {
+		return 0, err
+	}
+	var count int64
+	for _, r := range replies {
+		if r.err == nil {
+			count = max(count, r.v.Count)
+		}
+	}
+	return count, nil
+}
+
+// Wait returns nil once the latch is open: its count reached zero, or it
+// expired, or it was never set; also when it opened and was set again
+// while Wait was looking. It returns ctx's error when ctx ends first and
+// ErrNoQuorum, at once, when a majority of nodes cannot be reached.
+func (l *Latch) Wait(ctx context.Context) error {
+	if err := l.check(ctx); err != nil {
+		return err
+	}
+	gens := make([]int64, len(l.c.nodes)) // the generation each node had first; 0 unknown
+	_, err := acquire(ctx, l.c, &l.opts, l.key, func(ctx context.Context) (struct{}, time.Duration, error) {
+		if err := ctx.Err(); err != nil {
+			return struct{}{}, 0, err
+		}
+		replies := l.read(ctx)
+		open := 0
+		for i, r := range replies {
+			switch {
+			case r.err != nil:
+			case r.v.Count <= 0 || (gens[i] != 0 && r.v.Gen != gens[i]):
+				open++
+			case gens[i] == 0:
+				gens[i] = r.v.Gen
+			}
+		}
+		if open >= l.c.quorum {
+			return struct{}{}, 0, nil
+		}
+		if err := noQuorum(l.c, replies); err != nil {
+			return struct{}{}, 0, err
+		}
+		// Nothing but a notification or the expiry opens the latch; look
+		// again after a TTL in case a notification was lost, as a Mutex
+		// waiter would at its holder's TTL.
+		return struct{}{}, l.opts.ttl, ErrNotAcquired
+	})
+	if err == nil {
+		// The latch's deletion woke one waiter per Client: each one that
+		// finds it open wakes the next, until all returned.
+		l.c.wait.passOn(l.key)
+	}
+	return err
+}
+
+func (l *Latch) read(ctx context.Context) []reply[latchState] {
+	return fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (latchState, error) {
+		r, err := nd.d.LatchRead(ctx, l.key)
+		return latchState(r), err
+	})
+}
+
+// latchState is one node's view of the latch.
+type latchState struct {
+	Count int64
+	Gen   int64
+}
+
+// check reports a closed client, a nil context or bad options.
+func (l *Latch) check(ctx context.Context) error {
+	if err := l.c.check(ctx, l.name, &l.opts); err != nil {
+		return err
+	}
+	if d := l.opts.latchExpiry; d <= 0 || d%time.Millisecond != 0 {
+		return invalid("latch expiry %v is not a positive whole number of milliseconds", d)
+	}
+	return nil
+}

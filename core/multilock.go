@@ -1,0 +1,291 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MultiLock holds several Mutex names as one: an acquisition takes all of
+// them or none. Its names are the Mutex names themselves (the same keys),
+// so a MultiLock and a Mutex over a shared name exclude each other. A
+// MultiLock is safe for concurrent use.
+//
+// Each attempt takes the names one by one in sorted order, on every node at
+// once, and stops on a node at the first name held by someone else; the
+// names it took are released before it waits. Two MultiLocks over
+// overlapping names thus meet first at their lowest shared name, and the one
+// that takes it goes on while the other takes nothing more: neither can hold
+// a name the other needs while waiting for one the other holds. A node
+// counts toward the quorum only when it granted every name.
+//
+// Each name is its own key and script call, not one multi-key script, so
+// that names hashing to different Redis Cluster slots work; an attempt
+// costs one round trip per name.
+type MultiLock struct {
+	c     *Client
+	names []string // sorted
+	opts  options
+	keys  []keyNames // by names
+}
+
+// MultiLock returns the lock over names, which it copies and sorts. Options
+// given here override the Client's. Bad names (none, an empty one, one
+// given twice) and bad options are reported by its methods with
+// ErrInvalid, before anything is written.
+func (c *Client) MultiLock(names []string, opts ...Option) *MultiLock {
+	o := c.opts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	m := &MultiLock{c: c, names: sorted, opts: o}
+	for _, n := range sorted {
+		m.keys = append(m.keys, c.keys(o, n))
+	}
+	return m
+}
+
+// Names returns the lock's names in the order they are acquired (sorted).
+func (m *MultiLock) Names() []string { return slices.Clone(m.names) }
+
+// TryLock makes one attempt. It returns ErrNotAcquired when another owner
+// holds any of the names (and then holds none of them itself), and
+// ErrNoQuorum when too few nodes answered.
+//
+// The lease's Token is the highest of the names' fencing tokens, made
+// durable on every name: it exceeds every token any primitive got before
+// for any of the names, and every later token for any of them exceeds it
+// (see the package documentation; WithFencing(false) drops this in the
+// same way as for a Mutex).
+func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	l, _, _, err := m.attempt(ctx)
+	return l, err
+}
+
+// Lock waits until every name is acquired, ctx ends (its error is
+// returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It
+// returns at once with ErrNoQuorum when a majority of nodes cannot be
+// reached. While it waits it holds none of the names.
+func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	// The shared loop (acquire) watches one key; here the key worth
+	// watching is the name the last attempt stopped at, which changes as
+	// holders come and go. One watch at a time: a watch left on a name
+	// no longer waited for would absorb that name's wake-ups.
+	var (
+		w        watch
+		watching string
+	)
+	defer func() {
+		if w != nil {
+			w.stop()
+		}
+	}()
+	for n := 0; ; n++ {
+		l, blocked, holderTTL, err := m.attempt(ctx)
+		if !errors.Is(err, ErrNotAcquired) {
+			return l, err
+		}
+		if m.opts.maxAttempts > 0 && n+1 >= m.opts.maxAttempts {
+			return nil, err
+		}
+		if w == nil || blocked != watching {
+			if w != nil {
+				w.stop()
+			}
+			// A new watch subscribes on its first wait and returns at once
+			// (see waiter.watch), so no release of blocked is missed.
+			if w, err = m.c.wait.watch(ctx, &m.opts, blocked); err != nil {
+				w = nil
+				return nil, err
+			}
+			watching = blocked
+		}
+		if err := w.wait(ctx, n, holderTTL); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// check reports a closed client, a nil context, bad names or bad options.
+func (m *MultiLock) check(ctx context.Context) error {
+	if len(m.names) == 0 {
+		return invalid("no names; give MultiLock at least one name")
+	}
+	for i, n := range m.names {
+		if err := m.c.check(ctx, n, &m.opts); err != nil {
+			return err
+		}
+		if i > 0 && n == m.names[i-1] {
+			return invalid("the name %q is given twice; give each name once", n)
+		}
+	}
+	return nil
+}
+
+// attempt runs one Redlock round over all names. On failure it returns the
+// key of the name it stopped at and that holder's shortest remaining TTL,
+// for the wait.
+func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", 0, err
+	}
+	c, o := m.c, m.opts
+	// A node answers one request per name in turn: the node timeout
+	// bounds each of them, so the chain gets one per name. The lease
+	// keeps these options, for its extensions and release.
+	o.nodeTimeout = time.Duration(len(m.names)) * o.perNodeTimeout()
+	holder := o.owner
+	if holder == "" {
+		holder = rand.Text()
+	}
+	h := make(multiHold, len(m.keys))
+	for i, k := range m.keys {
+		h[i] = mutexHold{keys: k, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
+	}
+	start := time.Now()
+	// Each node's reply holds the grants in name order, up to and
+	// including the first refusal, or up to the failed call.
+	replies := fanout(ctx, c, &o, func(ctx context.Context, _ int, n *node) ([]grant, error) {
+		var gs []grant
+		for _, mh := range h {
+			g, err := mh.acquire(ctx, n, o.ttl, nil)
+			if err != nil {
+				return gs, err
+			}
+			gs = append(gs, g)
+			if !g.Acquired {
+				break
+			}
+		}
+		return gs, nil
+	})
+	t := tallyAll(replies, len(h))
+	l := newLease(c, strings.Join(m.names, ","), o, h, uint64(t.fence))
+	if t.granted >= c.quorum {
+		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+			if !o.fencing || h.makeFenceDurable(ctx, c, &o, replies, t.fence) {
+				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+					l.start(start.Add(validity))
+					return l, "", 0, nil
+				}
+			}
+		}
+	}
+	// Undo on each node what it may have granted: the names it granted,
+	// and the one in flight when its call failed. Nothing more, so that
+	// an owner's earlier holds of the other names stay.
+	fanout(context.WithoutCancel(ctx), c, &o, func(ctx context.Context, i int, n *node) (bool, error) {
+		r := replies[i]
+		taken := len(r.v)
+		if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
+			taken--
+		} else if r.err != nil {
+			taken = min(taken+1, len(h))
+		}
+		return h[:taken].release(ctx, n)
+	})
+	if err := noQuorum(c, replies); err != nil {
+		return nil, "", 0, err
+	}
+	return nil, m.keys[t.blocked].lock, t.holderTTL, ErrNotAcquired
+}
+
+// allTally sums up an attempt over several names.
+type allTally struct {
+	granted   int   // nodes that granted every name
+	fence     int64 // the highest fencing counter any node granted for any name
+	blocked   int   // the lowest name a node refused (0 when none did)
+	holderTTL time.Duration
+}
+
+// tallyAll counts the nodes that granted all n names, and finds the name
+// to wait for: the lowest one refused, with its holder's shortest TTL.
+func tallyAll(replies []reply[[]grant], n int) allTally {
+	t := allTally{blocked: n, holderTTL: -1}
+	for _, r := range replies {
+		for _, g := range r.v {
+			t.fence = max(t.fence, g.Fence)
+		}
+		k := len(r.v)
+		switch {
+		case r.err != nil:
+		case k == n && r.v[k-1].Acquired:
+			t.granted++
+		case k > 0 && !r.v[k-1].Acquired:
+			g := r.v[k-1]
+			if k-1 < t.blocked {
+				t.blocked, t.holderTTL = k-1, -1
+			}
+			if k-1 == t.blocked && g.HolderTTL >= 0 && (t.holderTTL < 0 || g.HolderTTL < t.holderTTL) {
+				t.holderTTL = g.HolderTTL
+			}
+		}
+	}
+	if t.blocked == n { // refused nowhere: a split vote or failed nodes
+		t.blocked = 0
+	}
+	return t
+}
+
+// multiHold is a MultiLock lease's hold: one Mutex hold per name, in name
+// order. A node holds the lease only while it holds every name.
+type multiHold []mutexHold
+
+// extend extends every name, even after one failed, so that the node
+// keeps what it still holds.
+func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+	all := true
+	var errs []error
+	for _, mh := range h {
+		ok, err := mh.extend(ctx, n, ttl)
+		all = all && ok
+		errs = append(errs, err)
+	}
+	return all, errors.Join(errs...)
+}
+
+// release releases every name, even after one failed.
+func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
+	all := true
+	var errs []error
+	for _, mh := range h {
+		ok, err := mh.release(ctx, n)
+		all = all && ok
+		errs = append(errs, err)
+	}
+	return all, errors.Join(errs...)
+}
+
+// makeFenceDurable raises every name's fencing counter to the lease's
+// token on the nodes that granted all names, where it is lower, while they
+// still hold the name; it succeeds when a majority did. Raising every name
+// to the highest of their tokens is what makes later tokens of any of the
+// names exceed this lease's (see the package documentation). On one node
+// it is still needed for the names whose counters were lower.
+func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[[]grant], fence int64) bool {
+	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
+		if g := grants[i]; g.err != nil || len(g.v) < len(h) || !g.v[len(h)-1].Acquired {
+			return false, nil
+		}
+		for j, mh := range h {
+			if grants[i].v[j].Fence >= fence {
+				continue // drawn at the grant, while the name was held here
+			}
+			if v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence); v != 1 || err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	return held(replies) >= c.quorum
+}

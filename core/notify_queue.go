@@ -1,0 +1,171 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// A Mutex waits under Notify in a queue kept in Redis. A waiter that fails
+// an attempt joins the lock's queue with a ticket key of its own; a release
+// deletes the ticket of the oldest live waiter and reserves the lock for it
+// a moment, and the ticket's keyspace event reaches only that waiter's
+// Client, through one pattern subscription per node per Client. So a
+// release wakes one waiter among all processes, not one per process, and
+// nobody barges in between release and the woken waiter's attempt. A
+// ticket expires with the lock it waits on, which wakes its waiter when a
+// holder dies without releasing.
+
+// Events on the lock key itself are not releases by this library (those
+// reach the woken ticket) but a DEL from elsewhere or an expiry. The waiter
+// that joined the queue at its head listens for them too, on the Client's
+// reference-counted subscription to the lock key, so that such a DEL wakes
+// it; the others do not, so that waiting costs them no subscription.
+
+// ticket is one queued Lock call.
+type ticket struct {
+	key     string
+	arrival int64 // the waiter's place in the queue (µs since the epoch), the same on every node
+	wake    chan struct{}
+	join    bool        // the next attempt joins the queue
+	joined  bool        // an attempt may have put it in the queue
+	first   atomic.Bool // an attempt put it at the head of the queue
+}
+
+func (n *notifier) newTicket(o *options, name string) *ticket {
+	t := &ticket{
+		key:     key(*o, name, ":t:"+n.c.id+":"+rand.Text()),
+		arrival: time.Now().UnixMicro(),
+		wake:    make(chan struct{}, 1),
+	}
+	n.mu.Lock()
+	n.tickets[t.key] = t.wake
+	n.mu.Unlock()
+	return t
+}
+
+func (n *notifier) dropTicket(t *ticket) {
+	n.mu.Lock()
+	delete(n.tickets, t.key)
+	n.mu.Unlock()
+}
+
+// subscribeTickets subscribes, once per node, the pattern of this Client's
+// ticket keys. Until every node confirmed it, waiters do not queue.
+func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
+	n.each(ctx, o, "psubscribe", func(ctx context.Context, s *subscriber) error {
+		l, prefix, err := s.listener(ctx, n)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		done := s.tickets
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		if err := l.PSubscribe(ctx, prefix+"*:t:"+n.c.id+":*"); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.tickets = true
+		s.mu.Unlock()
+		return nil
+	})
+	for _, s := range n.subs {
+		s.mu.Lock()
+		ok := s.tickets
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+	}
+	n.ticketsReady.Store(true)
+}
+
+// lockQueued is Lock under Notify. The first attempt queues only when the
+// ticket pattern is already subscribed: an uncontended Lock then costs one
+// round trip, and a contended one subscribes and tries again at once, so
+// that no release between its attempts goes unheard.
+func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
+	o := &m.opts
+	t := n.newTicket(o, m.name)
+	defer n.dropTicket(t)
+	var head *notifyWatch // the lock key's subscription, for the head of the queue
+	defer func() {
+		if head != nil {
+			head.stop()
+		}
+	}()
+	for attempt := 0; ; attempt++ {
+		t.join = n.ticketsReady.Load()
+		t.joined = t.joined || t.join
+		l, holderTTL, err := m.attempt(ctx, t)
+		switch {
+		case err == nil:
+			return l, nil
+		case !errors.Is(err, ErrNotAcquired), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
+			return nil, m.leave(ctx, t, err)
+		}
+		if !t.join {
+			if n.subscribeTickets(ctx, o); n.ticketsReady.Load() {
+				continue
+			}
+		}
+		if head == nil && t.first.Load() {
+			// Subscribed only now: attempt again before waiting, so that
+			// a DEL in between is not missed.
+			head = &notifyWatch{n: n, key: m.keys.lock, o: o, ctx: ctx, wake: t.wake}
+			if err := n.join(ctx, head); err != nil {
+				head = nil
+				return nil, m.leave(ctx, t, err)
+			}
+			continue
+		}
+		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
+			return nil, m.leave(ctx, t, err)
+		}
+	}
+}
+
+// waitTicket waits for the ticket's wake-up. As a safety net against a
+// lost event it retries at the holder's TTL anyway; a waiter that could not
+// queue polls with backoff.
+func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attempt int, holderTTL time.Duration) error {
+	b := o.backoff
+	retry := b.Delay(attempt)
+	if t.join {
+		retry = b.Cap
+		if holderTTL >= 0 {
+			retry = holderTTL + b.Delay(attempt)
+		}
+		if o.maxAttempts > 0 {
+			retry = min(retry, b.Delay(attempt))
+		}
+	}
+	timer := time.NewTimer(retry)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.c.closing:
+		return ErrClosed
+	case <-timer.C:
+	case <-t.wake:
+	}
+	return nil
+}
+
+// leave takes a ticket that may be queued out of the queue on every node,
+// handing on a reservation made for it, and returns err.
+func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
+	if t.joined {
+		k := m.keys
+		fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, _ int, n *node) (int64, error) {
+			return n.d.MutexLeave(ctx, k.lock, k.queue, k.next, t.key, m.opts.reserve())
+		})
+	}
+	return err
+}

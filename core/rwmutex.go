@@ -1,0 +1,161 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+)
+
+// RWMutex is a distributed reader/writer lock: many read leases or one
+// write lease at a time. A writer that waits keeps new readers out (writer
+// preference), so a steady stream of readers cannot starve writers; the
+// price is that a steady stream of writers can starve readers. Read and
+// write leases are Leases: each expires at its TTL unless extended (by hand
+// or WithAutoExtend), so a reader or writer that died frees its share at
+// its TTL. An RWMutex is safe for concurrent use and cheap: make one per
+// name as needed. It is not reentrant: a holder that asks again waits for
+// itself.
+//
+// Waiting readers and writers register in Redis with entries that lapse
+// unless their attempts refresh them, as FairMutex waiters do; a writer's
+// entry is what keeps readers out, so a writer that died or gave up stops
+// doing so within one TTL, or at once when it leaves. A release wakes the
+// waiters that may go next (a writer, or else every waiting reader) through
+// their own ticket keys (Notify); all of them also retry at least every
+// quarter TTL.
+//
+// Tokens. Every lease draws a fencing token from the name's counter. A
+// write lease's token is greater than every token of a lease that ended
+// before it was granted, as for a Mutex; a read lease's token is greater
+// than every write lease's token before it. With a quorum, read tokens are
+// not made durable (readers do not exclude each other, so nothing is fenced
+// between them); a later write token is only guaranteed to exceed earlier
+// write tokens.
+type RWMutex struct {
+	c    *Client
+	name string
+	opts options
+	keys rwKeys
+}
+
+type rwKeys struct {
+	writer, readers, writers, waiting, tickets, fence string
+}
+
+// RWMutex returns the reader/writer lock called name. Options given here
+// override the Client's for this lock. Bad options are reported by its
+// methods.
+func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
+	o := c.withOptions(opts)
+	return &RWMutex{c: c, name: name, opts: o, keys: rwKeys{
+		writer:  key(o, name, ":rw:w"),
+		readers: key(o, name, ":rw:r"),
+		writers: key(o, name, ":rw:wq"),
+		waiting: key(o, name, ":rw:rq"),
+		tickets: key(o, name, ":rw:t:"),
+		fence:   key(o, name, ":fence"),
+	}}
+}
+
+// Name returns the lock's name.
+func (m *RWMutex) Name() string { return m.name }
+
+// TryRLock makes one attempt at a read lease: it returns ErrNotAcquired
+// when a writer holds the lock or waits for it, and ErrNoQuorum when too
+// few nodes answered.
+func (m *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
+	return m.try(ctx, true)
+}
+
+// TryLock makes one attempt at the write lease: it returns ErrNotAcquired
+// when a reader or a writer holds the lock, and ErrNoQuorum when too few
+// nodes answered.
+func (m *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
+	return m.try(ctx, false)
+}
+
+// RLock waits for a read lease until it is granted, ctx ends (its error
+// is returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It
+// returns at once with ErrNoQuorum when a majority of nodes cannot be
+// reached.
+func (m *RWMutex) RLock(ctx context.Context) (*Lease, error) {
+	return m.wait(ctx, true)
+}
+
+// Lock waits for the write lease as RLock does for a read lease. While it
+// waits, no new read lease is granted.
+func (m *RWMutex) Lock(ctx context.Context) (*Lease, error) {
+	return m.wait(ctx, false)
+}
+
+func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	l, _, err := m.attempt(ctx, read, rand.Text(), 0)
+	return l, err
+}
+
+func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	token := rand.Text()
+	wait, _ := lineTimes(&m.opts)
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets+token, m.hold(read, token, false),
+		func(ctx context.Context) (*Lease, time.Duration, error) { return m.attempt(ctx, read, token, wait) })
+}
+
+func (m *RWMutex) check(ctx context.Context) error {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return err
+	}
+	return checkNotOwned(&m.opts, "RWMutex")
+}
+
+// attempt is one Redlock round; wait 0 does not register a waiter.
+func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration) (*Lease, time.Duration, error) {
+	k, o := m.keys, &m.opts
+	ask := func(ctx context.Context, n *node) (grant, error) {
+		if read {
+			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
+			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
+		}
+		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
+		return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
+	}
+	var durable func(context.Context, []reply[grant], int64) bool
+	if !read {
+		durable = fenceDurable(m.c, o, k.writer, k.fence, token)
+	}
+	return grantRound(ctx, m.c, o, m.name, m.hold(read, token, false), m.hold(read, token, true), ask, durable)
+}
+
+func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
+	return rwHold{keys: m.keys, token: token, read: read, keep: keep}
+}
+
+// rwHold is a read or write lease's hold: its token in the readers' set or
+// in the write lock. keep marks the undo of an attempt, which stays
+// registered as a waiter (a writer's registration keeps readers out).
+type rwHold struct {
+	keys  rwKeys
+	token string
+	read  bool
+	keep  bool
+}
+
+func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+	if h.read {
+		v, err := n.d.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
+		return v == 1, err
+	}
+	v, err := n.extend(ctx, h.keys.writer, h.token, ttl)
+	return v == 1, err
+}
+
+func (h rwHold) release(ctx context.Context, n *node) (bool, error) {
+	k := h.keys
+	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, h.token, boolInt(h.keep))
+	return v == 1, err
+}

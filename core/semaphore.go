@@ -1,0 +1,284 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"time"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+// Semaphore lets up to a number of permits be held at once. Every
+// acquisition takes n permits atomically and returns one Lease covering
+// them; each permit expires at the lease's TTL on the server's clock, so a
+// holder that dies gives its permits back then, whatever the clients'
+// clocks say. The lease's Extend and Unlock touch exactly its permits.
+//
+// The number of permits is the one given to Client.Semaphore until
+// SetPermits stores one in Redis; from then on the stored number is in
+// force for every client. A Semaphore is safe for concurrent use and cheap:
+// make one per name as needed. WithOwner has no effect on it.
+//
+// Permits are numbered slots, and a node gives a slot to one lease at a
+// time. With a quorum, an acquisition follows Mutex's rules: it asks every
+// node at once and holds when a majority gave it the same n slots with
+// validity left (TTL − elapsed − drift), and is undone on every other node,
+// or on all of them when it fails. Two majorities share a node, so two
+// valid leases never hold the same slot: at most the number of permits are
+// held at once. (Counting permits per node would not do: with 2 permits,
+// three leases could each win a different pair of three nodes.)
+//
+// Token returns the acquisition's fencing token, from a per-name counter:
+// on one node it increases with every acquisition; with a quorum (and
+// WithFencing, the default) an acquisition that starts after another one
+// returned draws a larger token, while concurrent ones may draw the same.
+type Semaphore struct {
+	c       *Client
+	name    string
+	permits int
+	opts    options
+	keys    semaphoreKeys
+}
+
+// semaphoreKeys are a semaphore's keys, all under its {name} hash tag.
+type semaphoreKeys struct {
+	permits string // sorted set of held slots, scored by expiry
+	holders string // hash: slot → token, and t:<token> → its slots
+	size    string // the number of permits stored by SetPermits
+	fence   string // fencing counter; never expires
+	signal  string // the key waiters watch: refused attempts set it, releases delete it
+}
+
+// Semaphore returns the semaphore called name with permits permits (until
+// SetPermits stores another number). Options given here override the
+// Client's. Bad input is reported by its methods.
+func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
+	o := c.opts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Semaphore{c: c, name: name, permits: permits, opts: o, keys: semaphoreKeys{
+		permits: key(o, name, ":semaphore"),
+		holders: key(o, name, ":semaphore:holders"),
+		size:    key(o, name, ":semaphore:size"),
+		fence:   key(o, name, ":semaphore:fence"),
+		signal:  key(o, name, ":semaphore:signal"),
+	}}
+}
+
+// Name returns the semaphore's name.
+func (s *Semaphore) Name() string { return s.name }
+
+// TryAcquire makes one attempt to take n permits at once. It returns
+// ErrNotAcquired when fewer than n are free, ErrNoQuorum when too few
+// nodes answered, and ErrInvalid when n is not positive or exceeds the
+// number of permits.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
+	if err := s.check(ctx, n); err != nil {
+		return nil, err
+	}
+	a, _, err := s.attempt(ctx, n)
+	return a.l, err
+}
+
+// Acquire waits until it takes n permits at once, ctx ends (its error is
+// returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It holds
+// no permit while it waits. It returns at once with ErrNoQuorum when a
+// majority of nodes cannot be reached, and with ErrInvalid when n is not
+// positive or exceeds the number of permits, also when SetPermits lowers
+// the number below n while it waits.
+func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
+	if err := s.check(ctx, n); err != nil {
+		return nil, err
+	}
+	a, err := acquire(ctx, s.c, &s.opts, s.keys.signal, func(ctx context.Context) (admission, time.Duration, error) {
+		return s.attempt(ctx, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.more {
+		// A release wakes one waiter per Client; there is room for more.
+		s.c.wait.passOn(s.keys.signal)
+	}
+	return a.l, nil
+}
+
+// SetPermits stores the number of permits in Redis, for every client, and
+// wakes the waiters. Permits held beyond a lowered number are not revoked:
+// new acquisitions wait until enough of them are released or expire. It
+// returns ErrInvalid for a number below 1 and ErrNoQuorum when a majority
+// did not store it.
+func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return err
+	}
+	if permits <= 0 {
+		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be at least 1", permits, s.name)
+	}
+	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
+		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.signal, int64(permits))
+	})
+	return noQuorum(s.c, replies)
+}
+
+// Available returns how many permits are free, the most that TryAcquire
+// could take now: with a quorum, the largest number that a majority of
+// nodes have free. It returns ErrNoQuorum when too few nodes answered.
+func (s *Semaphore) Available(ctx context.Context) (int, error) {
+	if err := s.check(ctx, 1); err != nil {
+		return 0, err
+	}
+	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
+		return nd.d.SemaphoreAvailable(ctx, s.keys.permits, s.keys.holders, s.keys.size, int64(s.permits))
+	})
+	if err := noQuorum(s.c, replies); err != nil {
+		return 0, err
+	}
+	var free []int64
+	for _, r := range replies {
+		if r.err == nil {
+			free = append(free, r.v)
+		}
+	}
+	slices.Sort(free)
+	return int(free[len(free)-s.c.quorum]), nil
+}
+
+// check reports a closed client, a nil context, bad options, a bad number
+// of permits, or a bad n, before anything is written.
+func (s *Semaphore) check(ctx context.Context, n int) error {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return err
+	}
+	switch {
+	case s.permits <= 0:
+		return invalid("semaphore %q has %d permits; give it at least 1", s.name, s.permits)
+	case n <= 0:
+		return invalid("cannot take %d permits of semaphore %q; take at least 1", n, s.name)
+	}
+	return nil
+}
+
+// admission is a successful acquisition, and whether room was left for
+// another waiter.
+type admission struct {
+	l    *Lease
+	more bool
+}
+
+// attempt runs one round: every node at once, each giving n slots or
+// none. On failure it returns the time until enough permits expire as a
+// hint.
+func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return admission{}, 0, err
+	}
+	c, o := s.c, &s.opts
+	h := semaphoreHold{keys: s.keys, token: rand.Text(), n: int64(n)}
+	start := time.Now()
+	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, nd *node) (driver.SemaphoreAcquireReply, error) {
+		k := s.keys
+		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.signal, h.token, int64(n), o.ttl, int64(s.permits))
+	})
+	t := tallyPermits(replies)
+	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
+	l := newLease(c, s.name, *o, h, uint64(t.fence))
+	if t.granted >= c.quorum {
+		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+			if len(c.nodes) == 1 || !o.fencing || s.makeFenceDurable(ctx, won, t.fence) {
+				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+					// Give back the other slots a minority gave.
+					l.release(ctx, func(i int) bool { return !won(i) && replies[i].v.Status == 1 })
+					l.start(start.Add(validity))
+					return admission{l: l, more: t.roomLeft >= c.quorum}, 0, nil
+				}
+			}
+		}
+	}
+	// Undo where the permits may have been given: the nodes that gave them
+	// and those that did not answer. A refusal wrote nothing to undo.
+	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Status == 1 })
+	if err := noQuorum(c, replies); err != nil {
+		return admission{}, 0, err
+	}
+	if t.tooMany >= c.quorum {
+		return admission{}, 0, invalid("cannot take %d permits of semaphore %q, which has %d", n, s.name, t.size)
+	}
+	return admission{}, t.retry, ErrNotAcquired
+}
+
+// permitTally sums up one attempt's replies.
+type permitTally struct {
+	slots    int64         // the digest of the slots most nodes gave
+	granted  int           // nodes that gave those slots
+	roomLeft int           // of those, the ones with permits left free
+	fence    int64         // the highest fencing counter among them
+	tooMany  int           // nodes that have fewer permits than asked for
+	retry    time.Duration // the shortest wait for enough permits to expire; -1 unknown
+	size     int64         // the number of permits a node refusing too many reported
+}
+
+func tallyPermits(replies []reply[driver.SemaphoreAcquireReply]) permitTally {
+	t := permitTally{retry: -1}
+	given := map[int64]int{} // nodes by the digest of the slots they gave
+	for _, r := range replies {
+		if r.err == nil && r.v.Status == 1 {
+			given[r.v.Slots]++
+			if given[r.v.Slots] > t.granted {
+				t.slots, t.granted = r.v.Slots, given[r.v.Slots]
+			}
+		}
+	}
+	for _, r := range replies {
+		switch {
+		case r.err != nil:
+		case r.v.Status == 1:
+			if r.v.Slots == t.slots {
+				t.fence = max(t.fence, r.v.Fence)
+				if r.v.Free > 0 {
+					t.roomLeft++
+				}
+			}
+		case r.v.Status < 0:
+			t.tooMany++
+			t.size = r.v.Size
+		case t.retry < 0 || r.v.Retry < t.retry:
+			t.retry = r.v.Retry
+		}
+	}
+	return t
+}
+
+// makeFenceDurable raises the fencing counter to the chosen token on the
+// nodes that granted (won); it succeeds when a majority did. Any later
+// acquisition is granted by a majority, which overlaps this one, so it
+// draws a larger token.
+func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fence int64) bool {
+	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
+		if !won(i) {
+			return false, nil
+		}
+		v, err := nd.d.SemaphoreFenceRaise(ctx, s.keys.fence, fence)
+		return v == 1, err
+	})
+	return held(replies) >= s.c.quorum
+}
+
+// semaphoreHold is a Semaphore lease's hold: n slots given to its token.
+type semaphoreHold struct {
+	keys  semaphoreKeys
+	token string
+	n     int64
+}
+
+func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {
+	v, err := nd.d.SemaphoreExtend(ctx, h.keys.permits, h.keys.holders, h.token, h.n, ttl)
+	return v == 1, err
+}
+
+func (h semaphoreHold) release(ctx context.Context, nd *node) (bool, error) {
+	v, err := nd.d.SemaphoreRelease(ctx, h.keys.permits, h.keys.holders, h.keys.signal, h.token, h.n)
+	return v == 1, err
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package matrix
+
+import "os/exec"
+
+// dieWithParent is a no-op where the kernel offers no parent-death signal:
+// the servers are stopped at exit, but not if the matrix is killed.
+func dieWithParent(*exec.Cmd) {}

@@ -1,0 +1,262 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is one run of the matrix.
+type Config struct {
+	// Dir is the root of the redlock module, where the suite is built.
+	Dir     string
+	Servers []Server
+	Dims    Dimensions
+	// Race builds the test binaries with the race detector.
+	Race bool
+	// Run narrows the cells: a -test.run pattern below TestConformance,
+	// e.g. "goredis/miniredis/single/Poll/Mutex". Cells it leaves out are
+	// not expected.
+	Run string
+	// Parallel is how many test binaries run at once.
+	Parallel int
+	// Progress, if set, is called with the cells that have an outcome and
+	// the cells expected, as they change.
+	Progress func(done, total int)
+	// Log receives what the build prints.
+	Log io.Writer
+}
+
+// Run builds each driver's conformance test binary (the packages under
+// drivers/ whose tests call conformance.Run), runs it once per server with
+// the REDLOCK_TEST_* variables set for that server only, and folds the
+// events into a Result. It fails only when nothing could be run (the build
+// failed); failed cells are in the Result.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	start := time.Now()
+	pkgs, err := conformancePackages(ctx, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := os.MkdirTemp("", "redlock-matrix-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(bin)
+	args := []string{"test", "-c", "-o", bin + string(filepath.Separator)}
+	if cfg.Race {
+		args = append(args, "-race")
+	}
+	if err := goCmd(ctx, cfg.Dir, cfg.Log, append(args, importPaths(pkgs)...)...); err != nil {
+		return nil, fmt.Errorf("building the conformance tests: %w", err)
+	}
+	f := newFolder(cfg.Dims)
+	var runs []*testRun
+	for _, p := range pkgs {
+		p.bin = filepath.Join(bin, filepath.Base(p.importPath)+".test")
+		tops, err := listTests(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range cfg.Servers {
+			f.jobs = append(f.jobs, &job{pkg: p.importPath, servers: []string{s.Name}, tops: len(tops)})
+			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1})
+		}
+	}
+	total := f.expected()
+	var mu sync.Mutex
+	feed := func(j int, e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		done := f.add(j, e)
+		if cfg.Progress != nil {
+			cfg.Progress(min(done, total), total)
+		}
+	}
+	pattern := "^TestConformance"
+	if cfg.Run != "" {
+		pattern += "/" + cfg.Run
+	}
+	// miniredis runs inside the test binary and shares its CPU, so its
+	// runs go last, when the real servers' are done.
+	slices.SortStableFunc(runs, func(a, b *testRun) int {
+		return boolInt(a.server.Name == "miniredis") - boolInt(b.server.Name == "miniredis")
+	})
+	sem := make(chan struct{}, max(cfg.Parallel, 1))
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r.run(ctx, pattern, func(e Event) { feed(r.job, e) })
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := f.result(cfg.Servers)
+	if cfg.Run != "" {
+		res.dropMissing()
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// dropMissing leaves out the cells a narrowed run never meant to run.
+func (r *Result) dropMissing() {
+	r.Cells = slices.DeleteFunc(r.Cells, func(c Cell) bool { return c.Status == Missing })
+	r.OK = len(r.Failures) == 0
+	for _, c := range r.Cells {
+		r.OK = r.OK && c.Status.OK()
+	}
+	for _, c := range r.Checks {
+		r.OK = r.OK && c.Status != Fail
+	}
+}
+
+// pkg is a package whose tests run the conformance suite.
+type pkg struct {
+	importPath, dir, bin string
+}
+
+func importPaths(pkgs []*pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		out = append(out, p.importPath)
+	}
+	return out
+}
+
+// conformancePackages lists the driver packages whose tests call
+// conformance.Run: one per driver, found rather than listed, so a new
+// driver joins the matrix by having the one-line test.
+func conformancePackages(ctx context.Context, dir string) ([]*pkg, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .TestGoFiles ","}},{{join .XTestGoFiles ","}}`, "./drivers/...")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go list ./drivers/...: %w", err)
+	}
+	var pkgs []*pkg
+	for line := range strings.Lines(out.String()) {
+		parts := strings.Split(strings.TrimSpace(line), "|")
+		if len(parts) != 3 {
+			continue
+		}
+		for _, file := range strings.Split(parts[2], ",") {
+			b, err := os.ReadFile(filepath.Join(parts[1], file))
+			if file != "" && err == nil && bytes.Contains(b, []byte("conformance.Run(")) {
+				pkgs = append(pkgs, &pkg{importPath: parts[0], dir: parts[1]})
+				break
+			}
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil, errors.New("no package under drivers/ runs conformance.Run")
+	}
+	return pkgs, nil
+}
+
+// listTests returns the package's top-level conformance tests: one per
+// driver (or driver variant, such as go-redis with Protocol 2).
+func listTests(ctx context.Context, p *pkg) ([]string, error) {
+	cmd := exec.CommandContext(ctx, p.bin, "-test.list", "^TestConformance")
+	cmd.Dir = p.dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s -test.list: %w", p.importPath, err)
+	}
+	var tops []string
+	for line := range strings.Lines(string(out)) {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "TestConformance") {
+			tops = append(tops, line)
+		}
+	}
+	return tops, nil
+}
+
+// testRun is one test binary run on one server.
+type testRun struct {
+	pkg    *pkg
+	server Server
+	job    int
+}
+
+// run runs the binary under test2json, handing each event to feed. A
+// binary that fails to start is reported as a package event with output,
+// so it shows among the failures.
+func (r *testRun) run(ctx context.Context, pattern string, feed func(Event)) {
+	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-p", r.pkg.importPath,
+		r.pkg.bin, "-test.v=test2json", "-test.run", pattern, "-test.count=1", "-test.timeout=20m")
+	cmd.Dir, cmd.Env = r.pkg.dir, r.server.env(os.Environ())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		feed(Event{Action: "output", Package: r.pkg.importPath, Output: err.Error()})
+		feed(Event{Action: "fail", Package: r.pkg.importPath})
+		return
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			e = Event{Action: "output", Package: r.pkg.importPath, Output: sc.Text()}
+		}
+		feed(e)
+	}
+	if err := cmd.Wait(); err != nil && stderr.Len() > 0 {
+		feed(Event{Action: "output", Package: r.pkg.importPath, Output: stderr.String()})
+	}
+}
+
+// env returns base with the suite's server variables set for s alone (see
+// internal/testenv.Servers) and CI unset: the run says which servers it
+// has, and checks itself that every cell it expects reports.
+func (s Server) env(base []string) []string {
+	out := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		return strings.HasPrefix(kv, "REDLOCK_TEST_") || strings.HasPrefix(kv, "CI=")
+	})
+	switch s.Name {
+	case "redis7":
+		out = append(out, "REDLOCK_TEST_NODES="+strings.Join(s.Nodes, ","))
+		if len(s.Cluster) > 0 {
+			out = append(out, "REDLOCK_TEST_CLUSTER="+strings.Join(s.Cluster, ","))
+		}
+	case "valkey9":
+		out = append(out, "REDLOCK_TEST_VALKEY_NODES="+strings.Join(s.Nodes, ","))
+	case "miniredis":
+		out = append(out, "REDLOCK_TEST_MINIREDIS=1")
+	}
+	return out
+}
+
+// goCmd runs the go command in dir, its output to log.
+func goCmd(ctx context.Context, dir string, log io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	return cmd.Run()
+}

@@ -1,0 +1,263 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The servers' names are the suite's (internal/testenv.Servers): the
+// independent Redis masters are "redis7" and the Valkey ones "valkey9",
+// whatever version they run; Server.Version says which.
+
+// Miniredis is the embedded server: the suite starts it in each test
+// binary (REDLOCK_TEST_MINIREDIS=1), so it needs nothing installed.
+func Miniredis() Server {
+	v := "miniredis, in process"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/alicebob/miniredis/v2" {
+				v = "miniredis " + d.Version + ", in process"
+			}
+		}
+	}
+	return Server{Name: "miniredis", Version: v}
+}
+
+// Existing describes servers the user runs: each node is asked which
+// server it is (INFO server); Redis nodes make up redis7, Valkey nodes
+// valkey9. cluster, if given, is the seed of a Redis Cluster, with redis7.
+func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
+	var rs, vs Server
+	rs.Name, vs.Name = "redis7", "valkey9"
+	for _, a := range nodes {
+		kind, version, err := identify(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		s := &rs
+		if kind == "Valkey" {
+			s = &vs
+		}
+		s.Nodes = append(s.Nodes, a)
+		if s.Version == "" {
+			s.Version = kind + " " + version
+		} else if s.Version != kind+" "+version {
+			return nil, fmt.Errorf("%s runs %s %s; the other %s nodes run %s", a, kind, version, s.Name, s.Version)
+		}
+	}
+	if len(cluster) > 0 {
+		kind, version, err := identify(ctx, cluster[0])
+		if err != nil {
+			return nil, err
+		}
+		if kind != "Redis" {
+			return nil, fmt.Errorf("the cluster at %s is %s; the suite has a Redis cluster only", cluster[0], kind)
+		}
+		if len(rs.Nodes) == 0 {
+			return nil, errors.New("a cluster needs Redis nodes too (--nodes): the cluster cells are a column of the redis7 server")
+		}
+		rs.Cluster = cluster
+		rs.Version += fmt.Sprintf("; cluster: Redis %s", version)
+	}
+	var out []Server
+	for _, s := range []Server{rs, vs} {
+		if len(s.Nodes) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// identify asks addr which server it is: ("Redis" or "Valkey", version).
+func identify(ctx context.Context, addr string) (kind, version string, err error) {
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "", "", fmt.Errorf("%s: INFO server: %w", addr, err)
+	}
+	fields := map[string]string{}
+	for line := range strings.Lines(info) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	if v := fields["valkey_version"]; v != "" || fields["server_name"] == "valkey" {
+		return "Valkey", v, nil
+	}
+	return "Redis", fields["redis_version"], nil
+}
+
+// Local starts throwaway servers from the binaries on PATH: five Redis
+// masters and a three-master Redis Cluster when redis-server is there,
+// five Valkey masters when valkey-server is. stop kills them and removes
+// their files; it is safe to call on error.
+func Local(ctx context.Context) (servers []Server, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "redlock-matrix-servers-")
+	if err != nil {
+		return nil, func() {}, err
+	}
+	var procs []*exec.Cmd
+	stop = func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+		os.RemoveAll(dir)
+	}
+	start := func(bin string, cluster bool) (string, error) {
+		port, err := freePort(cluster)
+		if err != nil {
+			return "", err
+		}
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+		if cluster {
+			args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)))
+		}
+		log, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d.log", port)))
+		if err != nil {
+			return "", err
+		}
+		defer log.Close()
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = log, log
+		dieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			return "", fmt.Errorf("%s: %w", bin, err)
+		}
+		procs = append(procs, cmd)
+		return fmt.Sprintf("127.0.0.1:%d", port), nil
+	}
+	for _, kind := range []struct{ name, bin string }{{"redis7", "redis-server"}, {"valkey9", "valkey-server"}} {
+		bin, err := exec.LookPath(kind.bin)
+		if err != nil {
+			continue
+		}
+		s := Server{Name: kind.name}
+		for range 5 {
+			a, err := start(bin, false)
+			if err != nil {
+				return nil, stop, err
+			}
+			s.Nodes = append(s.Nodes, a)
+		}
+		if kind.name == "redis7" {
+			for range 3 {
+				a, err := start(bin, true)
+				if err != nil {
+					return nil, stop, err
+				}
+				s.Cluster = append(s.Cluster, a)
+			}
+		}
+		if err := awaitPing(ctx, append(s.Nodes, s.Cluster...), dir); err != nil {
+			return nil, stop, err
+		}
+		if len(s.Cluster) > 0 {
+			if err := formCluster(ctx, s.Cluster); err != nil {
+				return nil, stop, err
+			}
+		}
+		k, v, err := identify(ctx, s.Nodes[0])
+		if err != nil {
+			return nil, stop, err
+		}
+		s.Version = k + " " + v
+		if len(s.Cluster) > 0 {
+			s.Version += "; cluster of 3 masters"
+		}
+		servers = append(servers, s)
+	}
+	return servers, stop, nil
+}
+
+// freePort returns a port nothing listens on; for a cluster node, one
+// whose cluster bus port (port+10000) is free as well.
+func freePort(cluster bool) (int, error) {
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !cluster {
+			return port, nil
+		}
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000)); err == nil {
+			bus.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port pair for a cluster node")
+}
+
+// awaitPing waits until every node answers PING, up to 10s.
+func awaitPing(ctx context.Context, addrs []string, logs string) error {
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if err = c.Ping(ctx).Err(); err == nil || ctx.Err() != nil {
+				break
+			}
+		}
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("the server at %s did not answer PING within 10s (logs in %s): %w", a, logs, err)
+		}
+	}
+	return nil
+}
+
+// formCluster makes the nodes one cluster: an even share of the 16384
+// slots each, MEET, then wait until every node reports cluster_state:ok.
+func formCluster(ctx context.Context, addrs []string) error {
+	const slots = 16384
+	clients := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		clients[i] = redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+		defer clients[i].Close()
+	}
+	for i, c := range clients {
+		from, to := i*slots/len(addrs), (i+1)*slots/len(addrs)-1
+		if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", from, to).Err(); err != nil {
+			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE: %w", addrs[i], err)
+		}
+	}
+	for _, a := range addrs[1:] {
+		host, port, _ := net.SplitHostPort(a)
+		if err := clients[0].Do(ctx, "CLUSTER", "MEET", host, port).Err(); err != nil {
+			return fmt.Errorf("%s: CLUSTER MEET %s: %w", addrs[0], a, err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ok := true
+		for _, c := range clients {
+			info, _ := c.ClusterInfo(ctx).Result()
+			ok = ok && strings.Contains(info, "cluster_state:ok")
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the cluster %v did not reach cluster_state:ok within 20s", addrs)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+-- Grants a read lease while no writer holds the lock or waits for it:
+-- a waiting writer keeps new readers out, so readers cannot starve it. A
+-- reader that must wait registers with a ticket key, which a release
+-- deletes to wake it. Read leases and waits lapse by server time, so a
+-- reader or a writer that died frees its share at its TTL.
+-- KEYS[1] writer: the write lock, a string holding the writer's token
+-- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
+-- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
+-- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
+-- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[6] fence: the fencing counter of the lock name; it never expires
+-- ARGV[1] token: the read lease's token
+-- ARGV[2] ttl: the lease's time to live in milliseconds
+-- ARGV[3] wait: how long the reader's wait lasts without a refresh, in
+-- milliseconds; 0 does not wait (TryRLock)
+-- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
+-- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
+local time = redis.call('time')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('zremrangebyscore', KEYS[2], '-inf', now)
+redis.call('zremrangebyscore', KEYS[3], '-inf', now)
+redis.call('zremrangebyscore', KEYS[4], '-inf', now)
+local ttl = tonumber(ARGV[2])
+local wait = tonumber(ARGV[3])
+local pttl = redis.call('pttl', KEYS[1])
+if pttl == -2 then
+  local writer = redis.call('zrange', KEYS[3], 0, 0)[1]
+  if not writer then
+    redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
+    if redis.call('pttl', KEYS[2]) < ttl then
+      redis.call('pexpire', KEYS[2], ttl)
+    end
+    redis.call('zrem', KEYS[4], ARGV[1])
+    return {1, redis.call('incr', KEYS[6]), 0}
+  end
+  if redis.call('exists', KEYS[2]) == 0 then
+    -- Nothing holds the writer up: make sure it knows.
+    redis.call('del', KEYS[5] .. writer)
+  end
+end
+if wait > 0 then
+  redis.call('zadd', KEYS[4], now + wait, ARGV[1])
+  redis.call('set', KEYS[5] .. ARGV[1], 1, 'PX', wait)
+  if redis.call('pttl', KEYS[4]) < wait then
+    redis.call('pexpire', KEYS[4], wait)
+  end
+end
+return {0, 0, pttl}

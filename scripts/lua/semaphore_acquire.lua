@@ -1,0 +1,61 @@
+-- Takes n permits of a semaphore at once, or none. Permits are numbered
+-- slots 1..size; this node gives the n lowest free ones. A slot is held
+-- until its expiry on the server's clock, so a holder that dies gives it
+-- back at its TTL whatever the clients' clocks say; expired slots are
+-- purged first. With a quorum, a lease holds only where a majority gave it
+-- the same slots, which the reply's digest lets the client tell.
+-- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
+-- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots, comma-separated
+-- KEYS[3] size: the number of permits stored by SetPermits; absent until then
+-- KEYS[4] fence: the fencing counter of the semaphore; it never expires
+-- KEYS[5] signal: set by a refused acquisition, deleted by a release so that its keyspace event wakes the waiters
+-- ARGV[1] token: the lease's random token
+-- ARGV[2] n: how many permits to take
+-- ARGV[3] ttl: time to live of the permits in milliseconds
+-- ARGV[4] defaultSize: the number of permits while none is stored
+-- Returns: {status, fence, retry, free, size, slots}: status 1 when acquired,
+-- 0 when fewer than n permits are free, -1 when n exceeds size (nothing
+-- written); fence, the counter after an acquisition (else 0); retry, the
+-- milliseconds until enough permits expire (else 0); free, the permits left
+-- free after the call; size, the number of permits in force; slots, a
+-- 52-bit digest of the slots given (else 0).
+local size = tonumber(redis.call('get', KEYS[3]) or ARGV[4])
+local n = tonumber(ARGV[2])
+if n > size then
+  return {-1, 0, 0, 0, size, 0}
+end
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, s in ipairs(redis.call('zrangebyscore', KEYS[1], '-inf', now)) do
+  redis.call('hdel', KEYS[2], s, 't:' .. (redis.call('hget', KEYS[2], s) or ''))
+end
+redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+local free = size - redis.call('zcard', KEYS[1])
+local ttl = tonumber(ARGV[3])
+if free < n then
+  redis.call('set', KEYS[5], 1, 'PX', ttl)
+  -- n <= size, so at least n - free slots are held: the (n - free)-th
+  -- earliest expiry frees enough.
+  local e = redis.call('zrange', KEYS[1], n - free - 1, n - free - 1, 'WITHSCORES')
+  return {0, 0, tonumber(e[2]) - now, math.max(free, 0), size, 0}
+end
+-- At most size - free slots are held, so n of 1..size are free.
+local slots = {}
+local s = 1
+while #slots < n do
+  if not redis.call('zscore', KEYS[1], s) then
+    slots[#slots + 1] = s
+    redis.call('zadd', KEYS[1], now + ttl, s)
+    redis.call('hset', KEYS[2], s, ARGV[1])
+  end
+  s = s + 1
+end
+local list = table.concat(slots, ',')
+redis.call('hset', KEYS[2], 't:' .. ARGV[1], list)
+for _, k in ipairs({KEYS[1], KEYS[2]}) do
+  if redis.call('pttl', k) < ttl then
+    redis.call('pexpire', k, ttl)
+  end
+end
+local digest = tonumber(string.sub(redis.sha1hex(list), 1, 13), 16)
+return {1, redis.call('incr', KEYS[4]), 0, free - n, size, digest}

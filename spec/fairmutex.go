@@ -1,0 +1,27 @@
+package spec
+
+// fairMutexOps are the operations of FairMutex. Its leases extend with
+// Extend (the lock is a string holding the token, like a plain Mutex's),
+// and make their fencing token durable with FenceRaise.
+var fairMutexOps = []Op{
+	{
+		Name:   "FairMutexAcquire",
+		Script: "fair_acquire",
+		Doc:    "queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}},
+		Reply: []Field{
+			{"Acquired", Bool, "the waiter was first in line, the lock was free and is now held with the token"},
+			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
+			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first"},
+		},
+	},
+	{
+		Name:   "FairMutexRelease",
+		Script: "fair_release",
+		Doc:    "releases a fair lock for its holder, or takes a waiter out of the line, and wakes the waiter now first.",
+		Keys:   []Param{{"lock", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
+		Args:   []Param{{"token", String}, {"keep", Int}},
+		Reply:  []Field{{"Released", Int, "1 when the token held the lock and it was deleted, 0 otherwise"}},
+	},
+}

@@ -1,0 +1,38 @@
+package spec
+
+// latchOps are the operations of Latch.
+var latchOps = []Op{
+	{
+		Name:   "LatchTrySet",
+		Script: "latch_try_set",
+		Doc:    "sets a latch's count and generation, only when no count is set.",
+		Keys:   []Param{{"latch", String}},
+		Args:   []Param{{"count", Int}, {"gen", Int}, {"expiry", Millis}},
+		Reply:  []Field{{"Set", Bool, "the count was set"}},
+	},
+	{
+		Name:   "LatchCountDown",
+		Script: "latch_count_down",
+		Doc:    "counts a latch down by one; reaching zero deletes it, which wakes the waiters.",
+		Keys:   []Param{{"latch", String}},
+		Reply:  []Field{{"Left", Int, "the count left, 0 when the latch opened or had no count"}},
+	},
+	{
+		Name:   "LatchRead",
+		Script: "latch_read",
+		Doc:    "reads a latch's count and generation.",
+		Keys:   []Param{{"latch", String}},
+		Reply: []Field{
+			{"Count", Int, "the count, 0 when no count is set"},
+			{"Gen", Int, "the generation of the setting, 0 when no count is set"},
+		},
+	},
+	{
+		Name:   "LatchUnset",
+		Script: "latch_unset",
+		Doc:    "undoes a setting of a latch that did not reach a majority.",
+		Keys:   []Param{{"latch", String}},
+		Args:   []Param{{"gen", Int}},
+		Reply:  []Field{{"Deleted", Bool, "the latch held that setting and was deleted"}},
+	},
+}

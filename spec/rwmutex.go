@@ -1,0 +1,48 @@
+package spec
+
+// rwMutexOps are the operations of RWMutex. A write lease extends with
+// Extend (the write lock is a string holding the token) and makes its
+// fencing token durable with FenceRaise; a read lease extends with
+// RWMutexReadExtend.
+var rwMutexOps = []Op{
+	{
+		Name:   "RWMutexReadAcquire",
+		Script: "rw_rlock",
+		Doc:    "grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}},
+		Reply: []Field{
+			{"Acquired", Bool, "the read lease is granted with the token"},
+			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
+			{"HolderTTL", Millis, "when not acquired, the writer's remaining time; -1 without expiry, -2 when a writer waits"},
+		},
+	},
+	{
+		Name:   "RWMutexWriteAcquire",
+		Script: "rw_lock",
+		Doc:    "grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}},
+		Reply: []Field{
+			{"Acquired", Bool, "the write lease is granted with the token"},
+			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
+			{"HolderTTL", Millis, "when not acquired, the time until the writer's or the first reader's lease lapses; -1 without expiry"},
+		},
+	},
+	{
+		Name:   "RWMutexReadExtend",
+		Script: "rw_rextend",
+		Doc:    "resets a read lease's expiry while it is live.",
+		Keys:   []Param{{"readers", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}},
+		Reply:  []Field{{"Extended", Int, "1 when extended, 0 when the lease lapsed or was released"}},
+	},
+	{
+		Name:   "RWMutexRelease",
+		Script: "rw_release",
+		Doc:    "gives up a read or write lease, or a wait, and wakes who may go next.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}},
+		Args:   []Param{{"token", String}, {"keep", Int}},
+		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
+	},
+}

@@ -1,0 +1,61 @@
+package spec
+
+// semaphoreOps are the operations of Semaphore and of every lease over its
+// permits.
+var semaphoreOps = []Op{
+	{
+		Name:   "SemaphoreAcquire",
+		Script: "semaphore_acquire",
+		Doc:    "takes the n lowest free permit slots at once, or none, purging expired ones, and draws a fencing token.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"signal", String}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}},
+		Reply: []Field{
+			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free, -1 when n exceeds the number of permits (nothing written)"},
+			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
+			{"Retry", Millis, "when not acquired for lack of free permits, the time until enough of them expire"},
+			{"Free", Int, "the permits left free after the call"},
+			{"Size", Int, "the number of permits in force"},
+			{"Slots", Int, "a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired"},
+		},
+	},
+	{
+		Name:   "SemaphoreRelease",
+		Script: "semaphore_release",
+		Doc:    "gives a lease's n permits back and wakes the waiters.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"signal", String}},
+		Args:   []Param{{"token", String}, {"n", Int}},
+		Reply:  []Field{{"Released", Int, "1 when all n permits were still held, 0 otherwise"}},
+	},
+	{
+		Name:   "SemaphoreExtend",
+		Script: "semaphore_extend",
+		Doc:    "resets the expiry of a lease's n permits while all of them are held.",
+		Keys:   []Param{{"permits", String}, {"holders", String}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}},
+		Reply:  []Field{{"Extended", Int, "1 when extended, 0 when any of the permits is no longer held"}},
+	},
+	{
+		Name:   "SemaphoreSetPermits",
+		Script: "semaphore_set_permits",
+		Doc:    "stores the number of permits for every client and wakes the waiters.",
+		Keys:   []Param{{"size", String}, {"signal", String}},
+		Args:   []Param{{"permits", Int}},
+		Reply:  []Field{{"Previous", Int, "the number stored before, 0 when none was"}},
+	},
+	{
+		Name:   "SemaphoreAvailable",
+		Script: "semaphore_available",
+		Doc:    "counts the free permits, purging expired ones.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}},
+		Args:   []Param{{"defaultSize", Int}},
+		Reply:  []Field{{"Free", Int, "the free permits, 0 when more are held than exist"}},
+	},
+	{
+		Name:   "SemaphoreFenceRaise",
+		Script: "semaphore_fence_raise",
+		Doc:    "makes a quorum-chosen semaphore fencing token durable on one node.",
+		Keys:   []Param{{"fence", String}},
+		Args:   []Param{{"chosen", Int}},
+		Reply:  []Field{{"Raised", Int, "always 1: the counter is now at least the token"}},
+	},
+}
