@@ -4,12 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
-
-	"github.com/redlockgo/redlock/core"
 )
 
 // clusterClientTimers are goroutines a closed rueidis cluster client
@@ -27,13 +24,6 @@ var clusterClientTimers = []goleak.Option{
 // {name}), names of one MultiLock live on different masters, and keyspace
 // events are published only by the master that holds the key, so the
 // drivers' Listeners subscribe on every master (driver.ListenEach).
-
-// clusterOptions are the Client options of the cluster cells. A cluster
-// client routes each request by slot and now and then reloads its slot map
-// or dials a master in line, which under -race costs 15-40ms: more than the
-// node timeout of the cases with short TTLs (TTL/10, 20-30ms), which would
-// then fail with ErrNoQuorum for a request the server answered at once.
-var clusterOptions = []core.Option{core.WithNodeTimeout(100 * time.Millisecond)}
 
 // subscribed reports whether ch has a subscriber on the node, or on every
 // master of a cluster, where a subscription lives on one node only.

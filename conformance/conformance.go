@@ -124,9 +124,6 @@ func (e env) client(t testing.TB, opts ...core.Option) *core.Client {
 func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.Client {
 	t.Helper()
 	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy)}, serverOptions[e.server]...)
-	if e.cluster {
-		defaults = append(defaults, clusterOptions...)
-	}
 	c, err := core.New(e.drivers(t, addrs), append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("core.New(%s): %v", e.h.Driver, err)

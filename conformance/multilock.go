@@ -27,6 +27,7 @@ func runMultiLock(t *testing.T, e env) {
 		"ExclusiveWithMutex":  testMultiExclusiveWithMutex,
 		"LeaseCoversAllNames": testMultiLeaseCoversAll,
 		"LockWaitsForAll":     testMultiLockWaitsForAll,
+		"History":             testMultiLockHistory,
 	}
 	if len(e.addrs) >= 3 {
 		cases["QuorumOfNodesWithAll"] = testMultiQuorum
@@ -341,7 +342,9 @@ func testMultiExclusiveWithMutex(t *testing.T, e env) {
 func testMultiLeaseCoversAll(t *testing.T, e env) {
 	ctx := ctxFor(t, 10*time.Second)
 	ns := e.multiNames(t, ctx, 3)
-	ml := e.client(t).MultiLock(ns, core.WithTTL(500*time.Millisecond))
+	// The short TTL is for the sleep past it below; the node timeout it
+	// implies (TTL/10) is not what this case is about.
+	ml := e.client(t).MultiLock(ns, core.WithTTL(500*time.Millisecond), core.WithNodeTimeout(250*time.Millisecond))
 	l, err := ml.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)

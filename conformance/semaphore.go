@@ -45,11 +45,11 @@ func runSemaphore(t *testing.T, e env) {
 	}
 }
 
-// slowNodes lets a node take up to 150ms, where a short TTL would give it
+// slowNodes lets a node take up to 200ms, where a short TTL would give it
 // a tenth of the TTL: a test machine running many cases under -race is
 // slower than a production network. (The TTLs stay long enough to leave
 // validity after such a node.)
-var slowNodes = core.WithNodeTimeout(150 * time.Millisecond)
+var slowNodes = core.WithNodeTimeout(200 * time.Millisecond)
 
 // semKey is the key of a semaphore called name with the default prefix,
 // with suffix "" for its permits and ":holders", ":size", ":fence",
@@ -89,16 +89,17 @@ func testSemaphoreBound(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	// Short waits, so that the run is bound by the servers, not by sleeps;
 	// a short TTL, so that the abandoned leases expire soon, but node
-	// timeouts that a loaded test machine does not hit; no fencing round
+	// timeouts that a loaded test machine seldom hits; no fencing round
 	// trip, which the bound does not depend on (FencingIncreases checks it).
 	opts := []core.Option{
-		core.WithTTL(500 * time.Millisecond), core.WithNodeTimeout(250 * time.Millisecond), core.WithFencing(false),
+		core.WithTTL(time.Second), core.WithNodeTimeout(400 * time.Millisecond), core.WithFencing(false),
 		core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: 2 * time.Millisecond, Multiplier: 2}),
 	}
 	h := newHistory()
 	var (
-		left atomic.Int64
-		wg   sync.WaitGroup
+		left       atomic.Int64
+		overloaded atomic.Int64 // calls that found no quorum: a stalled machine, not a safety matter
+		wg         sync.WaitGroup
 	)
 	left.Store(int64(acquisitions))
 	errs := make(chan error, clients)
@@ -112,11 +113,14 @@ func testSemaphoreBound(t *testing.T, e env) {
 				var err error
 				if r%4 == 0 {
 					l, err = s.TryAcquire(ctx, k)
-					if errors.Is(err, core.ErrNotAcquired) {
-						continue
-					}
 				} else {
 					l, err = s.Acquire(ctx, k)
+				}
+				if errors.Is(err, core.ErrNoQuorum) {
+					overloaded.Add(1)
+				}
+				if errors.Is(err, core.ErrNotAcquired) || errors.Is(err, core.ErrNoQuorum) {
+					continue
 				}
 				if err != nil {
 					errs <- err
@@ -131,7 +135,12 @@ func testSemaphoreBound(t *testing.T, e env) {
 				}
 				// A lease that ran out while held (a stalled machine) is
 				// ErrLost; the history has its window end at the deadline.
-				if err := held.release(func() error { return l.Unlock(ctx) }); err != nil && !errors.Is(err, core.ErrLost) {
+				// One whose release found no quorum stays held on the nodes
+				// until its TTL, its window ending at the release call.
+				err = held.release(func() error { return l.Unlock(ctx) })
+				if errors.Is(err, core.ErrNoQuorum) {
+					overloaded.Add(1)
+				} else if err != nil && !errors.Is(err, core.ErrLost) {
 					errs <- err
 					return
 				}
@@ -148,6 +157,9 @@ func testSemaphoreBound(t *testing.T, e env) {
 	}
 	if got := h.count(func(any) bool { return true }); got < 2*acquisitions {
 		t.Fatalf("only %d operations recorded, want %d", got, 2*acquisitions)
+	}
+	if k := overloaded.Load(); k > 0 {
+		t.Logf("%d calls found no quorum (node timeouts on a loaded machine)", k)
 	}
 	if !e.long() {
 		h.check(t, capacityModel(permits))
@@ -198,10 +210,10 @@ func testSemaphoreCrashedHolder(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const ttl, backoffCap = time.Second, 100 * time.Millisecond
 	crashed := e.client(t).Semaphore(n, 1, core.WithTTL(ttl), slowNodes)
-	taken := time.Now()
 	if _, err := crashed.TryAcquire(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
+	taken := time.Now() // the server set the permit's expiry before this
 	// The crashed Client is never used again.
 	s := e.client(t, core.WithBackoff(core.Backoff{Base: time.Millisecond, Cap: backoffCap, Multiplier: 2})).Semaphore(n, 1)
 	if _, err := s.TryAcquire(ctx, 1); !errors.Is(err, core.ErrNotAcquired) {
@@ -211,8 +223,8 @@ func testSemaphoreCrashedHolder(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Round trips on a loaded test machine need some slack.
-	if took, bound := time.Since(taken), ttl+backoffCap+250*time.Millisecond; took > bound {
+	// The waiter's own acquisition on a loaded test machine needs slack.
+	if took, bound := time.Since(taken), ttl+backoffCap+300*time.Millisecond; took > bound {
 		t.Fatalf("the crashed holder's permit was taken again %v after it was acquired, want within %v (TTL + retry interval + slack)", took, bound)
 	}
 	if err := l.Unlock(ctx); err != nil {
@@ -358,7 +370,9 @@ func testSemaphoreExpiredPurged(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	<-short.Done()
-	time.Sleep(100 * time.Millisecond) // past the server-side expiry too
+	for i := range e.addrs {
+		e.awaitEarliestExpiry(t, ctx, i, n)
+	}
 	for i := range e.addrs {
 		if got := e.heldSlots(t, ctx, i, n); got != 2 {
 			t.Fatalf("node %d: %d permits before any operation, want 2 (one of them expired)", i, got)
@@ -384,18 +398,40 @@ func testSemaphoreExpiredPurged(t *testing.T, e env) {
 	}
 }
 
+// awaitEarliestExpiry waits until node i's clock is past the earliest
+// permit expiry of the semaphore called name. A lease's validity ends
+// before that, by the request's latency and the drift allowance.
+func (e env) awaitEarliestExpiry(t testing.TB, ctx context.Context, i int, name string) {
+	t.Helper()
+	a := e.admin(t, i)
+	first, err := a.ZRangeWithScores(ctx, semKey(name, ""), 0, 0).Result()
+	if err != nil || len(first) == 0 {
+		t.Fatalf("node %d: no permit to wait for (%v)", i, err)
+	}
+	for {
+		now, err := a.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(now.UnixMilli()) > first[0].Score {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // testSemaphoreLease checks the lease of a semaphore: Extend keeps the
 // permit past its first TTL, Unlock frees it once.
 func testSemaphoreLease(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l, err := e.client(t).Semaphore(n, 1, core.WithTTL(500*time.Millisecond), slowNodes).TryAcquire(ctx, 1)
+	l, err := e.client(t).Semaphore(n, 1, core.WithTTL(time.Second), slowNodes).TryAcquire(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Extend(ctx, 2*time.Second); err != nil {
+	if err := l.Extend(ctx, 3*time.Second); err != nil {
 		t.Fatalf("Extend: %v", err)
 	}
-	time.Sleep(600 * time.Millisecond) // past the first TTL: only the extension keeps it
+	time.Sleep(1200 * time.Millisecond) // past the first TTL: only the extension keeps it
 	other := e.client(t).Semaphore(n, 1)
 	if _, err := other.TryAcquire(ctx, 1); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryAcquire of an extended permit: got %v, want ErrNotAcquired", err)
@@ -631,7 +667,9 @@ func (e env) fakeSlot(t testing.TB, ctx context.Context, i int, name, slot, toke
 // would get wrong: with 2 permits, lease A holds slot 1 on the first
 // majority of nodes and lease B slot 2 on the last, so every node but the
 // middle has one permit free, yet on different slots. A third lease must
-// not be granted, and its attempt must leave no slot behind.
+// not be granted, and its attempt must leave no slot behind. Given a third
+// permit, a lease must be granted, though the nodes' lowest free slots
+// still differ.
 func testSemaphoreSameSlots(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	nodes := len(e.addrs)
@@ -657,22 +695,54 @@ func testSemaphoreSameSlots(t *testing.T, e env) {
 		// Each node but the middle has one free: a majority does.
 		t.Fatalf("Available: got (%d, %v), want 1", free, err)
 	}
+	// With a third permit, slot 3 is free everywhere, while the lowest free
+	// slot still differs between the nodes: the acquisition must find it.
+	if err := s.SetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	third, err := s.Acquire(short, 1)
+	if err != nil {
+		t.Fatalf("Acquire(1) with a slot free on every node: %v", err)
+	}
+	if err := third.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 
-	// A minority that gives other slots gives them back: on a semaphore
-	// where only node 0 has slot 1 taken, node 0 gives slot 2 and the rest
-	// slot 1; the lease holds slot 1 on the rest, and node 0 keeps only
-	// the foreign slot.
+	// A minority that gives other slots gives them back. With slot 1 taken
+	// on node 0 only, an attempt whose scan starts at slot 1 gets slot 2
+	// there and slot 1 on the rest: it holds slot 1 and must give node 0's
+	// slot 2 back. Whatever the start, the lease's slots end up the same on
+	// every node that has any.
 	m := name(t)
 	e.fakeSlot(t, ctx, 0, m, "1", "lease-C")
-	l, err := e.client(t).Semaphore(m, 2).TryAcquire(ctx, 1)
-	if err != nil {
-		t.Fatalf("TryAcquire(1) with slot 1 taken on node 0 only: %v", err)
-	}
-	if got := e.heldSlots(t, ctx, 0, m); got != 1 {
-		t.Fatalf("node 0 holds %d slots, want 1: the minority's slot 2 was not given back", got)
-	}
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	for range 8 { // both starts, almost surely
+		l, err := e.client(t).Semaphore(m, 2).TryAcquire(ctx, 1)
+		if err != nil {
+			t.Fatalf("TryAcquire(1) with slot 1 taken on node 0 only: %v", err)
+		}
+		var want string
+		for i := range nodes {
+			holders, err := e.admin(t, i).HGetAll(ctx, semKey(m, ":holders")).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for slot, token := range holders {
+				if strings.HasPrefix(slot, "t:") || token == "lease-C" {
+					continue
+				}
+				if want == "" {
+					want = slot
+				}
+				if slot != want {
+					t.Fatalf("node %d: the lease holds slot %s, and slot %s elsewhere: the minority's slot was not given back", i, slot, want)
+				}
+			}
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -86,6 +86,9 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 		}
 	}
 	newLease(c, name, *o, undo, 0).release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
+	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
+		return nil, 0, ErrClosed
+	}
 	if err := noQuorum(c, replies); err != nil {
 		return nil, 0, err
 	}

@@ -126,14 +126,25 @@ func (l *Latch) Wait(ctx context.Context) error {
 			return struct{}{}, 0, err
 		}
 		replies := l.read(ctx)
-		open := 0
+		// Nothing but a count-down, which notifies, or the expiry opens the
+		// latch. A server deletes an expired key, and notifies, only when it
+		// samples or touches it, which can take seconds among many keys; a
+		// read after the expiry drops it at once. So look again at the
+		// earliest expiry, and at least every TTL in case a notification was
+		// lost, as a Mutex waiter would at its holder's TTL.
+		open, recheck := 0, l.opts.ttl
 		for i, r := range replies {
 			switch {
 			case r.err != nil:
 			case r.v.Count <= 0 || (gens[i] != 0 && r.v.Gen != gens[i]):
 				open++
-			case gens[i] == 0:
-				gens[i] = r.v.Gen
+			default:
+				if gens[i] == 0 {
+					gens[i] = r.v.Gen
+				}
+				if r.v.TTL >= 0 {
+					recheck = min(recheck, r.v.TTL)
+				}
 			}
 		}
 		if open >= l.c.quorum {
@@ -142,10 +153,7 @@ func (l *Latch) Wait(ctx context.Context) error {
 		if err := noQuorum(l.c, replies); err != nil {
 			return struct{}{}, 0, err
 		}
-		// Nothing but a notification or the expiry opens the latch; look
-		// again after a TTL in case a notification was lost, as a Mutex
-		// waiter would at its holder's TTL.
-		return struct{}{}, l.opts.ttl, ErrNotAcquired
+		return struct{}{}, recheck, ErrNotAcquired
 	})
 	if err == nil {
 		// The latch's deletion woke one waiter per Client: each one that
@@ -166,6 +174,7 @@ func (l *Latch) read(ctx context.Context) []reply[latchState] {
 type latchState struct {
 	Count int64
 	Gen   int64
+	TTL   time.Duration
 }
 
 // check reports a closed client, a nil context or bad options.

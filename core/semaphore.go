@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/rand"
+	mrand "math/rand/v2"
 	"slices"
 	"time"
 
@@ -27,7 +28,16 @@ import (
 // or on all of them when it fails. Two majorities share a node, so two
 // valid leases never hold the same slot: at most the number of permits are
 // held at once. (Counting permits per node would not do: with 2 permits,
-// three leases could each win a different pair of three nodes.)
+// three leases could each win a different pair of three nodes.) Each
+// attempt has every node look for free slots from the same random one, so
+// that concurrent attempts take different slots rather than split the
+// nodes' votes, and so that a slot free on a majority is found even where
+// leases hold theirs on different majorities.
+//
+// Under Notify, a refused acquisition marks the semaphore's signal key and
+// a release deletes it, which wakes the waiters; a waiter also retries
+// when enough permits expire, which no event announces. An operation costs
+// the server time in proportion to n and the permits held.
 //
 // Token returns the acquisition's fencing token, from a per-name counter:
 // on one node it increases with every acquisition; with a quorum (and
@@ -123,9 +133,11 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	return noQuorum(s.c, replies)
 }
 
-// Available returns how many permits are free, the most that TryAcquire
-// could take now: with a quorum, the largest number that a majority of
-// nodes have free. It returns ErrNoQuorum when too few nodes answered.
+// Available returns how many permits are free: with a quorum, the largest
+// number that a majority of nodes have free. (A lease must get the same
+// slots on a majority, so while leases hold theirs on different
+// majorities, fewer may be taken at once.) It returns ErrNoQuorum when
+// too few nodes answered.
 func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if err := s.check(ctx, 1); err != nil {
 		return 0, err
@@ -177,10 +189,13 @@ func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duratio
 	}
 	c, o := s.c, &s.opts
 	h := semaphoreHold{keys: s.keys, token: rand.Text(), n: int64(n)}
+	// Every node scans for free slots from the same random one: see
+	// semaphore_acquire.lua.
+	seed := mrand.Int64N(1 << 52)
 	start := time.Now()
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, nd *node) (driver.SemaphoreAcquireReply, error) {
 		k := s.keys
-		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.signal, h.token, int64(n), o.ttl, int64(s.permits))
+		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.signal, h.token, int64(n), o.ttl, int64(s.permits), seed)
 	})
 	t := tallyPermits(replies)
 	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }

@@ -65,9 +65,9 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and wakes who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, token string, keep int64) (int64, error)
-	// SemaphoreAcquire takes the n lowest free permit slots at once, or none, purging expired ones, and draws a fencing token.
+	// SemaphoreAcquire takes n free permit slots at once, or none, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
-	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64) (SemaphoreAcquireReply, error)
+	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64) (SemaphoreAcquireReply, error)
 	// SemaphoreRelease gives a lease's n permits back and wakes the waiters.
 	// It runs scripts/lua/semaphore_release.lua.
 	SemaphoreRelease(ctx context.Context, permits string, holders string, signal string, token string, n int64) (int64, error)
@@ -89,7 +89,7 @@ type Scripts interface {
 	// LatchCountDown counts a latch down by one; reaching zero deletes it, which wakes the waiters.
 	// It runs scripts/lua/latch_count_down.lua.
 	LatchCountDown(ctx context.Context, latch string) (int64, error)
-	// LatchRead reads a latch's count and generation.
+	// LatchRead reads a latch's count, generation and remaining time.
 	// It runs scripts/lua/latch_read.lua.
 	LatchRead(ctx context.Context, latch string) (LatchReadReply, error)
 	// LatchUnset undoes a setting of a latch that did not reach a majority.
@@ -379,7 +379,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "76494dbaf08847b2d27e3173bd2f57745d3143e0",
+	SHA1:   "8afe54e0aa79d4c16464ee4357ed58996fd66425",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -487,14 +487,15 @@ func DecodeLatchCountDown(v int64, err error) (int64, error) {
 
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.
 type LatchReadReply struct {
-	Count int64 // the count, 0 when no count is set
-	Gen   int64 // the generation of the setting, 0 when no count is set
+	Count int64         // the count, 0 when no count is set
+	Gen   int64         // the generation of the setting, 0 when no count is set
+	TTL   time.Duration // the time until the latch expires; negative when no count is set
 }
 
 // LatchReadScript is scripts/lua/latch_read.lua.
 var LatchReadScript = Script{
 	Name:   "latch_read",
-	SHA1:   "5c42b33a8fddc688878b2553f22c45263e4d33c3",
+	SHA1:   "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	Source: lua.Source("latch_read.lua"),
 }
 
@@ -503,12 +504,13 @@ func DecodeLatchRead(v []int64, err error) (LatchReadReply, error) {
 	if err != nil {
 		return LatchReadReply{}, err
 	}
-	if len(v) != 2 {
-		return LatchReadReply{}, replyLengthError(LatchReadScript, 2, len(v))
+	if len(v) != 3 {
+		return LatchReadReply{}, replyLengthError(LatchReadScript, 3, len(v))
 	}
 	return LatchReadReply{
 		Count: v[0],
 		Gen:   v[1],
+		TTL:   time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
 

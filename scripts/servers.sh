@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real servers for the integration tests: five independent Redis 7 masters, a
-# three-master Redis Cluster, and three independent Valkey 9 masters (run from
+# three-master Redis Cluster, and five independent Valkey 9 masters (run from
 # the chroot built by valkey-chroot.sh; Redis 7 lacks DELIFEQ / SET IFEQ).
 #
 # Sourced (by scripts/test.sh): call servers_start; it exports
@@ -115,7 +115,7 @@ servers_start() {
     servers_start_redis "$servers_port" --cluster-enabled yes \
       --cluster-config-file "$REDLOCK_SERVERS_DIR/nodes-$servers_port.conf"
   done
-  for _ in 1 2 3; do
+  for _ in 1 2 3 4 5; do
     servers_pick_port; valkey+=("$servers_port")
     servers_start_valkey "$servers_port"
   done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's single test command (README and CI): starts real Redis, Redis
-# Cluster and Valkey servers, then vets, checks generated code and runs the
-# tests against them. Extra arguments go to `go test`, e.g. -run TestX -v.
+# Cluster and Valkey servers, then vets, checks generated code, runs the tests
+# and the conformance matrix against them (and miniredis). Extra arguments go
+# to `go test`, e.g. -run TestX -v, and skip the matrix.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/servers.sh
@@ -36,6 +37,19 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   fi
 fi
 
-section "go test -race -count=1 ./... $*"
-go test -race -count=1 ./... "$@"
+# The conformance suite also runs on in-process miniredis nodes.
+export REDLOCK_TEST_MINIREDIS=1
+
+if (($#)); then
+  # A narrowed run (extra arguments): plain go test, no matrix.
+  section "go test -race -count=1 ./... $*"
+  go test -race -count=1 ./... "$@"
+else
+  # Everything but the conformance suite, which the matrix runs once, on
+  # every server (Redis 7, Valkey 9, miniredis), failing on any failed cell.
+  section "go test -race -count=1 -skip '^TestConformance' ./..."
+  go test -race -count=1 -skip '^TestConformance' ./...
+  section "conformance matrix: go run ./cmd/redlock matrix --race"
+  go run ./cmd/redlock matrix --race --nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER"
+fi
 section "all tests passed"

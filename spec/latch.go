@@ -20,11 +20,12 @@ var latchOps = []Op{
 	{
 		Name:   "LatchRead",
 		Script: "latch_read",
-		Doc:    "reads a latch's count and generation.",
+		Doc:    "reads a latch's count, generation and remaining time.",
 		Keys:   []Param{{"latch", String}},
 		Reply: []Field{
 			{"Count", Int, "the count, 0 when no count is set"},
 			{"Gen", Int, "the generation of the setting, 0 when no count is set"},
+			{"TTL", Millis, "the time until the latch expires; negative when no count is set"},
 		},
 	},
 	{

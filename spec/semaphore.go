@@ -6,9 +6,9 @@ var semaphoreOps = []Op{
 	{
 		Name:   "SemaphoreAcquire",
 		Script: "semaphore_acquire",
-		Doc:    "takes the n lowest free permit slots at once, or none, purging expired ones, and draws a fencing token.",
+		Doc:    "takes n free permit slots at once, or none, purging expired ones, and draws a fencing token.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"signal", String}},
-		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}, {"seed", Int}},
 		Reply: []Field{
 			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free, -1 when n exceeds the number of permits (nothing written)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},

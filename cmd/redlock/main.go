@@ -9,6 +9,13 @@
 //	       Mutex: the second one's TryLock fails with ErrNotAcquired, the
 //	       first unlocks, the second acquires with a higher fencing token.
 //	       Prints one line per driver and exits 1 if any failed.
+//	matrix run the conformance suite as a matrix, every primitive × wait
+//	       strategy by driver × topology × server, and print it, with a
+//	       progress bar while it runs; exit 1 if a cell failed. Servers:
+//	       throwaway ones from redis-server / valkey-server on PATH, or
+//	       existing ones (--nodes, --cluster), and embedded miniredis.
+//	       Run inside the repository: it builds the suite with go test.
+//	       See redlock matrix -h.
 //	help   print the usage.
 //
 // An unknown command prints the usage on stderr and exits 2.
@@ -31,6 +38,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "lock/contend/unlock/fence with every driver on an in-process miniredis (default)", runDemo},
+		{"matrix", "run the conformance matrix (primitive × strategy by driver × topology × server) and print it", runMatrix},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			usage(stdout)
 			return 0

@@ -75,8 +75,8 @@ type listener struct {
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when run returns
 
-	mu   sync.Mutex
-	dc   rueidis.DedicatedClient
+	mu       sync.Mutex
+	dc       rueidis.DedicatedClient
 	subs     map[string]bool // channels a new connection resubscribes
 	patterns map[string]bool // and patterns
 

@@ -103,8 +103,8 @@ func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers stri
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
-func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64) (driver.SemaphoreAcquireReply, error) {
-	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, signal}, token, strconv.FormatInt(n, 10), strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(defaultSize, 10)))
+func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64) (driver.SemaphoreAcquireReply, error) {
+	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, signal}, token, strconv.FormatInt(n, 10), strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(defaultSize, 10), strconv.FormatInt(seed, 10)))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.

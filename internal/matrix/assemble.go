@@ -129,7 +129,12 @@ func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
 		c.Status, c.Reason = Missing, "the suite did not report this cell"
 		return c
 	}
+	// A group's own time leaves out its cases, which run in parallel
+	// after it returns: the longest case is the cell's time.
 	c.Status, c.Seconds = t.status(), t.elapsed
+	for _, cs := range c.Cases {
+		c.Seconds = max(c.Seconds, cs.Seconds)
+	}
 	text, _ := t.reason()
 	switch {
 	case t.action == "run":

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Event is one event of `go test -json` (see `go doc test2json`).
+// Event is one event of `go test -json`, or of `go tool test2json -t`
+// (see `go doc test2json`).
 type Event struct {
 	Action  string
 	Package string
@@ -28,7 +29,7 @@ type Dimensions struct {
 // group (…/strategy), 6 a cell (…/primitive), 7 a case.
 type coords struct {
 	driver, server, topology, strategy, primitive, rest string
-	level                                            int
+	level                                               int
 }
 
 // parse reads a subtest name of the suite.

@@ -120,16 +120,16 @@ func (r *Result) WriteText(w io.Writer) {
 	fit(func(c column) string { return c.driver + "\x00" + c.topology })
 	fit(func(c column) string { return c.driver })
 	header := func(key func(column) string, show func(column) string) {
-		fmt.Fprint(w, strings.Repeat(" ", rowLabel))
+		line := strings.Repeat(" ", rowLabel)
 		for i := 0; i < len(cols); {
 			j, span := i, 0
 			for ; j < len(cols) && key(cols[j]) == key(cols[i]); j++ {
 				span += width[j]
 			}
-			fmt.Fprint(w, pad(show(cols[i]), span))
+			line += pad(show(cols[i]), span)
 			i = j
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	header(func(c column) string { return c.driver }, func(c column) string { return c.driver })
 	header(func(c column) string { return c.driver + "\x00" + c.topology }, func(c column) string { return c.topology })
@@ -141,11 +141,11 @@ func (r *Result) WriteText(w io.Writer) {
 			if k > 0 {
 				name = ""
 			}
-			fmt.Fprint(w, pad(fmt.Sprintf("%-*s  %s", len(longest(r.Primitives)), name, s), rowLabel))
+			line := pad(fmt.Sprintf("%-*s  %s", len(longest(r.Primitives)), name, s), rowLabel)
 			for i := range cols {
-				fmt.Fprint(w, pad(grid[[2]int{row, i}], width[i]))
+				line += pad(grid[[2]int{row, i}], width[i])
 			}
-			fmt.Fprintln(w)
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
 			row++
 		}
 	}

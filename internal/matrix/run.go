@@ -205,7 +205,7 @@ type testRun struct {
 // binary that fails to start is reported as a package event with output,
 // so it shows among the failures.
 func (r *testRun) run(ctx context.Context, pattern string, feed func(Event)) {
-	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-p", r.pkg.importPath,
+	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", r.pkg.importPath,
 		r.pkg.bin, "-test.v=test2json", "-test.run", pattern, "-test.count=1", "-test.timeout=20m")
 	cmd.Dir, cmd.Env = r.pkg.dir, r.server.env(os.Environ())
 	var stderr bytes.Buffer

@@ -16,7 +16,7 @@ import (
 // Nodes returns the five independent Redis 7 masters (REDLOCK_TEST_NODES).
 func Nodes(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_NODES") }
 
-// ValkeyNodes returns the three independent Valkey 9 masters, which support
+// ValkeyNodes returns the five independent Valkey 9 masters, which support
 // SET ... IFEQ and DELIFEQ (REDLOCK_TEST_VALKEY_NODES).
 func ValkeyNodes(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_VALKEY_NODES") }
 

@@ -14,7 +14,7 @@ func TestRig(t *testing.T) {
 		name  string
 		addrs func(testing.TB) []string
 		want  int
-	}{{"Nodes", Nodes, 5}, {"Cluster", Cluster, 3}, {"ValkeyNodes", ValkeyNodes, 3}} {
+	}{{"Nodes", Nodes, 5}, {"Cluster", Cluster, 3}, {"ValkeyNodes", ValkeyNodes, 5}} {
 		t.Run(tc.name, func(t *testing.T) {
 			addrs := tc.addrs(t)
 			if len(addrs) != tc.want {

@@ -1,5 +1,6 @@
 -- Takes n permits of a semaphore at once, or none. Permits are numbered
--- slots 1..size; this node gives the n lowest free ones. A slot is held
+-- slots 1..size; this node gives the first n free ones from a slot the
+-- client drew at random (the same on every node of an attempt). A slot is held
 -- until its expiry on the server's clock, so a holder that dies gives it
 -- back at its TTL whatever the clients' clocks say; expired slots are
 -- purged first. With a quorum, a lease holds only where a majority gave it
@@ -13,6 +14,7 @@
 -- ARGV[2] n: how many permits to take
 -- ARGV[3] ttl: time to live of the permits in milliseconds
 -- ARGV[4] defaultSize: the number of permits while none is stored
+-- ARGV[5] seed: a random number below 2^52; the scan for free slots starts at slot seed mod size + 1
 -- Returns: {status, fence, retry, free, size, slots}: status 1 when acquired,
 -- 0 when fewer than n permits are free, -1 when n exceeds size (nothing
 -- written); fence, the counter after an acquisition (else 0); retry, the
@@ -39,17 +41,24 @@ if free < n then
   local e = redis.call('zrange', KEYS[1], n - free - 1, n - free - 1, 'WITHSCORES')
   return {0, 0, tonumber(e[2]) - now, math.max(free, 0), size, 0}
 end
--- At most size - free slots are held, so n of 1..size are free.
+-- At most size - free slots are held, so n of 1..size are free. Starting
+-- where the client chose, concurrent attempts take different slots, and
+-- where the nodes' free slots differ (a lease holds its slots on a
+-- majority only) some start finds slots free on a majority.
 local slots = {}
-local s = 1
-while #slots < n do
+local start = tonumber(ARGV[5]) % size
+for i = 0, size - 1 do
+  local s = (start + i) % size + 1
   if not redis.call('zscore', KEYS[1], s) then
     slots[#slots + 1] = s
     redis.call('zadd', KEYS[1], now + ttl, s)
     redis.call('hset', KEYS[2], s, ARGV[1])
+    if #slots == n then
+      break
+    end
   end
-  s = s + 1
 end
+table.sort(slots)
 local list = table.concat(slots, ',')
 redis.call('hset', KEYS[2], 't:' .. ARGV[1], list)
 for _, k in ipairs({KEYS[1], KEYS[2]}) do

@@ -1,0 +1,156 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// fakeListener records what it was asked to subscribe.
+type fakeListener struct {
+	mu       sync.Mutex
+	channels map[string]bool
+	patterns map[string]bool
+	closed   bool
+	deliver  func(channel, payload string)
+}
+
+func (f *fakeListener) Subscribe(_ context.Context, cs ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range cs {
+		f.channels[c] = true
+	}
+	return nil
+}
+
+func (f *fakeListener) PSubscribe(_ context.Context, ps ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range ps {
+		f.patterns[p] = true
+	}
+	return nil
+}
+
+func (f *fakeListener) Unsubscribe(_ context.Context, cs ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range cs {
+		delete(f.channels, c)
+	}
+	return nil
+}
+
+func (f *fakeListener) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *fakeListener) subscribed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.channels))
+}
+
+// fakeCluster is a set of nodes that can grow.
+type fakeCluster struct {
+	mu    sync.Mutex
+	nodes map[string]*fakeListener
+}
+
+func (c *fakeCluster) add(addr string) *fakeListener {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := &fakeListener{channels: map[string]bool{}, patterns: map[string]bool{}}
+	c.nodes[addr] = f
+	return f
+}
+
+func (c *fakeCluster) list(context.Context) (map[string]ListenFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]ListenFunc{}
+	for addr, f := range c.nodes {
+		out[addr] = func(_ context.Context, deliver func(string, string)) (Listener, error) {
+			f.deliver = deliver
+			return f, nil
+		}
+	}
+	return out, nil
+}
+
+func TestListenEach(t *testing.T) {
+	ctx := context.Background()
+	c := &fakeCluster{nodes: map[string]*fakeListener{}}
+	a, b := c.add("a"), c.add("b")
+	var got []string // no lock: deliver must be called one at a time (-race checks)
+	l, err := ListenEach(ctx, c.list, func(channel, _ string) { got = append(got, channel) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Subscribe(ctx, "k1", "k2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.PSubscribe(ctx, "t:*"); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]*fakeListener{"a": a, "b": b} {
+		if s := f.subscribed(); !slices.Equal(s, []string{"k1", "k2"}) || !f.patterns["t:*"] {
+			t.Fatalf("node %s subscribed %v and %v, want every channel and pattern", name, s, f.patterns)
+		}
+	}
+
+	// A node that joins gets what was subscribed before, at the next Subscribe.
+	n := c.add("c")
+	if err := l.Unsubscribe(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Subscribe(ctx, "k3"); err != nil {
+		t.Fatal(err)
+	}
+	if s := n.subscribed(); !slices.Equal(s, []string{"k2", "k3"}) || !n.patterns["t:*"] {
+		t.Fatalf("the new node subscribed %v and %v, want [k2 k3] and the pattern", s, n.patterns)
+	}
+	if s := a.subscribed(); !slices.Equal(s, []string{"k2", "k3"}) {
+		t.Fatalf("node a subscribed %v after Unsubscribe(k1), Subscribe(k3)", s)
+	}
+
+	// Every node's events arrive, one at a time.
+	var wg sync.WaitGroup
+	for _, f := range []*fakeListener{a, b, n} {
+		wg.Go(func() {
+			for range 100 {
+				f.deliver("k2", "del")
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != 300 {
+		t.Fatalf("delivered %d events, want 300", len(got))
+	}
+
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*fakeListener{a, b, n} {
+		if !f.closed {
+			t.Fatal("Close left a node's Listener open")
+		}
+	}
+	if err := l.Subscribe(ctx, "k4"); !errors.Is(err, errListenerClosed) {
+		t.Fatalf("Subscribe after Close: got %v, want errListenerClosed", err)
+	}
+}
+
+func TestListenEachNoNodes(t *testing.T) {
+	none := func(context.Context) (map[string]ListenFunc, error) { return nil, nil }
+	if _, err := ListenEach(context.Background(), none, func(string, string) {}); err == nil {
+		t.Fatal("ListenEach over no nodes succeeded")
+	}
+}

@@ -1,0 +1,38 @@
+package matrix
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redlockgo/redlock/internal/testenv"
+)
+
+// TestServerEnv checks that the variables a run sets for a server are
+// those the suite reads: each gives back that server, and only it.
+func TestServerEnv(t *testing.T) {
+	for _, s := range []Server{
+		{Name: "redis7", Nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, Cluster: []string{"127.0.0.1:3"}},
+		{Name: "valkey9", Nodes: []string{"127.0.0.1:4"}},
+		{Name: "miniredis"},
+	} {
+		t.Run(s.Name, func(t *testing.T) {
+			base := []string{"REDLOCK_TEST_NODES=stale:1", "REDLOCK_TEST_VALKEY_NODES=stale:2", "REDLOCK_TEST_MINIREDIS=1", "CI=1"}
+			for _, kv := range base {
+				k, _, _ := strings.Cut(kv, "=")
+				t.Setenv(k, "")
+			}
+			for _, kv := range s.env(base) {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			got := testenv.Servers(t)
+			if len(got) != 1 || got[0].Name != s.Name {
+				t.Fatalf("testenv.Servers = %+v, want %s alone", got, s.Name)
+			}
+			if s.Nodes != nil && (!slices.Equal(got[0].Nodes, s.Nodes) || !slices.Equal(got[0].Cluster, s.Cluster)) {
+				t.Errorf("testenv.Servers = %+v, want nodes %v, cluster %v", got[0], s.Nodes, s.Cluster)
+			}
+		})
+	}
+}
