@@ -54,6 +54,8 @@ func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.
 	switch {
 	case topo.cluster && h.OpenCluster == nil:
 		t.Skipf(notApplicable+"%s has no Redis Cluster client", h.Driver)
+	case topo.cluster && server.Name == "miniredis":
+		t.Skipf(notApplicable + "miniredis is one in-process server, not a Redis Cluster")
 	case topo.cluster && server.Cluster == nil:
 		t.Skipf(notApplicable+"no %s cluster in this run (the test rig starts a Redis 7 cluster only)", server.Name)
 	case topo.cluster:

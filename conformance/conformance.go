@@ -58,6 +58,7 @@ var primitives = []struct {
 	run  func(*testing.T, env)
 }{
 	{"Mutex", runMutex},
+	{"FairMutex", runFairMutex}, {"RWMutex", runRWMutex},
 	{"MultiLock", runMultiLock},
 	{"Semaphore", runSemaphore}, {"Latch", runLatch},
 }

@@ -45,10 +45,12 @@ func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suff
 // bound it checks: round trips and scheduling on a loaded 2-core machine.
 const crashSlack = time.Second
 
-// shortTTL is the TTL of the cases that wait for an expiry or a lapse: as
-// short as it can be while its node timeout (a tenth) stays well above a
-// round trip on a loaded machine.
+// shortTTL is the TTL of the cases that wait for an expiry or a lapse.
+// Their Clients are patient: a node timeout of a third of it rather than a
+// tenth, so that a round trip on a loaded machine does not fail the case.
 const shortTTL = time.Second
+
+var patient = core.WithNodeTimeout(shortTTL / 3)
 
 // lineRetry bounds how long a waiter goes without an attempt under either
 // strategy: a quarter TTL, plus at most a quarter TTL of backoff.
@@ -71,25 +73,35 @@ func startLock(ctx context.Context, lock func(context.Context) (*core.Lease, err
 	return got
 }
 
-// awaitCard waits until the sorted set key has at least n members on
-// every node of the cell, that is, until n waiters are in line.
-func (e env) awaitCard(t *testing.T, ctx context.Context, key string, n int64) {
+// inLine starts lock and returns once the sorted set key has at least n
+// members on every node of the cell, that is, once n waiters are in line.
+// It fails the case when lock returns first.
+func (e env) inLine(t *testing.T, ctx context.Context, key string, n int64, lock func(context.Context) (*core.Lease, error)) <-chan locked {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
+	got := startLock(ctx, lock)
+	deadline := time.Now().Add(5 * time.Second)
 	for i := range e.addrs {
 		admin := e.admin(t, i)
 		for {
 			c, err := admin.ZCard(ctx, key).Result()
-			if err != nil {
-				t.Fatalf("waiting for %d entries in %s on node %d (did a Lock fail?): %v", n, key, i, err)
+			switch {
+			case err != nil:
+				t.Fatalf("ZCARD %s on node %d: %v", key, i, err)
+			case c >= n:
+			case time.Now().After(deadline):
+				t.Fatalf("%s has %d entries on node %d after 5s, want %d", key, c, i, n)
+			default:
+				select {
+				case r := <-got:
+					t.Fatalf("Lock returned (%v) before it joined the line", r.err)
+				case <-time.After(5 * time.Millisecond):
+				}
+				continue
 			}
-			if c >= n {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
+			break
 		}
 	}
+	return got
 }
 
 // expectCard checks that the sorted set key has n members on every node.
@@ -182,8 +194,7 @@ func testFairNoBarging(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := startLock(ctx, e.client(t).FairMutex(n).Lock)
-	e.awaitCard(t, ctx, fairKey(n, ":q"), 1)
+	got := e.inLine(t, ctx, fairKey(n, ":q"), 1, e.client(t).FairMutex(n).Lock)
 	other := e.client(t).FairMutex(n)
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -228,7 +239,7 @@ func testFairOrder(t *testing.T, e env) {
 	errs := make(chan error, waiters)
 	for i := range waiters {
 		m := e.client(t).FairMutex(n)
-		go func() {
+		e.inLine(t, ctx, fairKey(n, ":q"), int64(i+1), func(ctx context.Context) (*core.Lease, error) {
 			l, err := m.Lock(ctx)
 			if err == nil {
 				mu.Lock()
@@ -238,8 +249,8 @@ func testFairOrder(t *testing.T, e env) {
 				err = l.Unlock(ctx)
 			}
 			errs <- err
-		}()
-		e.awaitCard(t, ctx, fairKey(n, ":q"), int64(i+1))
+			return l, err
+		})
 	}
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -288,13 +299,13 @@ func testFairGiveUp(t *testing.T, e env) {
 func testFairCrashedHolder(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	crashed := e.client(t)
+	crashed := e.client(t, patient)
 	l, err := crashed.FairMutex(n, core.WithTTL(ttl)).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	granted := time.Now()
-	got := startLock(ctx, e.client(t).FairMutex(n, core.WithTTL(ttl)).Lock)
+	got := startLock(ctx, e.client(t, patient).FairMutex(n, core.WithTTL(ttl)).Lock)
 	crashed.Close()
 	r := <-got
 	if r.err != nil {
@@ -315,15 +326,13 @@ func testFairCrashedHolder(t *testing.T, e env) {
 func testFairCrashedHead(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	held, err := e.client(t).FairMutex(n).TryLock(ctx)
+	held, err := e.client(t, patient).FairMutex(n).TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashed := e.client(t)
-	head := startLock(ctx, crashed.FairMutex(n, core.WithTTL(ttl)).Lock)
-	e.awaitCard(t, ctx, fairKey(n, ":q"), 1)
-	next := startLock(ctx, e.client(t).FairMutex(n, core.WithTTL(ttl)).Lock)
-	e.awaitCard(t, ctx, fairKey(n, ":q"), 2)
+	crashed := e.client(t, patient)
+	head := e.inLine(t, ctx, fairKey(n, ":q"), 1, crashed.FairMutex(n, core.WithTTL(ttl)).Lock)
+	next := e.inLine(t, ctx, fairKey(n, ":q"), 2, e.client(t, patient).FairMutex(n, core.WithTTL(ttl)).Lock)
 	crashed.Close()
 	at := time.Now()
 	if r := <-head; !errors.Is(r.err, core.ErrClosed) {
@@ -345,15 +354,15 @@ func testFairCrashedHead(t *testing.T, e env) {
 func testFairAutoExtend(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const ttl = shortTTL
-	l, err := e.client(t).FairMutex(n, core.WithTTL(ttl), core.WithAutoExtend()).Lock(ctx)
+	l, err := e.client(t, patient).FairMutex(n, core.WithTTL(ttl), core.WithAutoExtend()).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * ttl)
+	time.Sleep(2 * ttl)
 	if err := l.Err(); err != nil {
-		t.Fatalf("auto-extended lease after 3 TTLs: %v", err)
+		t.Fatalf("auto-extended lease after 2 TTLs: %v", err)
 	}
-	if _, err := e.client(t).FairMutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+	if _, err := e.client(t, patient).FairMutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryLock on an auto-extended lock: got %v, want ErrNotAcquired (the lease's Err is now %v)", err, l.Err())
 	}
 	if err := l.Extend(ctx, 3*time.Second); err != nil {

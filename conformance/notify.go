@@ -211,9 +211,9 @@ type countingDriver struct {
 	attempts *atomic.Int64
 }
 
-func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, next, ticket, token string, ttl time.Duration, join, arrival int64) (driver.MutexAcquireReply, error) {
+func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64) (driver.MutexAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MutexAcquire(ctx, lock, fence, queue, next, ticket, token, ttl, join, arrival)
+	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival)
 }
 
 // exclusive holds a lock on addr until the test ends: the spare node's

@@ -144,8 +144,7 @@ func testRWWriterWaits(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := startLock(ctx, e.client(t).RWMutex(n).Lock)
-	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
+	got := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t).RWMutex(n).Lock)
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
 	if err := r.Unlock(ctx); err != nil {
@@ -162,13 +161,11 @@ func testRWWriterKeepsReadersOut(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer := startLock(ctx, e.client(t).RWMutex(n).Lock)
-	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
+	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t).RWMutex(n).Lock)
 	if _, err := e.client(t).RWMutex(n).TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
 	}
-	reader := startLock(ctx, e.client(t).RWMutex(n).RLock)
-	e.awaitCard(t, ctx, rwKey(n, ":rq"), 1)
+	reader := e.inLine(t, ctx, rwKey(n, ":rq"), 1, e.client(t).RWMutex(n).RLock)
 	if err := r1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +242,13 @@ func testRWWriterNotStarved(t *testing.T, e env) {
 func testRWCrashedReader(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	crashed := e.client(t)
+	crashed := e.client(t, patient)
 	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	granted := time.Now()
-	got := startLock(ctx, e.client(t).RWMutex(n, core.WithTTL(ttl)).Lock)
+	got := startLock(ctx, e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).Lock)
 	crashed.Close()
 	r := <-got
 	if r.err != nil {
@@ -271,13 +268,13 @@ func testRWCrashedReader(t *testing.T, e env) {
 func testRWCrashedWriter(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	crashed := e.client(t)
+	crashed := e.client(t, patient)
 	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	granted := time.Now()
-	got := startLock(ctx, e.client(t).RWMutex(n, core.WithTTL(ttl)).RLock)
+	got := startLock(ctx, e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).RLock)
 	crashed.Close()
 	r := <-got
 	if r.err != nil {
@@ -298,15 +295,14 @@ func testRWCrashedWriter(t *testing.T, e env) {
 func testRWCrashedWaitingWriter(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	r1, err := e.client(t).RWMutex(n).RLock(ctx)
+	r1, err := e.client(t, patient).RWMutex(n).RLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r1.Unlock(ctx)
-	crashed := e.client(t)
-	writer := startLock(ctx, crashed.RWMutex(n, core.WithTTL(ttl)).Lock)
-	e.awaitCard(t, ctx, rwKey(n, ":wq"), 1)
-	reader := e.client(t).RWMutex(n, core.WithTTL(ttl))
+	crashed := e.client(t, patient)
+	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, crashed.RWMutex(n, core.WithTTL(ttl)).Lock)
+	reader := e.client(t, patient).RWMutex(n, core.WithTTL(ttl))
 	if _, err := reader.TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
 	}
@@ -352,35 +348,39 @@ func testRWGiveUp(t *testing.T, e env) {
 }
 
 func testRWAutoExtend(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	ctx := ctxFor(t, 10*time.Second)
 	const ttl = shortTTL
-	m, other := e.client(t).RWMutex(n, core.WithTTL(ttl), core.WithAutoExtend()), e.client(t).RWMutex(n)
+	var wg sync.WaitGroup
 	for _, mode := range []string{"read", "write"} {
+		n := name(t)
+		m, other := e.client(t, patient).RWMutex(n, core.WithTTL(ttl), core.WithAutoExtend()), e.client(t, patient).RWMutex(n)
 		lock, blocked := m.RLock, other.TryLock
 		if mode == "write" {
 			lock, blocked = m.Lock, other.TryRLock
 		}
-		l, err := lock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(3 * ttl)
-		if err := l.Err(); err != nil {
-			t.Fatalf("auto-extended %s lease after 3 TTLs: %v", mode, err)
-		}
-		if _, err := blocked(ctx); !errors.Is(err, core.ErrNotAcquired) {
-			t.Fatalf("the other mode beside an auto-extended %s lease: got %v, want ErrNotAcquired (the lease's Err is now %v)", mode, err, l.Err())
-		}
-		if err := l.Extend(ctx, 3*time.Second); err != nil {
-			t.Fatalf("Extend of a %s lease: %v", mode, err)
-		}
-		if left := time.Until(l.Until()); left < 2*time.Second {
-			t.Fatalf("Until is %v away after Extend(3s) of a %s lease", left, mode)
-		}
-		if err := l.Unlock(ctx); err != nil {
-			t.Fatal(err)
-		}
+		wg.Go(func() {
+			l, err := lock(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer l.Unlock(ctx)
+			time.Sleep(2 * ttl)
+			if err := l.Err(); err != nil {
+				t.Errorf("auto-extended %s lease after 2 TTLs: %v", mode, err)
+				return
+			}
+			if _, err := blocked(ctx); !errors.Is(err, core.ErrNotAcquired) {
+				t.Errorf("the other mode beside an auto-extended %s lease: got %v, want ErrNotAcquired (the lease's Err is now %v)", mode, err, l.Err())
+			}
+			if err := l.Extend(ctx, 3*time.Second); err != nil {
+				t.Errorf("Extend of a %s lease: %v", mode, err)
+			} else if left := time.Until(l.Until()); left < 2*time.Second {
+				t.Errorf("Until is %v away after Extend(3s) of a %s lease", left, mode)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // testRWExpiry: a read lease that is not extended is lost at its TTL, and
@@ -388,7 +388,7 @@ func testRWAutoExtend(t *testing.T, e env) {
 func testRWExpiry(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const ttl = shortTTL
-	r, err := e.client(t).RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
+	r, err := e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func testRWExpiry(t *testing.T, e env) {
 	if !errors.Is(r.Err(), core.ErrLost) {
 		t.Fatalf("Err after expiry: got %v, want ErrLost", r.Err())
 	}
-	w, err := e.client(t).RWMutex(n).Lock(ctx)
+	w, err := e.client(t, patient).RWMutex(n).Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock after the reader expired: %v", err)
 	}

@@ -102,13 +102,13 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 // so every script touches one Redis Cluster slot.
 type keyNames struct {
 	lock, fence string
-	queue, next string // the Notify wait queue; see notify_queue.go
+	queue       string // the Notify wait queue; see notify_queue.go
 	noTicket    string // stands for the ticket of an attempt that does not queue
 }
 
 func (c *Client) keys(o options, name string) keyNames {
 	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence"),
-		queue: key(o, name, ":q"), next: key(o, name, ":next"), noTicket: key(o, name, ":t:")}
+		queue: key(o, name, ":q"), noTicket: key(o, name, ":t:")}
 }
 
 // key names one of the keys of the primitive called name: the prefix, the

@@ -18,16 +18,26 @@ import (
 // ends or whose attempts run out leaves the line at once. A release wakes
 // only the waiter first in line, through its own ticket key (Notify); that
 // waiter also retries at the holder's TTL or a quarter TTL, whichever comes
-// first, and under Poll at its backoff, capped at a quarter TTL.
+// first (plus backoff jitter), and under Poll at its backoff, capped at a
+// quarter TTL.
 //
 // Order. On one node, waiters acquire in the order in which their first
 // attempts reached the server, skipping those whose entries lapsed. With a
 // quorum, a waiter's place is the time its Lock began on its own clock, the
 // same on every node, so every node orders the waiters alike and the first
-// of them is first on a majority: waiters acquire in the order in which
-// their Lock calls began, up to the clock skew between their machines. A
+// of them is first on every node it reached, which grants it a majority
+// once the lock is free there: waiters acquire in the order in which their
+// Lock calls began, up to the clock skew between their machines. A
 // waiter whose entry reached fewer than a majority of nodes (some were
 // down) may be overtaken on the others until its next attempt reaches them.
+//
+// A Client whose clock runs behind the others' gets places earlier than
+// its Lock calls began, by that much; with clocks kept by NTP that is
+// milliseconds.
+//
+// Under Poll, only the first waiter's own retry notices a release, so a
+// hand-off costs up to the backoff cap: give a FairMutex under Poll a
+// small cap (WithBackoff).
 //
 // A FairMutex and a Mutex of the same name are different locks.
 type FairMutex struct {

@@ -19,6 +19,21 @@ var benchTopologies = []struct {
 	nodes int
 }{{"single", 1}, {"quorum3", 3}}
 
+// benchWaits are the ways to wait of the FairMutex and RWMutex benchmarks:
+// each strategy with its defaults, and Poll with a 5ms backoff cap. Under
+// Poll only a waiter's own retry notices a release, and with a fair lock
+// or a waiting writer only one waiter may take it: the cap bounds the
+// hand-off.
+var benchWaits = []struct {
+	name string
+	opts []core.Option
+}{
+	{"Notify", []core.Option{core.WithWaitStrategy(core.Notify)}},
+	{"Poll", []core.Option{core.WithWaitStrategy(core.Poll)}},
+	{"Poll-cap5ms", []core.Option{core.WithWaitStrategy(core.Poll),
+		core.WithBackoff(core.Backoff{Base: time.Millisecond, Cap: 5 * time.Millisecond, Multiplier: 2})}},
+}
+
 // BenchmarkFairMutex is one fair lock contended by 10 Clients that each
 // hold it for 20ms and ask again at once, on one real node and on a
 // three-node quorum, once per wait strategy. b.N is the number of
@@ -28,20 +43,20 @@ var benchTopologies = []struct {
 // (clients − 1) × hold (acq-p99/wait-bound).
 func BenchmarkFairMutex(b *testing.B) {
 	for _, topo := range benchTopologies {
-		for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
-			b.Run(topo.name+"/"+s.String(), func(b *testing.B) { benchFairMutex(b, topo.nodes, s) })
+		for _, w := range benchWaits {
+			b.Run(topo.name+"/"+w.name, func(b *testing.B) { benchFairMutex(b, topo.nodes, w.opts) })
 		}
 	}
 }
 
-func benchFairMutex(b *testing.B, nodes int, s core.WaitStrategy) {
+func benchFairMutex(b *testing.B, nodes int, wait []core.Option) {
 	const clients, hold = 10, 20 * time.Millisecond
 	addrs := testenv.Nodes(b)[:nodes]
 	ctx := context.Background()
-	name := "bench-fair-" + s.String() + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := "bench-fair-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	mutexes := make([]*core.FairMutex, clients)
 	for i := range mutexes {
-		mutexes[i] = benchClient(b, addrs, core.WithWaitStrategy(s)).FairMutex(name, core.WithTTL(5*time.Second))
+		mutexes[i] = benchClient(b, addrs, wait...).FairMutex(name, core.WithTTL(5*time.Second))
 	}
 	var (
 		left    atomic.Int64

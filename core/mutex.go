@@ -156,10 +156,10 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	var g grant
 	var err error
 	if h.owned {
-		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, k.next, ticket, h.holder, ttl, join, arrival)
+		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival)
 		g, err = grant(r), e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, k.next, ticket, h.holder, ttl, join, arrival)
+		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival)
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
@@ -181,12 +181,12 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	switch {
 	case h.owned:
-		left, err := n.d.ReleaseOwned(ctx, k.lock, k.queue, k.next, h.holder, h.reserve)
+		left, err := n.d.ReleaseOwned(ctx, k.lock, k.queue, h.holder, h.reserve)
 		return left >= 0, err
 	case h.wake:
 		// No native command also wakes the next waiter: Notify pays for
 		// the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, k.lock, k.queue, k.next, h.holder, h.reserve)
+		v, err := n.d.ReleaseWake(ctx, k.lock, k.queue, h.holder, h.reserve)
 		return v == 1, err
 	}
 	v, err := n.release(ctx, k.lock, h.holder)

@@ -164,7 +164,7 @@ func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 	if t.joined {
 		k := m.keys
 		fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, _ int, n *node) (int64, error) {
-			return n.d.MutexLeave(ctx, k.lock, k.queue, k.next, t.key, m.opts.reserve())
+			return n.d.MutexLeave(ctx, k.lock, k.queue, t.key, m.opts.reserve())
 		})
 	}
 	return err

@@ -21,8 +21,10 @@ import (
 // entry is what keeps readers out, so a writer that died or gave up stops
 // doing so within one TTL, or at once when it leaves. A release wakes the
 // waiters that may go next (a writer, or else every waiting reader) through
-// their own ticket keys (Notify); all of them also retry at least every
-// quarter TTL.
+// their own ticket keys (Notify); all of them also retry on their own every
+// quarter TTL or sooner (plus backoff jitter). Under Poll only a waiter's
+// own retry notices a release: a writer waits up to the backoff cap after
+// the last reader left.
 //
 // Tokens. Every lease draws a fencing token from the name's counter. A
 // write lease's token is greater than every token of a lease that ended

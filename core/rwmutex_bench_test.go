@@ -21,20 +21,20 @@ import (
 // and acquisitions per hold time.
 func BenchmarkRWMutex(b *testing.B) {
 	for _, topo := range benchTopologies {
-		for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
-			b.Run(topo.name+"/"+s.String(), func(b *testing.B) { benchRWMutex(b, topo.nodes, s) })
+		for _, w := range benchWaits {
+			b.Run(topo.name+"/"+w.name, func(b *testing.B) { benchRWMutex(b, topo.nodes, w.opts) })
 		}
 	}
 }
 
-func benchRWMutex(b *testing.B, nodes int, s core.WaitStrategy) {
+func benchRWMutex(b *testing.B, nodes int, wait []core.Option) {
 	const clients, hold = 10, 20 * time.Millisecond
 	addrs := testenv.Nodes(b)[:nodes]
 	ctx := context.Background()
-	name := "bench-rw-" + s.String() + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := "bench-rw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	mutexes := make([]*core.RWMutex, clients)
 	for i := range mutexes {
-		mutexes[i] = benchClient(b, addrs, core.WithWaitStrategy(s)).RWMutex(name, core.WithTTL(5*time.Second))
+		mutexes[i] = benchClient(b, addrs, wait...).RWMutex(name, core.WithTTL(5*time.Second))
 	}
 	var (
 		taken         atomic.Int64

@@ -16,10 +16,10 @@ import (
 type Scripts interface {
 	// MutexAcquire takes a plain lock with a new random token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
-	MutexAcquire(ctx context.Context, lock string, fence string, queue string, next string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (MutexAcquireReply, error)
+	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire_owned.lua.
-	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, next string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (MutexAcquireOwnedReply, error)
+	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (MutexAcquireOwnedReply, error)
 	// Release deletes a plain lock only when it holds token (compare-and-delete).
 	// It runs scripts/lua/release.lua.
 	Release(ctx context.Context, lock string, token string) (int64, error)
@@ -29,10 +29,10 @@ type Scripts interface {
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseWake deletes a plain lock only when it holds token, and wakes the oldest waiter.
 	// It runs scripts/lua/release_wake.lua.
-	ReleaseWake(ctx context.Context, lock string, queue string, next string, token string, reserve time.Duration) (int64, error)
+	ReleaseWake(ctx context.Context, lock string, queue string, token string, reserve time.Duration) (int64, error)
 	// MutexLeave takes a waiter that gives up out of the queue, passing on its reservation.
 	// It runs scripts/lua/mutex_leave.lua.
-	MutexLeave(ctx context.Context, lock string, queue string, next string, ticket string, reserve time.Duration) (int64, error)
+	MutexLeave(ctx context.Context, lock string, queue string, ticket string, reserve time.Duration) (int64, error)
 	// Extend resets a plain lock's expiry only when it holds token (compare-and-set).
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
@@ -40,7 +40,7 @@ type Scripts interface {
 	ExtendSetIfeq(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
 	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last deletes it and wakes the next waiter.
 	// It runs scripts/lua/release_owned.lua.
-	ReleaseOwned(ctx context.Context, lock string, queue string, next string, owner string, reserve time.Duration) (int64, error)
+	ReleaseOwned(ctx context.Context, lock string, queue string, owner string, reserve time.Duration) (int64, error)
 	// ExtendOwned resets a reentrant lock's expiry only while owner holds it.
 	// It runs scripts/lua/extend_owned.lua.
 	ExtendOwned(ctx context.Context, lock string, owner string, ttl time.Duration) (int64, error)
@@ -108,7 +108,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "5b04e5e2bf4d21a7d2dae6a8ac204aa149f590f8",
+	SHA1:   "48968fb9df3198cb6b83e600102795d9f9ed05e9",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -139,7 +139,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "db88a6d41922c8d53c3c3674b1720aa373fc771d",
+	SHA1:   "94a58c16f4da54e608eba850e00ac3de71d7cc32",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -174,7 +174,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "4b6140550b1243c47674da6aede673f5f653aa33",
+	SHA1:   "c3077e2109555615b870484d3cbb25040c6a7496",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -186,7 +186,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "1ef6b9910592eab4d31730fd33729cb986f956de",
+	SHA1:   "b61eab4d5f3006f22e5cd29de4325bd572373045",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -210,7 +210,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "5c37e14442ca276e2c31f4c835f9ffecf7197382",
+	SHA1:   "9dce68749485b0c514be00f8355aa5f8eb35ddc6",
 	Source: lua.Source("release_owned.lua"),
 }
 

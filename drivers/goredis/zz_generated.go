@@ -13,13 +13,13 @@ import (
 var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, next string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireReply, error) {
-	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, next, ticket}, token, ttl.Milliseconds(), join, arrival))
+func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireReply, error) {
+	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
-func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, next string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireOwnedReply, error) {
-	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, next, ticket}, owner, ttl.Milliseconds(), join, arrival))
+func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireOwnedReply, error) {
+	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, ttl.Milliseconds(), join, arrival))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -38,13 +38,13 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, queue string, next string, token string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, queue, next}, token, reserve.Milliseconds()))
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, queue string, token string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, queue}, token, reserve.Milliseconds()))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, queue string, next string, ticket string, reserve time.Duration) (int64, error) {
-	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, queue, next, ticket}, reserve.Milliseconds()))
+func (d *Driver) MutexLeave(ctx context.Context, lock string, queue string, ticket string, reserve time.Duration) (int64, error) {
+	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, queue, ticket}, reserve.Milliseconds()))
 }
 
 // Extend runs scripts/lua/extend.lua.
@@ -58,8 +58,8 @@ func (d *Driver) ExtendSetIfeq(ctx context.Context, lock string, token string, t
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, queue string, next string, owner string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, queue, next}, owner, reserve.Milliseconds()))
+func (d *Driver) ReleaseOwned(ctx context.Context, lock string, queue string, owner string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, queue}, owner, reserve.Milliseconds()))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.

@@ -26,6 +26,7 @@ func (f *folder) result(servers []Server) *Result {
 	f.hasChild, f.childFailed = f.parents()
 	at := map[cellKey]*test{}
 	cases := map[cellKey][]Case{}
+	ran := map[cellKey]bool{} // cell groups with a primitive that ran
 	type seen struct{ job, seq int }
 	drivers := map[string]seen{}
 	jobDrivers := map[int][]string{}
@@ -50,6 +51,9 @@ func (f *folder) result(servers []Server) *Result {
 			f.addCheck(r, t, c.driver)
 		case 4, 5, 6:
 			at[key] = t
+			if c.level == 6 {
+				ran[cellKey{c.driver, c.server, c.topology, c.strategy, "", 5}] = true
+			}
 		case 7:
 			key.level = 6
 			text, _ := t.reason()
@@ -65,12 +69,10 @@ func (f *folder) result(servers []Server) *Result {
 	want := map[cellKey]bool{}
 	for j, jb := range f.jobs {
 		for _, d := range jobDrivers[j] {
-			for _, s := range jb.servers {
-				for _, tp := range r.Topologies {
-					for _, st := range r.Strategies {
-						for _, p := range r.Primitives {
-							want[cellKey{d, s, tp, st, p, 6}] = true
-						}
+			for _, tp := range r.Topologies {
+				for _, st := range r.Strategies {
+					for _, p := range r.Primitives {
+						want[cellKey{d, jb.server, tp, st, p, 6}] = true
 					}
 				}
 			}
@@ -82,7 +84,7 @@ func (f *folder) result(servers []Server) *Result {
 		}
 	}
 	for k := range want {
-		r.Cells = append(r.Cells, cellAt(k, at, cases[k]))
+		r.Cells = append(r.Cells, cellAt(k, at, ran, cases[k]))
 	}
 	order := func(list []string, s string) int { return slices.Index(list, s) }
 	serverNames := make([]string, len(servers))
@@ -111,8 +113,10 @@ func (f *folder) result(servers []Server) *Result {
 }
 
 // cellAt decides a cell from the most specific test that spoke for it:
-// the cell's own, else its cell group's, else its column's.
-func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
+// the cell's own, else its cell group's, else its column's. A group
+// speaks for a primitive only when none of its primitives ran (it was
+// skipped, or failed before them); else the primitive is missing.
+func cellAt(k cellKey, at map[cellKey]*test, ran map[cellKey]bool, cases []Case) Cell {
 	c := Cell{Driver: k.driver, Server: k.server, Topology: k.topology, Strategy: k.strategy, Primitive: k.primitive, Cases: cases}
 	slices.SortFunc(c.Cases, func(a, b Case) int { return strings.Compare(a.Name, b.Name) })
 	group, column := k, k
@@ -121,10 +125,13 @@ func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
 	t := at[k]
 	switch {
 	case t != nil:
-	case at[group] != nil:
+	case at[group] != nil && !ran[group]:
 		t = at[group]
 	case at[column] != nil:
 		t = at[column]
+	case at[group] != nil:
+		c.Status, c.Reason = Missing, "the cell ran, but not this primitive"
+		return c
 	default:
 		c.Status, c.Reason = Missing, "the suite did not report this cell"
 		return c
@@ -141,6 +148,8 @@ func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
 		c.Reason = "did not finish: the test binary exited under it"
 	case c.Status == NA || c.Status == Skipped:
 		c.Reason = text
+	case c.Status == Pass && t != at[k]:
+		c.Status, c.Reason = Missing, "the cell ran none of its primitives"
 	case c.Status == Fail && t != at[k]:
 		c.Reason = "the cell failed before this primitive ran: " + text
 	case c.Status == Fail:
@@ -154,8 +163,6 @@ func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
 		if len(failed) == 0 {
 			c.Reason = "failed: " + text
 		}
-	case c.Status == Pass && t != at[k]:
-		c.Status, c.Reason = Missing, "the cell ran, but not this primitive"
 	case c.Status == Pass:
 		var na []string
 		for _, cs := range c.Cases {
@@ -175,7 +182,7 @@ func cellAt(k cellKey, at map[cellKey]*test, cases []Case) Cell {
 // the jobs that ran it.
 func (f *folder) addCheck(r *Result, t *test, driver string) {
 	name := check(t.name)
-	if name == "" || f.hasChild[[2]any{t.job, t.name}] {
+	if name == "" || f.hasChild[testKey{t.job, t.name}] {
 		return
 	}
 	text, _ := t.reason()
@@ -199,12 +206,12 @@ func (f *folder) addCheck(r *Result, t *test, driver string) {
 
 // parents returns, per job, the names of the tests that have subtests,
 // and of those with a failed subtest.
-func (f *folder) parents() (hasChild, childFailed map[[2]any]bool) {
-	hasChild, childFailed = map[[2]any]bool{}, map[[2]any]bool{}
+func (f *folder) parents() (hasChild, childFailed map[testKey]bool) {
+	hasChild, childFailed = map[testKey]bool{}, map[testKey]bool{}
 	for _, k := range f.order {
 		t := f.tests[k]
 		for i := strings.LastIndexByte(t.name, '/'); i > 0; i = strings.LastIndexByte(t.name[:i], '/') {
-			p := [2]any{t.job, t.name[:i]}
+			p := testKey{t.job, t.name[:i]}
 			hasChild[p] = true
 			if t.status() == Fail {
 				childFailed[p] = true
@@ -237,7 +244,7 @@ func (f *folder) addFailures(r *Result) {
 		if jb.action != "pass" && !failedIn[j] {
 			out := jb.output
 			if jb.action == "" {
-				out = append(slices.Clone(out), fmt.Sprintf("(%s on %s: the test binary reported no result)", jb.pkg, strings.Join(jb.servers, ", ")))
+				out = append(slices.Clone(out), fmt.Sprintf("(%s on %s: the test binary reported no result)", jb.pkg, jb.server))
 			}
 			r.Failures = append(r.Failures, Failure{Package: jb.pkg, Output: out})
 		}

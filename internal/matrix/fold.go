@@ -70,6 +70,13 @@ func check(test string) string {
 // maxOutput bounds the lines kept per test: enough for a failure.
 const maxOutput = 200
 
+// testKey names a test of one job: the same name (a check such as
+// BadInput) runs in every job of a package.
+type testKey struct {
+	job  int
+	name string
+}
+
 // test is what a job's events said about one test.
 type test struct {
 	job     int
@@ -116,35 +123,35 @@ func (t *test) status() Status {
 	return Fail // started, never ended: the binary died under it
 }
 
-// job is one test binary run: a package on the servers of the run.
+// job is one test binary run: a package on one server.
 type job struct {
-	pkg     string
-	servers []string
-	tops    int // its top-level tests: one driver each
-	action  string
-	output  []string
+	pkg    string
+	server string
+	tops   int // its top-level tests: one driver each
+	action string
+	output []string
 }
 
 // folder folds the event streams of the jobs into a Result.
 type folder struct {
 	dims     Dimensions
 	jobs     []*job
-	tests    map[[2]any]*test // by job and name
-	order    [][2]any
+	tests    map[testKey]*test // by job and name
+	order    []testKey
 	resolved map[string]bool // cells with an outcome, for progress
 
-	hasChild, childFailed map[[2]any]bool // set by result
+	hasChild, childFailed map[testKey]bool // set by result
 }
 
 func newFolder(dims Dimensions) *folder {
-	return &folder{dims: dims, tests: map[[2]any]*test{}, resolved: map[string]bool{}}
+	return &folder{dims: dims, tests: map[testKey]*test{}, resolved: map[string]bool{}}
 }
 
 // expected is how many cells the jobs will report.
 func (f *folder) expected() int {
 	n := 0
 	for _, j := range f.jobs {
-		n += j.tops * len(j.servers) * len(f.dims.Topologies) * len(f.dims.Strategies) * len(f.dims.Primitives)
+		n += j.tops * len(f.dims.Topologies) * len(f.dims.Strategies) * len(f.dims.Primitives)
 	}
 	return n
 }
@@ -162,7 +169,7 @@ func (f *folder) add(j int, e Event) int {
 		}
 		return len(f.resolved)
 	}
-	k := [2]any{j, e.Test}
+	k := testKey{j, e.Test}
 	t := f.tests[k]
 	if t == nil {
 		t = &test{job: j, pkg: e.Package, name: e.Test}

@@ -36,7 +36,7 @@ func events(pkg, script string) []Event {
 func fold(t *testing.T, server, script string) (*Result, []int) {
 	t.Helper()
 	f := newFolder(dims)
-	f.jobs = []*job{{pkg: "drivers/goredis", servers: []string{server}, tops: 1}}
+	f.jobs = []*job{{pkg: "drivers/goredis", server: server, tops: 1}}
 	var progress []int
 	for _, e := range events("drivers/goredis", script) {
 		progress = append(progress, f.add(0, e))
@@ -202,5 +202,25 @@ skip `+p+`/cluster
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestFoldGroupFailed(t *testing.T) {
+	// The Notify group failed before any primitive (a broken fail-fast
+	// check); in the Poll group, only the Mutex ran (a narrowed run).
+	res, _ := fold(t, "redis7", `
+output `+p+`/single/Notify     cells.go:60: New with Notify: succeeded, want ErrNotifyUnsupported
+fail `+p+`/single/Notify
+pass `+p+`/single/Poll/Mutex
+pass `+p+`/single/Poll
+`)
+	for _, prim := range []string{"Mutex", "Latch"} {
+		c, _ := res.Cell("goredis", "redis7", "single", "Notify", prim)
+		if c.Status != Fail || c.Reason != "the cell failed before this primitive ran: New with Notify: succeeded, want ErrNotifyUnsupported" {
+			t.Errorf("Notify %s: got %q %q, want failed with the group's message", prim, c.Status, c.Reason)
+		}
+	}
+	if c, _ := res.Cell("goredis", "redis7", "single", "Poll", "Latch"); c.Status != Missing {
+		t.Errorf("a primitive that did not run in a group that ran others: got %q, want missing", c.Status)
 	}
 }

@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		for _, s := range cfg.Servers {
-			f.jobs = append(f.jobs, &job{pkg: p.importPath, servers: []string{s.Name}, tops: len(tops)})
+			f.jobs = append(f.jobs, &job{pkg: p.importPath, server: s.Name, tops: len(tops)})
 			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1})
 		}
 	}
@@ -88,18 +88,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Run != "" {
 		pattern += "/" + cfg.Run
 	}
-	// miniredis runs inside the test binary and shares its CPU, so its
-	// runs go last, when the real servers' are done.
-	slices.SortStableFunc(runs, func(a, b *testRun) int {
-		return boolInt(a.server.Name == "miniredis") - boolInt(b.server.Name == "miniredis")
-	})
-	sem := make(chan struct{}, max(cfg.Parallel, 1))
 	var wg sync.WaitGroup
-	for _, r := range runs {
-		sem <- struct{}{}
+	q := newQueue(runs)
+	for range max(cfg.Parallel, 1) {
 		wg.Go(func() {
-			defer func() { <-sem }()
-			r.run(ctx, pattern, func(e Event) { feed(r.job, e) })
+			for r := q.take(); r != nil; r = q.take() {
+				r.run(ctx, pattern, func(e Event) { feed(r.job, e) })
+				q.done(r)
+			}
 		})
 	}
 	wg.Wait()
@@ -114,11 +110,49 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// queue hands out the runs in order, but one miniredis run at a time: the
+// suite starts miniredis inside the test binary, where it shares the
+// binary's CPU and garbage collector with the cases, and two such binaries
+// at once make the cases' timeouts on a two-core machine. A worker skips a
+// miniredis run while another one is running.
+type queue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	pending []*testRun
+	mini    bool // a miniredis run is running
+}
+
+func newQueue(runs []*testRun) *queue {
+	q := &queue{pending: runs}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// take returns the next run a worker may start, waiting while only a
+// miniredis run is left and another is running; nil when none is left.
+func (q *queue) take() *testRun {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) > 0 {
+		for i, r := range q.pending {
+			if embedded := r.server.Name == "miniredis"; !embedded || !q.mini {
+				q.pending = slices.Delete(q.pending, i, i+1)
+				q.mini = q.mini || embedded
+				return r
+			}
+		}
+		q.cond.Wait()
 	}
-	return 0
+	return nil
+}
+
+func (q *queue) done(r *testRun) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r.server.Name == "miniredis" {
+		q.mini = false
+	}
+	q.cond.Broadcast()
 }
 
 // dropMissing leaves out the cells a narrowed run never meant to run.
@@ -208,6 +242,7 @@ func (r *testRun) run(ctx context.Context, pattern string, feed func(Event)) {
 	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", r.pkg.importPath,
 		r.pkg.bin, "-test.v=test2json", "-test.run", pattern, "-test.count=1", "-test.timeout=20m")
 	cmd.Dir, cmd.Env = r.pkg.dir, r.server.env(os.Environ())
+	ownGroup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -1,11 +1,10 @@
 -- Acquires a reentrant lock for an owner, counting holds per owner the way
 -- Redisson's lock does, and draws a fencing token on every acquisition. A
 -- waiter that fails joins the lock's queue as in mutex_acquire.lua.
--- KEYS[1] lock: the lock key, a hash from the owner to its hold count
+-- KEYS[1] lock: the lock key: a hash from the owner to its hold count, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name; it never expires
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] next: the ticket a release woke; only it may take the lock while this lives
--- KEYS[5] ticket: this waiter's ticket key
+-- KEYS[4] ticket: this waiter's ticket key
 -- ARGV[1] owner: the owner identity
 -- ARGV[2] ttl: time to live in milliseconds; a re-entry never shortens it
 -- ARGV[3] join: 1 to join the queue on failure, 0 not to
@@ -14,38 +13,34 @@
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
 local kind = redis.call('type', KEYS[1]).ok
-local next = redis.call('get', KEYS[4])
-local reentry = kind == 'hash' and redis.call('hexists', KEYS[1], ARGV[1]) == 1
-if reentry or (kind == 'none' and (not next or next == KEYS[5])) then
+local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]
+if reserved then
+  redis.call('del', KEYS[1])
+  kind = 'none'
+end
+if kind == 'none' or (kind == 'hash' and redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
   redis.call('hincrby', KEYS[1], ARGV[1], 1)
   if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
     redis.call('pexpire', KEYS[1], ARGV[2])
   end
-  if next == KEYS[5] then
-    redis.call('del', KEYS[4])
-  end
-  redis.call('zrem', KEYS[3], KEYS[5])
-  redis.call('del', KEYS[5])
+  redis.call('zrem', KEYS[3], KEYS[4])
+  redis.call('del', KEYS[4])
   return {1, redis.call('incr', KEYS[2]), 0, 0}
 end
 local wait = redis.call('pttl', KEYS[1])
-if wait == -2 then
-  wait = redis.call('pttl', KEYS[4])
-end
-local first = false
+local first = 0
 if ARGV[3] == '1' then
   local life = wait
   if life < 0 then
     life = tonumber(ARGV[2])
   end
-  redis.call('zadd', KEYS[3], 'NX', ARGV[4], KEYS[5])
-  first = redis.call('zrank', KEYS[3], KEYS[5]) == 0
-  redis.call('set', KEYS[5], 1, 'PX', life + 1)
+  redis.call('zadd', KEYS[3], 'NX', ARGV[4], KEYS[4])
+  if redis.call('zrank', KEYS[3], KEYS[4]) == 0 then
+    first = 1
+  end
+  redis.call('set', KEYS[4], 1, 'PX', life + 1)
   if redis.call('pttl', KEYS[3]) < life + tonumber(ARGV[2]) then
     redis.call('pexpire', KEYS[3], life + tonumber(ARGV[2]))
   end
 end
-if first then
-  return {0, 0, wait, 1}
-end
-return {0, 0, wait, 0}
+return {0, 0, wait, first}

@@ -1,0 +1,45 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sync"
+)
+
+// A count-down latch: workers count down as they finish, and Wait returns
+// in every waiter once all of them did.
+func ExampleLatch() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	const workers = 3
+	l := c.Latch("nightly-import")
+	if ok, err := l.TrySetCount(ctx, workers); err != nil || !ok {
+		log.Fatal("TrySetCount: ", ok, err)
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			// ... one part of the import ...
+			if err := l.CountDown(ctx); err != nil {
+				log.Fatal(err)
+			}
+		})
+	}
+	if err := l.Wait(ctx); err != nil {
+		log.Fatal(err)
+	}
+	count, _ := l.Count(ctx)
+	fmt.Println("all workers done; count", count)
+	wg.Wait()
+
+	// Opened, the latch can be set again.
+	ok, _ := l.TrySetCount(ctx, 1)
+	fmt.Println("set again:", ok)
+
+	// Output:
+	// all workers done; count 0
+	// set again: true
+}

@@ -1,0 +1,75 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/drivers/goredis"
+)
+
+// exampleClient is a Client over an in-process Redis, which stands in for a
+// real server in the examples; stop closes both.
+func exampleClient() (c *core.Client, stop func()) {
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	d, err := goredis.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// miniredis has no keyspace notifications, so waiters poll.
+	c, err = core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c, func() { c.Close(); rdb.Close(); srv.Close() }
+}
+
+// A semaphore of 3 permits: a lease may take several at once, and a
+// request for more than are free fails (TryAcquire) or waits (Acquire).
+func ExampleSemaphore() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	s := c.Semaphore("pdf-renderers", 3)
+	two, err := s.TryAcquire(ctx, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	free, _ := s.Available(ctx)
+	fmt.Println("free after taking 2:", free)
+
+	_, err = s.TryAcquire(ctx, 2)
+	fmt.Println("2 more:", errors.Is(err, core.ErrNotAcquired))
+
+	// The number of permits is stored for every client.
+	if err := s.SetPermits(ctx, 4); err != nil {
+		log.Fatal(err)
+	}
+	more, err := s.TryAcquire(ctx, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	free, _ = s.Available(ctx)
+	fmt.Println("free after SetPermits(4) and 2 more:", free)
+
+	two.Unlock(ctx)
+	more.Unlock(ctx)
+	free, _ = s.Available(ctx)
+	fmt.Println("free after both Unlocks:", free)
+
+	// Output:
+	// free after taking 2: 1
+	// 2 more: true
+	// free after SetPermits(4) and 2 more: 0
+	// free after both Unlocks: 4
+}
