@@ -124,7 +124,10 @@ func (e env) client(t testing.TB, opts ...core.Option) *core.Client {
 
 func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.Client {
 	t.Helper()
-	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy)}, serverOptions[e.server]...)
+	// The default node timeout, a tenth of the TTL, is 20-30ms for the
+	// short TTLs of some cases: too little on a loaded 2-core CI machine
+	// running every cell at once. Cases that test timeouts set their own.
+	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy), core.WithNodeTimeout(150 * time.Millisecond)}, serverOptions[e.server]...)
 	c, err := core.New(e.drivers(t, addrs), append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("core.New(%s): %v", e.h.Driver, err)

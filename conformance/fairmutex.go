@@ -293,31 +293,43 @@ func testFairGiveUp(t *testing.T, e env) {
 	l.Unlock(ctx)
 }
 
-// testFairCrashedHolder abandons the holder's Client without Unlock: the
-// waiter acquires after the holder's validity, within its TTL and one
-// retry interval.
-func testFairCrashedHolder(t *testing.T, e env) {
+// locker is how a case takes a lease of one kind on a Client's primitive
+// called name: a FairMutex's Lock, an RWMutex's RLock or Lock.
+type locker func(c *core.Client, name string) func(context.Context) (*core.Lease, error)
+
+// crashHolder takes a lease with hold on a Client that it then abandons
+// (closed, without Unlock) while another Client waits with next: the
+// waiter must acquire after the abandoned lease's validity, and within
+// its TTL and one retry interval.
+func (e env) crashHolder(t *testing.T, hold, next locker) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	const ttl = shortTTL
 	crashed := e.client(t, patient)
-	l, err := crashed.FairMutex(n, core.WithTTL(ttl)).Lock(ctx)
+	l, err := hold(crashed, n)(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	granted := time.Now()
-	got := startLock(ctx, e.client(t, patient).FairMutex(n, core.WithTTL(ttl)).Lock)
+	got := startLock(ctx, next(e.client(t, patient), n))
 	crashed.Close()
 	r := <-got
 	if r.err != nil {
-		t.Fatalf("the waiter's Lock: %v", r.err)
+		t.Fatalf("the waiter: %v", r.err)
 	}
 	defer r.l.Unlock(ctx)
 	if !r.at.After(l.Until()) {
-		t.Fatalf("the waiter acquired at %v, before the crashed holder's validity ended at %v", r.at, l.Until())
+		t.Fatalf("the waiter acquired at %v, before the abandoned lease's validity ended at %v", r.at, l.Until())
 	}
-	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
-		t.Fatalf("the waiter acquired %v after the crashed holder, want within %v", d, limit)
+	if d, limit := r.at.Sub(granted), shortTTL+lineRetry(shortTTL)+crashSlack; d > limit {
+		t.Fatalf("the waiter acquired %v after the lease was abandoned, want within %v", d, limit)
 	}
+}
+
+// testFairCrashedHolder abandons the holder's Client without Unlock.
+func testFairCrashedHolder(t *testing.T, e env) {
+	fair := func(c *core.Client, n string) func(context.Context) (*core.Lease, error) {
+		return c.FairMutex(n, core.WithTTL(shortTTL)).Lock
+	}
+	e.crashHolder(t, fair, fair)
 }
 
 // testFairCrashedHead abandons the Client of the waiter first in line: its

@@ -237,57 +237,22 @@ func testRWWriterNotStarved(t *testing.T, e env) {
 	}
 }
 
+// readLock and writeLock take an RWMutex's read and write leases.
+func readLock(c *core.Client, n string) func(context.Context) (*core.Lease, error) {
+	return c.RWMutex(n, core.WithTTL(shortTTL)).RLock
+}
+
+func writeLock(c *core.Client, n string) func(context.Context) (*core.Lease, error) {
+	return c.RWMutex(n, core.WithTTL(shortTTL)).Lock
+}
+
 // testRWCrashedReader abandons a reader's Client: its share frees at its
 // TTL, and a waiting writer acquires within one retry interval after that.
-func testRWCrashedReader(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	const ttl = shortTTL
-	crashed := e.client(t, patient)
-	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	granted := time.Now()
-	got := startLock(ctx, e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).Lock)
-	crashed.Close()
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("the writer's Lock: %v", r.err)
-	}
-	defer r.l.Unlock(ctx)
-	if !r.at.After(l.Until()) {
-		t.Fatalf("the writer acquired at %v, before the crashed reader's validity ended at %v", r.at, l.Until())
-	}
-	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
-		t.Fatalf("the writer acquired %v after the crashed reader, want within %v", d, limit)
-	}
-}
+func testRWCrashedReader(t *testing.T, e env) { e.crashHolder(t, readLock, writeLock) }
 
 // testRWCrashedWriter abandons the writer's Client: a waiting reader
 // acquires after its validity, within its TTL and one retry interval.
-func testRWCrashedWriter(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	const ttl = shortTTL
-	crashed := e.client(t, patient)
-	l, err := crashed.RWMutex(n, core.WithTTL(ttl)).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	granted := time.Now()
-	got := startLock(ctx, e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).RLock)
-	crashed.Close()
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("the reader's RLock: %v", r.err)
-	}
-	defer r.l.Unlock(ctx)
-	if !r.at.After(l.Until()) {
-		t.Fatalf("the reader acquired at %v, before the crashed writer's validity ended at %v", r.at, l.Until())
-	}
-	if d, limit := r.at.Sub(granted), ttl+lineRetry(ttl)+crashSlack; d > limit {
-		t.Fatalf("the reader acquired %v after the crashed writer, want within %v", d, limit)
-	}
-}
+func testRWCrashedWriter(t *testing.T, e env) { e.crashHolder(t, writeLock, readLock) }
 
 // testRWCrashedWaitingWriter abandons the Client of a writer that waits:
 // it stops keeping readers out within its wait's lapse time (the TTL) and

@@ -1,0 +1,44 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// Readers share the lock; a writer has it alone.
+func ExampleRWMutex() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	rw := c.RWMutex("catalog")
+	r1, err := rw.RLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r2, err := rw.TryRLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = rw.TryLock(ctx)
+	fmt.Println("write beside two readers:", errors.Is(err, core.ErrNotAcquired))
+
+	r1.Unlock(ctx)
+	r2.Unlock(ctx)
+	w, err := rw.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = rw.TryRLock(ctx)
+	fmt.Println("read beside a writer:", errors.Is(err, core.ErrNotAcquired))
+	fmt.Println("write token above the reads':", w.Token() > r2.Token())
+	w.Unlock(ctx)
+	// Output:
+	// write beside two readers: true
+	// read beside a writer: true
+	// write token above the reads': true
+}
