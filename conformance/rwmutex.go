@@ -203,13 +203,13 @@ func testRWWriterNotStarved(t *testing.T, e env) {
 					return
 				default:
 				}
-				l, err := m.RLock(ctx)
+				l, err := underLoad(m.RLock)(ctx)
 				if err != nil {
 					errs <- err
 					return
 				}
 				time.Sleep(hold)
-				if err := l.Unlock(ctx); err != nil {
+				if err := l.Unlock(ctx); !released(err) {
 					errs <- err
 					return
 				}
@@ -218,7 +218,7 @@ func testRWWriterNotStarved(t *testing.T, e env) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
-	wl, err := e.client(t).RWMutex(n).Lock(ctx)
+	wl, err := underLoad(e.client(t).RWMutex(n).Lock)(ctx)
 	took := time.Since(start)
 	close(stop)
 	if err == nil {
@@ -413,7 +413,7 @@ func testRWHistory(t *testing.T, e env) {
 					{false, false}: m.RLock, {false, true}: m.TryRLock, {true, false}: m.Lock, {true, true}: m.TryLock,
 				}[[2]bool{write, try}]
 				call := time.Now()
-				l, err := lock(ctx)
+				l, err := underLoad(lock)(ctx)
 				if errors.Is(err, core.ErrNotAcquired) && try {
 					continue
 				}
@@ -438,7 +438,7 @@ func testRWHistory(t *testing.T, e env) {
 				if !write {
 					time.Sleep(time.Duration(r%3) * time.Millisecond)
 				}
-				if err := held.release(func() error { return l.Unlock(ctx) }); err != nil {
+				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
 					errs <- err
 					return
 				}
