@@ -122,13 +122,18 @@ func testContextEndsWait(t *testing.T, e env) {
 
 func testExpiryLosesLease(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	ttl := 200 * time.Millisecond
-	la, err := e.client(t).Mutex(n, core.WithTTL(ttl)).Lock(ctx)
+	// Drift factor 0.1: the validity window is TTL − 20ms − 2ms from the
+	// start of the request; the request's own time is inside it.
+	ttl, drift := 200*time.Millisecond, 22*time.Millisecond
+	before := time.Now()
+	la, err := e.client(t).Mutex(n, core.WithTTL(ttl), core.WithDriftFactor(0.1)).Lock(ctx)
+	after := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left := time.Until(la.Until()); left <= 0 || left > ttl {
-		t.Fatalf("Until is %v away, want within (0, %v]", left, ttl)
+	if u := la.Until(); u.Before(before.Add(ttl-drift)) || u.After(after.Add(ttl-drift)) {
+		t.Fatalf("Until is %v after the call, want TTL − drift (%v) from the request's start, within %v",
+			u.Sub(before), ttl-drift, after.Sub(before))
 	}
 	select {
 	case <-la.Done():
@@ -190,15 +195,17 @@ func testExtend(t *testing.T, e env) {
 
 func testAutoExtend(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	ttl := 300 * time.Millisecond
+	// Long enough that one round delayed by a loaded test machine does not
+	// outlast the validity left; the watchdog extends at every third.
+	ttl := 600 * time.Millisecond
 	m := e.client(t).Mutex(n, core.WithTTL(ttl), core.WithAutoExtend())
 	l, err := m.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(4 * ttl)
+	time.Sleep(3 * ttl)
 	if err := l.Err(); err != nil {
-		t.Fatalf("auto-extended lease after 4 TTLs: %v", err)
+		t.Fatalf("auto-extended lease after 3 TTLs: %v", err)
 	}
 	if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryLock on an auto-extended lock: got %v, want ErrNotAcquired", err)
@@ -264,11 +271,11 @@ func testReentrant(t *testing.T, e env) {
 
 func testDo(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	m := e.client(t).Mutex(n, core.WithTTL(300*time.Millisecond))
+	m := e.client(t).Mutex(n, core.WithTTL(600*time.Millisecond))
 	ran := false
 	err := core.Do(ctx, m, func(ctx context.Context) error {
 		ran = true
-		time.Sleep(500 * time.Millisecond) // longer than the TTL: the watchdog extends
+		time.Sleep(time.Second) // longer than the TTL: the watchdog extends
 		if _, err := e.client(t).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 			return errors.New("the lock was free inside Do")
 		}

@@ -19,7 +19,7 @@ func TestConfigRefused(t *testing.T) {
 	addr := testenv.Nodes(t)[0]
 	t.Run("goredis", func(t *testing.T) {
 		testConfigRefused(t, Harness{Driver: "goredis"}, func(t testing.TB, addr, user, pass string) driver.Driver {
-			c := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: pass})
+			c := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: pass, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { c.Close() })
 			d, _ := goredis.New(c)
 			return d

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -60,6 +61,20 @@ func runQuorum(t *testing.T, e env) {
 		}
 		if n, _ := e.admin(t, 0).Exists(ctx, lockKey(n)).Result(); n != 0 {
 			t.Fatal("the failed attempt left its key on the node that granted it")
+		}
+	})
+	t.Run("ContextEndsSlowRound", func(t *testing.T) {
+		ctx, n := ctxFor(t, 10*time.Second), name(t)
+		addrs := append([]string(nil), e.addrs...)
+		for i := range addrs {
+			addrs[i], _ = testenv.Proxy(t, addrs[i], 250)
+		}
+		c := e.clientOn(t, addrs, core.WithNodeTimeout(2*time.Second))
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		_, err := c.Mutex(n).TryLock(short)
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("TryLock whose context ended while every node was slow: got %v, want only context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("FailedAttemptCleansUp", func(t *testing.T) {

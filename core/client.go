@@ -146,9 +146,25 @@ func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx conte
 	return out
 }
 
+// notWon is the error of an acquisition attempt that did not win:
+// ErrNoQuorum when too few nodes answered, ctx's error when ctx ended
+// during the attempt (a grant may have been lost to it, for example while
+// the fencing token was made durable), and ErrNotAcquired otherwise.
+func notWon[T any](ctx context.Context, c *Client, replies []reply[T]) error {
+	if err := noQuorum(ctx, c, replies); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ErrNotAcquired
+}
+
 // noQuorum reports whether so many nodes failed that a majority is out of
-// reach, joining their errors under ErrNoQuorum.
-func noQuorum[T any](c *Client, replies []reply[T]) error {
+// reach, joining their errors under ErrNoQuorum. When ctx itself ended, the
+// nodes failed because of it: ctx's error is returned instead, so that a
+// caller can tell its own cancellation from unreachable nodes.
+func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	var errs []error
 	for i, r := range replies {
 		if r.err != nil {
@@ -157,6 +173,9 @@ func noQuorum[T any](c *Client, replies []reply[T]) error {
 	}
 	if len(c.nodes)-len(errs) >= c.quorum {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return errors.Join(append([]error{ErrNoQuorum}, errs...)...)
 }

@@ -23,7 +23,7 @@ func ExampleMutex_TryLock() {
 	}
 	defer srv.Close()
 
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {
@@ -72,7 +72,7 @@ func ExampleDo() {
 	}
 	defer srv.Close()
 
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -75,11 +76,11 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, n *node) (grant, error) { return ask(ctx, n) })
 	granted, fence, holderTTL := tally(replies)
 	if granted >= c.quorum {
-		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+		if _, ok := o.validUntil(start, o.ttl); ok {
 			if len(c.nodes) == 1 || !o.fencing || durable == nil || durable(ctx, replies, fence) {
-				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+				if until, ok := o.validUntil(start, o.ttl); ok {
 					l := newLease(c, name, *o, h, uint64(fence))
-					l.start(start.Add(validity))
+					l.start(until)
 					return l, 0, nil
 				}
 			}
@@ -89,7 +90,7 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
 		return nil, 0, ErrClosed
 	}
-	if err := noQuorum(c, replies); err != nil {
+	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, 0, err
 	}
 	return nil, holderTTL, ErrNotAcquired

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -76,7 +77,7 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		}
 		return nd.d.LatchUnset(ctx, l.key, gen)
 	})
-	return false, noQuorum(l.c, replies)
+	return false, noQuorum(ctx, l.c, replies)
 }
 
 // CountDown lowers the count by one; the count-down that reaches zero
@@ -89,7 +90,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
 		return nd.d.LatchCountDown(ctx, l.key)
 	})
-	return noQuorum(l.c, replies)
+	return noQuorum(ctx, l.c, replies)
 }
 
 // Count returns the count, 0 when no count is set; with a quorum, the
@@ -100,7 +101,7 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	replies := l.read(ctx)
-	if err := noQuorum(l.c, replies); err != nil {
+	if err := noQuorum(ctx, l.c, replies); err != nil {
 		return 0, err
 	}
 	var count int64
@@ -150,7 +151,7 @@ func (l *Latch) Wait(ctx context.Context) error {
 		if open >= l.c.quorum {
 			return struct{}{}, 0, nil
 		}
-		if err := noQuorum(l.c, replies); err != nil {
+		if err := notWon(ctx, l.c, replies); !errors.Is(err, ErrNotAcquired) {
 			return struct{}{}, 0, err
 		}
 		return struct{}{}, recheck, ErrNotAcquired

@@ -117,7 +117,9 @@ func (l *Lease) watch() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), ttl/3)
+		// The round may take until the validity deadline: a slow answer
+		// that still arrives in time keeps the lease.
+		ctx, cancel := context.WithDeadline(context.Background(), l.Until())
 		err := l.Extend(ctx, ttl)
 		cancel()
 		switch {
@@ -160,18 +162,18 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return l.hold.extend(ctx, n, ttl)
 	})
 	if held(replies) >= l.c.quorum {
-		if validity := ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+		if until, ok := o.validUntil(start, ttl); ok {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if l.err != nil {
 				return l.err
 			}
-			l.until = start.Add(validity)
-			l.expiry.Reset(validity)
+			l.until = until
+			l.expiry.Reset(time.Until(until))
 			return nil
 		}
 	}
-	if err := noQuorum(l.c, replies); err != nil {
+	if err := noQuorum(ctx, l.c, replies); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -202,7 +204,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	case held(replies) >= l.c.quorum:
 		return nil
 	}
-	if err := noQuorum(l.c, replies); err != nil {
+	if err := noQuorum(ctx, l.c, replies); err != nil {
 		return err
 	}
 	return ErrLost

@@ -172,10 +172,10 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 	t := tallyAll(replies, len(h))
 	l := newLease(c, strings.Join(m.names, ","), o, h, uint64(t.fence))
 	if t.granted >= c.quorum {
-		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+		if _, ok := o.validUntil(start, o.ttl); ok {
 			if !o.fencing || h.makeFenceDurable(ctx, c, &o, replies, t.fence) {
-				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
-					l.start(start.Add(validity))
+				if until, ok := o.validUntil(start, o.ttl); ok {
+					l.start(until)
 					return l, "", 0, nil
 				}
 			}
@@ -194,7 +194,7 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 		}
 		return h[:taken].release(ctx, n)
 	})
-	if err := noQuorum(c, replies); err != nil {
+	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, "", 0, err
 	}
 	return nil, m.keys[t.blocked].lock, t.holderTTL, ErrNotAcquired

@@ -21,7 +21,7 @@ func ExampleClient_MultiLock() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {

@@ -91,10 +91,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	granted, fence, holderTTL := tally(replies)
 	l := newLease(c, m.name, *o, h, uint64(fence))
 	if granted >= c.quorum {
-		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+		if _, ok := o.validUntil(start, o.ttl); ok {
 			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {
-				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
-					l.start(start.Add(validity))
+				if until, ok := o.validUntil(start, o.ttl); ok {
+					l.start(until)
 					return l, 0, nil
 				}
 			}
@@ -104,7 +104,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	// for a plain lock (a node that timed out may have), and for an owner
 	// only those that granted or failed, so that its earlier holds stay.
 	l.release(ctx, func(i int) bool { return !h.owned || replies[i].err != nil || replies[i].v.Acquired })
-	if err := noQuorum(c, replies); err != nil {
+	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, 0, err
 	}
 	return nil, holderTTL, ErrNotAcquired

@@ -15,7 +15,7 @@ import (
 func benchClient(b *testing.B, addrs []string, opts ...core.Option) *core.Client {
 	var ds []core.Driver
 	for _, a := range addrs {
-		rdb := redis.NewClient(&redis.Options{Addr: a})
+		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})
 		b.Cleanup(func() { rdb.Close() })
 		d, err := goredis.New(rdb)
 		if err != nil {

@@ -26,7 +26,8 @@ const (
 func configure(c *Client, subs []*subscriber) error {
 	o := c.opts
 	o.nodeTimeout = configTimeout
-	replies := fanout(context.Background(), c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
+	ctx := context.Background()
+	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
 		return struct{}{}, configureNode(ctx, i, nd.d, subs[i].nt)
 	})
 	for _, r := range replies {
@@ -34,7 +35,7 @@ func configure(c *Client, subs []*subscriber) error {
 			return r.err
 		}
 	}
-	if err := noQuorum(c, replies); err != nil {
+	if err := noQuorum(ctx, c, replies); err != nil {
 		return err
 	}
 	for i, r := range replies {

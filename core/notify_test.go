@@ -35,7 +35,7 @@ func TestMergeFlags(t *testing.T) {
 // neither keyspace notifications nor CONFIG.
 func TestNotifyUnsupportedServer(t *testing.T) {
 	srv := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {

@@ -111,9 +111,18 @@ func WithNotifyConfig(on bool) Option { return func(o *options) { o.notifyConfig
 // on expiry its waiters return as if it had opened.
 func WithLatchExpiry(d time.Duration) Option { return func(o *options) { o.latchExpiry = d } }
 
-// driftAllowance is the part of the TTL kept back for clock drift.
-func (o *options) driftAllowance() time.Duration {
-	return time.Duration(float64(o.ttl)*o.driftFactor) + 2*time.Millisecond
+// driftAllowance is the part of ttl kept back for clock drift.
+func (o *options) driftAllowance(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*o.driftFactor) + 2*time.Millisecond
+}
+
+// validUntil returns the end of the validity window of a grant of ttl
+// requested at start (taken before the first send): start + ttl − drift.
+// The time the request took is inside the window, not subtracted again.
+// ok is false once the window has closed.
+func (o *options) validUntil(start time.Time, ttl time.Duration) (until time.Time, ok bool) {
+	until = start.Add(ttl - o.driftAllowance(ttl))
+	return until, time.Until(until) > 0
 }
 
 // reserve is how long a release keeps the lock for the waiter it woke, so
@@ -141,8 +150,8 @@ func (o *options) validate(name string) error {
 		return invalid("TTL %v is not a whole number of milliseconds", o.ttl)
 	case o.driftFactor < 0 || o.driftFactor >= 1:
 		return invalid("drift factor %v is outside [0, 1)", o.driftFactor)
-	case o.ttl <= o.driftAllowance():
-		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance())
+	case o.ttl <= o.driftAllowance(o.ttl):
+		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance(o.ttl))
 	case o.maxAttempts < 0:
 		return invalid("max attempts %d is negative", o.maxAttempts)
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	mrand "math/rand/v2"
 	"slices"
 	"time"
@@ -130,7 +131,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
 		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.signal, int64(permits))
 	})
-	return noQuorum(s.c, replies)
+	return noQuorum(ctx, s.c, replies)
 }
 
 // Available returns how many permits are free: with a quorum, the largest
@@ -145,7 +146,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
 		return nd.d.SemaphoreAvailable(ctx, s.keys.permits, s.keys.holders, s.keys.size, int64(s.permits))
 	})
-	if err := noQuorum(s.c, replies); err != nil {
+	if err := noQuorum(ctx, s.c, replies); err != nil {
 		return 0, err
 	}
 	var free []int64
@@ -201,12 +202,12 @@ func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duratio
 	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
 	l := newLease(c, s.name, *o, h, uint64(t.fence))
 	if t.granted >= c.quorum {
-		if validity := o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+		if _, ok := o.validUntil(start, o.ttl); ok {
 			if len(c.nodes) == 1 || !o.fencing || s.makeFenceDurable(ctx, won, t.fence) {
-				if validity = o.ttl - time.Since(start) - o.driftAllowance(); validity > 0 {
+				if until, ok := o.validUntil(start, o.ttl); ok {
 					// Give back the other slots a minority gave.
 					l.release(ctx, func(i int) bool { return !won(i) && replies[i].v.Status == 1 })
-					l.start(start.Add(validity))
+					l.start(until)
 					return admission{l: l, more: t.roomLeft >= c.quorum}, 0, nil
 				}
 			}
@@ -215,7 +216,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duratio
 	// Undo where the permits may have been given: the nodes that gave them
 	// and those that did not answer. A refusal wrote nothing to undo.
 	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Status == 1 })
-	if err := noQuorum(c, replies); err != nil {
+	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return admission{}, 0, err
 	}
 	if t.tooMany >= c.quorum {

@@ -20,7 +20,7 @@ func exampleClient() (c *core.Client, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	d, err := goredis.New(rdb)
 	if err != nil {
 		log.Fatal(err)

@@ -28,7 +28,7 @@ var drivers = []struct {
 	open opener
 }{
 	{"goredis", func(addr string) (core.Driver, func(), error) {
-		client := redis.NewClient(&redis.Options{Addr: addr})
+		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		d, err := goredis.New(client)
 		return d, func() { client.Close() }, err
 	}},

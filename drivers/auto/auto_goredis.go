@@ -18,7 +18,7 @@ const Name = "goredis"
 // over a new *redis.Client, which connects at first use. Closing the driver
 // closes the client.
 func Open(addr string) (driver.Driver, error) {
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	d, err := goredis.New(client)
 	if err != nil {
 		return nil, errors.Join(err, client.Close())

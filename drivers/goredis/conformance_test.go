@@ -15,7 +15,7 @@ func harness(name string, protocol int) conformance.Harness {
 	return conformance.Harness{
 		Driver: name,
 		Open: func(t testing.TB, addr string) driver.Driver {
-			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, MaxRetries: -1})
+			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, MaxRetries: -1, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { rdb.Close() })
 			d, err := goredis.New(rdb)
 			if err != nil {
@@ -25,7 +25,7 @@ func harness(name string, protocol int) conformance.Harness {
 		},
 		OpenNil: func() (driver.Driver, error) { return goredis.New(nil) },
 		OpenCluster: func(t testing.TB, seeds []string) driver.Driver {
-			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: protocol})
+			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: protocol, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { rdb.Close() })
 			// A new cluster client loads the slot map and the command table
 			// and dials each master on first use: under -race that can take

@@ -1,8 +1,10 @@
 // Package goredis is the redlock driver for github.com/redis/go-redis/v9.
 // It takes any redis.UniversalClient: a *redis.Client for one node, or a
-// *redis.ClusterClient for a Redis Cluster.
+// *redis.ClusterClient for a Redis Cluster. The client must respect context
+// deadlines (ContextTimeoutEnabled), or redlock's per-node timeouts could
+// not bound a request to a slow node:
 //
-//	d, err := goredis.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+//	d, err := goredis.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 //
 // Its operation methods are generated (zz_generated.go); this file holds
 // only what cannot be.
@@ -23,42 +25,48 @@ type Driver struct {
 }
 
 // New returns a driver over client, which the application keeps owning and
-// closing. It fails with driver.ErrInvalid when client is nil.
+// closing. It fails with driver.ErrInvalid when client is nil or ignores
+// context deadlines (ContextTimeoutEnabled unset in its options).
 func New(client redis.UniversalClient) (*Driver, error) {
-	protocol, ok := protocolOf(client)
-	if !ok {
+	protocol, deadlines, ok := optionsOf(client)
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("%w: goredis.New: client is nil", driver.ErrInvalid)
+	case !deadlines:
+		return nil, fmt.Errorf("%w: goredis.New: the client ignores context deadlines, so a slow node could hold up every attempt for its ReadTimeout; set ContextTimeoutEnabled: true in its options", driver.ErrInvalid)
 	}
 	return &Driver{client: client, protocol: protocol}, nil
 }
 
-// protocolOf reads the RESP version from the client's options; go-redis
-// speaks RESP3 unless Protocol is set to 2. It reports false for a nil client.
-func protocolOf(client redis.UniversalClient) (int, bool) {
-	p := 0
+// optionsOf reads from the client's options the RESP version (go-redis
+// speaks RESP3 unless Protocol is set to 2) and whether it respects context
+// deadlines. It reports false for a nil client; a client of another type
+// (a wrapper) is taken to speak RESP3 and respect deadlines.
+func optionsOf(client redis.UniversalClient) (protocol int, deadlines, ok bool) {
+	p, deadlines := 0, true
 	switch c := client.(type) {
 	case nil:
-		return 0, false
+		return 0, false, false
 	case *redis.Client:
 		if c == nil {
-			return 0, false
+			return 0, false, false
 		}
-		p = c.Options().Protocol
+		p, deadlines = c.Options().Protocol, c.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
 		if c == nil {
-			return 0, false
+			return 0, false, false
 		}
-		p = c.Options().Protocol
+		p, deadlines = c.Options().Protocol, c.Options().ContextTimeoutEnabled
 	case *redis.Ring:
 		if c == nil {
-			return 0, false
+			return 0, false, false
 		}
-		p = c.Options().Protocol
+		p, deadlines = c.Options().Protocol, c.Options().ContextTimeoutEnabled
 	}
 	if p == 2 {
-		return 2, true
+		return 2, deadlines, true
 	}
-	return 3, true
+	return 3, deadlines, true
 }
 
 // IsServerError reports whether err is a reply from the server.
