@@ -64,8 +64,10 @@ func (l *Lease) Err() error {
 
 // start arms the expiry timer and, when asked for, the watchdog.
 func (l *Lease) start(until time.Time) {
+	l.mu.Lock() // expire may run before AfterFunc returns
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
+	l.mu.Unlock()
 	if l.opts.autoExtend {
 		c := l.c
 		c.watchdogs.Add(1)
