@@ -31,6 +31,7 @@ func runSemaphore(t *testing.T, e env) {
 		"FencingIncreases":  testSemaphoreFencing,
 		"SetPermitsWakes":   testSemaphoreSetPermitsWakes,
 		"AvailableCountsIt": testSemaphoreAvailable,
+		"ByID":              testSemaphoreByID,
 	}
 	if len(e.addrs) >= 3 {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
@@ -807,6 +808,57 @@ func testSemaphoreCleansUp(t *testing.T, e env) {
 	for i := nodes - q; i < nodes; i++ {
 		if v, _ := e.admin(t, i).HGet(ctx, semKey(n, ":holders"), "1").Result(); v != "someone-else" {
 			t.Fatalf("node %d: the failed attempt touched the holder's slot (now %q)", i, v)
+		}
+	}
+}
+
+// testSemaphoreByID extends and releases a lease's permits from another
+// Client by its permit ID, and refuses, writing nothing, what is not one.
+func testSemaphoreByID(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l, err := e.client(t).Semaphore(n, 3, core.WithTTL(time.Second)).TryAcquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.client(t).Semaphore(n, 3)
+	if err := other.Extend(ctx, l.ID(), time.Hour); err != nil {
+		t.Fatalf("Extend by permit ID: %v", err)
+	}
+	for i := range e.addrs {
+		if left := e.admin(t, i).PTTL(ctx, semKey(n, "")).Val(); left < 50*time.Minute {
+			t.Fatalf("node %d: the permits expire in %v after Extend(1h) by ID", i, left)
+		}
+	}
+	if err := other.Release(ctx, l.ID()); err != nil {
+		t.Fatalf("Release by permit ID: %v", err)
+	}
+	if free, err := other.Available(ctx); err != nil || free != 3 {
+		t.Fatalf("Available after Release by ID: got (%d, %v), want 3", free, err)
+	}
+	if err := other.Release(ctx, l.ID()); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("second Release by ID: got %v, want ErrNotHeld", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("Unlock of a lease released by ID: got %v, want ErrNotHeld", err)
+	}
+
+	fresh := name(t) + "-fresh"
+	s := e.client(t).Semaphore(fresh, 3)
+	id := "2-" + l.ID()[2:]
+	for _, bad := range []string{"", "2", "2-", "0-" + id[2:], "-1-" + id[2:], "2-" + strings.ToLower(id[2:]), "2-" + id[2:] + "A", "x-" + id[2:]} {
+		if err := s.Release(ctx, bad); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("Release(%q): got %v, want ErrInvalid", bad, err)
+		}
+		if err := s.Extend(ctx, bad, time.Second); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("Extend(%q): got %v, want ErrInvalid", bad, err)
+		}
+	}
+	if err := s.Extend(ctx, id, 0); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("Extend with a zero TTL: got %v, want ErrInvalid", err)
+	}
+	for i := range e.addrs {
+		if k := e.admin(t, i).Exists(ctx, semKeys(fresh)...).Val(); k != 0 {
+			t.Fatalf("node %d: bad input wrote %d keys", i, k)
 		}
 	}
 }

@@ -14,11 +14,12 @@ var (
 	// is written to any server when it is returned.
 	ErrInvalid = driver.ErrInvalid
 
-	// ErrNotAcquired is returned by TryLock when another owner holds the
-	// lock, and by Lock when WithMaxAttempts attempts all found it held. A
-	// cancelled or expired context is reported as the context's error
-	// instead, so the two can be told apart.
-	ErrNotAcquired = errors.New("redlock: not acquired: the lock is held by another owner; retry later or use Lock to wait")
+	// ErrNotAcquired is returned by the Try calls (TryLock, TryRLock,
+	// TryAcquire) when another owner holds the lock or too few permits are
+	// free, and by the waiting calls when WithMaxAttempts attempts all
+	// failed so. A cancelled or expired context is reported as the
+	// context's error instead, so the two can be told apart.
+	ErrNotAcquired = errors.New("redlock: not acquired: held by another owner (or too few permits free); retry later, or wait with Lock, RLock or Acquire")
 
 	// ErrNotHeld is returned by Unlock and Extend on a lease that no longer
 	// holds its lock: it was released already, it expired, or another owner

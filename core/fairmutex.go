@@ -125,6 +125,8 @@ type fairHold struct {
 	keep  bool
 }
 
+func (h fairHold) id() string { return h.token }
+
 func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	v, err := n.extend(ctx, h.keys.lock, h.token, ttl)
 	return v == 1, err

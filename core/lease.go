@@ -28,6 +28,7 @@ type Lease struct {
 type hold interface {
 	extend(ctx context.Context, n *node, ttl time.Duration) (bool, error)
 	release(ctx context.Context, n *node) (bool, error)
+	id() string
 }
 
 func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
@@ -39,6 +40,12 @@ func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
 // assumptions). Pass it to the resource the lock protects, which should
 // reject writes carrying a token lower than one it has seen.
 func (l *Lease) Token() uint64 { return l.fence }
+
+// ID identifies the acquisition on the servers: the random token (or the
+// owner, WithOwner) its keys hold. For a semaphore lease it is the permit
+// ID, with which any Client can extend or release its permits
+// (Semaphore.Extend, Semaphore.Release).
+func (l *Lease) ID() string { return l.hold.id() }
 
 // Until returns the end of the validity window: the lease may be relied on
 // before it, and not after it unless extended.

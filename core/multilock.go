@@ -241,6 +241,8 @@ func tallyAll(replies []reply[[]grant], n int) allTally {
 // order. A node holds the lease only while it holds every name.
 type multiHold []mutexHold
 
+func (h multiHold) id() string { return h[0].holder }
+
 // extend extends every name, even after one failed, so that the node
 // keeps what it still holds.
 func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {

@@ -145,6 +145,8 @@ type mutexHold struct {
 	reserve time.Duration
 }
 
+func (h mutexHold) id() string { return h.holder }
+
 // acquire takes the lock on one node, plainly or for the owner. A queued
 // waiter passes its ticket (see notify_queue.go); nil does not queue.
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket) (grant, error) {

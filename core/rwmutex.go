@@ -147,6 +147,8 @@ type rwHold struct {
 	keep  bool
 }
 
+func (h rwHold) id() string { return h.token }
+
 func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	if h.read {
 		v, err := n.d.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	mrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -288,6 +289,8 @@ type semaphoreHold struct {
 	token string
 	n     int64
 }
+
+func (h semaphoreHold) id() string { return strconv.FormatInt(h.n, 10) + "-" + h.token }
 
 func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {
 	v, err := nd.d.SemaphoreExtend(ctx, h.keys.permits, h.keys.holders, h.token, h.n, ttl)

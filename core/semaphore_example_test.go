@@ -73,3 +73,25 @@ func ExampleSemaphore() {
 	// free after SetPermits(4) and 2 more: 0
 	// free after both Unlocks: 4
 }
+
+// A permit handed on with a job is released by whoever finishes the job,
+// by its permit ID.
+func ExampleSemaphore_Release() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+	exports := c.Semaphore("exports", 1)
+	l, err := exports.TryAcquire(ctx, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	job := struct{ permit string }{permit: l.ID()} // queued for another process
+
+	// In the process that finished the job:
+	if err := exports.Release(ctx, job.permit); err != nil {
+		log.Fatal(err)
+	}
+	free, _ := exports.Available(ctx)
+	fmt.Println("free:", free)
+	// Output: free: 1
+}

@@ -1,0 +1,80 @@
+package core
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A permit ID (Lease.ID of a semaphore lease) names a lease's permits on
+// the servers, so that a process other than the one that acquired them can
+// extend or release them: a worker that hands its job on hands the ID on.
+// It is "<n>-<token>": how many permits, and the lease's random token.
+
+// Release gives back the permits of the semaphore lease with permit ID id,
+// from any Client; a Lease still held for them then reports them not held.
+// It returns ErrNotHeld when they had expired or were released already,
+// ErrNoQuorum when too few nodes answered, and ErrInvalid, writing
+// nothing, when id is not a permit ID of this semaphore's form.
+func (s *Semaphore) Release(ctx context.Context, id string) error {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
+		return h.release(ctx, nd)
+	})
+	return heldOn(ctx, s.c, replies)
+}
+
+// Extend resets the TTL of the permits with permit ID id to ttl, from any
+// Client. A Lease held for them keeps its own validity deadline: extend
+// through the Lease where there is one. Errors are those of Release, and
+// ErrInvalid for a TTL Client.Semaphore would refuse.
+func (s *Semaphore) Extend(ctx context.Context, id string, ttl time.Duration) error {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	o := s.opts
+	o.ttl = ttl
+	if err := o.validate(s.name); err != nil {
+		return err
+	}
+	replies := fanout(ctx, s.c, &o, func(ctx context.Context, _ int, nd *node) (bool, error) {
+		return h.extend(ctx, nd, ttl)
+	})
+	return heldOn(ctx, s.c, replies)
+}
+
+// holdOf checks the call and parses id into the hold it names.
+func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error) {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return semaphoreHold{}, err
+	}
+	count, token, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseInt(count, 10, 32)
+	if err != nil || n < 1 || !isToken(token) {
+		return semaphoreHold{}, invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, s.name)
+	}
+	return semaphoreHold{keys: s.keys, token: token, n: n}, nil
+}
+
+// isToken reports whether s looks like a token from crypto/rand.Text: 26
+// characters of the standard base32 alphabet.
+func isToken(s string) bool {
+	return len(s) == 26 && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") == ""
+}
+
+// heldOn is the result of acting on a hold by its ID: nil when a majority
+// held it, else ErrNoQuorum (or ctx's error) or ErrNotHeld.
+func heldOn(ctx context.Context, c *Client, replies []reply[bool]) error {
+	if held(replies) >= c.quorum {
+		return nil
+	}
+	if err := noQuorum(ctx, c, replies); err != nil {
+		return err
+	}
+	return ErrNotHeld
+}
