@@ -425,9 +425,6 @@ func testFairHistory(t *testing.T, e env) {
 	if e.longHistory(t) {
 		total = 5000
 	}
-	// A waiter first in line notices a release at its next poll under
-	// Poll: keep that short so the long run stays short.
-	fast := core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: time.Millisecond, Multiplier: 2})
 	h := newHistory()
 	var (
 		acquired atomic.Int64
@@ -437,7 +434,7 @@ func testFairHistory(t *testing.T, e env) {
 	)
 	errs := make(chan error, clients)
 	for i := range clients {
-		m := e.client(t, fast).FairMutex(n, core.WithTTL(5*time.Second))
+		m := e.client(t, fastPoll).FairMutex(n, core.WithTTL(5*time.Second))
 		lock, try := underLoad(m.Lock), underLoad(m.TryLock)
 		wg.Go(func() {
 			for r := 0; acquired.Load() < total; r++ {
@@ -476,9 +473,7 @@ func testFairHistory(t *testing.T, e env) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < total {
-		t.Fatalf("only %d acquisitions recorded, want %d", got, total)
-	}
+	h.checkCount(t, total)
 	h.check(t, capacityModel(1))
 }
 

@@ -59,6 +59,15 @@ func (h *history) count(keep func(in any) bool) int {
 	return n
 }
 
+// checkCount fails the test when fewer than want acquisitions were
+// recorded: too few to check.
+func (h *history) checkCount(t *testing.T, want int64) {
+	t.Helper()
+	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < want {
+		t.Fatalf("only %d acquisitions recorded, want at least %d", got, want)
+	}
+}
+
 // leaseOp is the input of the lease models: a lease taken or ended.
 type leaseOp struct {
 	End     bool   // the lease ended (released, or its validity ran out)

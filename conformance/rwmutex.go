@@ -395,7 +395,6 @@ func testRWHistory(t *testing.T, e env) {
 	if e.longHistory(t) {
 		total = 5000
 	}
-	fast := core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: time.Millisecond, Multiplier: 2})
 	h := newHistory()
 	var (
 		acquired  atomic.Int64
@@ -405,7 +404,7 @@ func testRWHistory(t *testing.T, e env) {
 	)
 	errs := make(chan error, clients)
 	for i := range clients {
-		m := e.client(t, fast).RWMutex(n, core.WithTTL(5*time.Second))
+		m := e.client(t, fastPoll).RWMutex(n, core.WithTTL(5*time.Second))
 		wg.Go(func() {
 			for r := 0; acquired.Load() < total; r++ {
 				write, try := (i+r)%10 == 0, r%7 == 0
