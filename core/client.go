@@ -26,9 +26,10 @@ type Client struct {
 	opts   options
 	wait   waiter
 
-	closed    atomic.Bool
-	closing   chan struct{} // closed by Close; stops watchdogs
-	watchdogs sync.WaitGroup
+	closed     atomic.Bool
+	closing    chan struct{}  // closed by Close; stops watchdogs
+	background sync.WaitGroup // watchdogs, and queue clean-ups after a Lock
+
 }
 
 // New returns a Client over drivers, one per independent node. It fails
@@ -68,7 +69,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
-	c.watchdogs.Wait()
+	c.background.Wait()
 	var errs []error
 	errs = append(errs, c.wait.close())
 	for _, n := range c.nodes {

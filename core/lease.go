@@ -77,9 +77,9 @@ func (l *Lease) start(until time.Time) {
 	l.mu.Unlock()
 	if l.opts.autoExtend {
 		c := l.c
-		c.watchdogs.Add(1)
+		c.background.Add(1)
 		go func() {
-			defer c.watchdogs.Done()
+			defer c.background.Done()
 			l.watch()
 		}()
 	}

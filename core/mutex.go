@@ -95,6 +95,9 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {
 				if until, ok := o.validUntil(start, o.ttl); ok {
 					l.start(until)
+					if t != nil && t.joined && len(c.nodes) > 1 {
+						m.leaveBehind(ctx, t, func(i int) bool { return replies[i].err != nil || !replies[i].v.Acquired })
+					}
 					return l, 0, nil
 				}
 			}

@@ -162,10 +162,33 @@ func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attemp
 // handing on a reservation made for it, and returns err.
 func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 	if t.joined {
-		k := m.keys
-		fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, _ int, n *node) (int64, error) {
-			return n.d.MutexLeave(ctx, k.lock, k.queue, t.key, m.opts.reserve())
-		})
+		m.leaveOn(ctx, t, func(int) bool { return true })
 	}
 	return err
+}
+
+// leaveBehind takes the ticket of a won Lock out of the queues of the
+// nodes that did not grant it, in the background (the lock is held
+// already): otherwise a later release there would reserve the lock for a
+// waiter that is gone, holding that node up for the reservation.
+func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) bool) {
+	c := m.c
+	if c.closed.Load() {
+		return
+	}
+	c.background.Add(1)
+	go func() {
+		defer c.background.Done()
+		m.leaveOn(ctx, t, missed)
+	}()
+}
+
+func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
+	k := m.keys
+	fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, i int, n *node) (int64, error) {
+		if !on(i) {
+			return 0, nil
+		}
+		return n.d.MutexLeave(ctx, k.lock, k.queue, t.key, m.opts.reserve())
+	})
 }
