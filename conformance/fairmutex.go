@@ -477,45 +477,12 @@ func testFairHistory(t *testing.T, e env) {
 	h.check(t, capacityModel(1))
 }
 
-// tolerated is how many of the cell's nodes may fail with a quorum left.
-func (e env) tolerated() int { return len(e.addrs) - (len(e.addrs)/2 + 1) }
-
-func testFairMinorityDown(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	addrs, down := e.withDown(t, e.tolerated())
-	a, b := e.clientOn(t, addrs).FairMutex(n), e.clientOn(t, addrs).FairMutex(n)
-	down()
-	l, err := a.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock with a minority of nodes down: %v", err)
-	}
-	got := startLock(ctx, b.Lock)
-	time.Sleep(100 * time.Millisecond)
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock with a minority of nodes down: %v", err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("the waiter's Lock with a minority of nodes down: %v", r.err)
-	}
-	if err := r.l.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
+func fairLock(c *core.Client, n string) func(context.Context) (*core.Lease, error) {
+	return c.FairMutex(n).Lock
 }
 
+func testFairMinorityDown(t *testing.T, e env) { e.minorityDown(t, fairLock, fairLock) }
+
 func testFairMajorityDown(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	addrs, down := e.withDown(t, e.tolerated()+1)
-	c := e.clientOn(t, addrs)
-	down()
-	start := time.Now()
-	if _, err := c.FairMutex(n).Lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
-		t.Fatalf("Lock with a majority of nodes down: got %v, want ErrNoQuorum", err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("Lock with a majority down took %v; it should fail fast", took)
-	}
-	if k, _ := e.admin(t, 0).Exists(ctx, fairKey(n, ""), fairKey(n, ":q")).Result(); k != 0 {
-		t.Fatal("the failed Lock left its lock or its place in line on the node that answered")
-	}
+	e.majorityDown(t, func(n string) []string { return []string{fairKey(n, ""), fairKey(n, ":q")} }, fairLock)
 }

@@ -275,7 +275,7 @@ func testLatchBadInput(t *testing.T, e env) {
 
 func testLatchMinorityDown(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	addrs, down := e.withDown(t, len(e.addrs)-(len(e.addrs)/2+1))
+	addrs, down := e.withDown(t, e.tolerated())
 	l := e.clientOn(t, addrs).Latch(n)
 	down()
 	if ok, err := l.TrySetCount(ctx, 2); err != nil || !ok {
@@ -297,7 +297,7 @@ func testLatchMinorityDown(t *testing.T, e env) {
 		t.Fatalf("Count with a minority down: got (%d, %v), want 0", c, err)
 	}
 
-	addrs, down = e.withDown(t, len(e.addrs)/2+1)
+	addrs, down = e.withDown(t, e.tolerated()+1)
 	l = e.clientOn(t, addrs).Latch(name(t))
 	down()
 	start := time.Now()

@@ -30,7 +30,7 @@ func (e env) withDown(t testing.TB, n int) (addrs []string, down func()) {
 // runQuorum runs the cases that need three or more nodes, some of them
 // down or taken: a minority (N minus the quorum) may fail, one more may not.
 func runQuorum(t *testing.T, e env) {
-	minority := len(e.addrs) - (len(e.addrs)/2 + 1)
+	minority := e.tolerated()
 	t.Run("MinorityDown", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
 		addrs, down := e.withDown(t, minority)
@@ -48,20 +48,7 @@ func runQuorum(t *testing.T, e env) {
 		}
 	})
 	t.Run("MajorityDown", func(t *testing.T) {
-		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		addrs, down := e.withDown(t, minority+1)
-		c := e.clientOn(t, addrs)
-		down()
-		start := time.Now()
-		if _, err := c.Mutex(n).Lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("Lock with %d of %d nodes down: got %v, want ErrNoQuorum", minority+1, len(addrs), err)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Fatalf("Lock with a majority down took %v; it should fail fast", took)
-		}
-		if n, _ := e.admin(t, 0).Exists(ctx, lockKey(n)).Result(); n != 0 {
-			t.Fatal("the failed attempt left its key on the node that granted it")
-		}
+		e.majorityDown(t, func(n string) []string { return []string{lockKey(n)} }, mutexLock)
 	})
 	t.Run("ContextEndsSlowRound", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
@@ -120,4 +107,58 @@ func runQuorum(t *testing.T, e env) {
 			t.Fatalf("Unlock of a lost lease: got %v, want ErrLost", err)
 		}
 	})
+}
+
+// tolerated is how many of the cell's nodes may fail with a quorum left.
+func (e env) tolerated() int { return len(e.addrs) - (len(e.addrs)/2 + 1) }
+
+func mutexLock(c *core.Client, n string) func(context.Context) (*core.Lease, error) {
+	return c.Mutex(n).Lock
+}
+
+// minorityDown checks a primitive with a minority of nodes down: hold
+// takes it on one Client, next waits for it on another, and both get it.
+func (e env) minorityDown(t *testing.T, hold, next locker) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, e.tolerated())
+	a, b := e.clientOn(t, addrs), e.clientOn(t, addrs)
+	down()
+	l, err := hold(a, n)(ctx)
+	if err != nil {
+		t.Fatalf("acquisition with a minority of nodes down: %v", err)
+	}
+	got := startLock(ctx, next(b, n))
+	time.Sleep(100 * time.Millisecond)
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock with a minority of nodes down: %v", err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's acquisition with a minority of nodes down: %v", r.err)
+	}
+	if err := r.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// majorityDown checks that with a majority of nodes down every one of
+// locks fails fast with ErrNoQuorum and leaves none of the primitive's
+// keys on the node that answered.
+func (e env) majorityDown(t *testing.T, keys func(name string) []string, locks ...locker) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	addrs, down := e.withDown(t, e.tolerated()+1)
+	c := e.clientOn(t, addrs)
+	down()
+	for i, lock := range locks {
+		start := time.Now()
+		if _, err := lock(c, n)(ctx); !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("acquisition %d with a majority of nodes down: got %v, want ErrNoQuorum", i+1, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("acquisition %d with a majority down took %v; it should fail fast", i+1, took)
+		}
+	}
+	if k, _ := e.admin(t, 0).Exists(ctx, keys(n)...).Result(); k != 0 {
+		t.Fatalf("the failed acquisitions left %d keys on the node that answered", k)
+	}
 }

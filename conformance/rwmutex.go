@@ -456,44 +456,10 @@ func testRWHistory(t *testing.T, e env) {
 	h.check(t, rwModel())
 }
 
-func testRWMinorityDown(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	addrs, down := e.withDown(t, e.tolerated())
-	a, b := e.clientOn(t, addrs).RWMutex(n), e.clientOn(t, addrs).RWMutex(n)
-	down()
-	r, err := a.RLock(ctx)
-	if err != nil {
-		t.Fatalf("RLock with a minority of nodes down: %v", err)
-	}
-	got := startLock(ctx, b.Lock)
-	time.Sleep(100 * time.Millisecond)
-	if err := r.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock of a read lease with a minority of nodes down: %v", err)
-	}
-	w := <-got
-	if w.err != nil {
-		t.Fatalf("the writer's Lock with a minority of nodes down: %v", w.err)
-	}
-	if err := w.l.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
+func testRWMinorityDown(t *testing.T, e env) { e.minorityDown(t, readLock, writeLock) }
 
 func testRWMajorityDown(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	addrs, down := e.withDown(t, e.tolerated()+1)
-	m := e.clientOn(t, addrs).RWMutex(n)
-	down()
-	for op, lock := range map[string]func(context.Context) (*core.Lease, error){"RLock": m.RLock, "Lock": m.Lock} {
-		start := time.Now()
-		if _, err := lock(ctx); !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("%s with a majority of nodes down: got %v, want ErrNoQuorum", op, err)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Fatalf("%s with a majority down took %v; it should fail fast", op, took)
-		}
-	}
-	if k, _ := e.admin(t, 0).Exists(ctx, rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")).Result(); k != 0 {
-		t.Fatalf("the failed calls left %d keys on the node that answered", k)
-	}
+	e.majorityDown(t, func(n string) []string {
+		return []string{rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")}
+	}, readLock, writeLock)
 }

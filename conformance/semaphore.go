@@ -749,7 +749,7 @@ func testSemaphoreSameSlots(t *testing.T, e env) {
 
 func testSemaphoreMinorityDown(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	addrs, down := e.withDown(t, len(e.addrs)-(len(e.addrs)/2+1))
+	addrs, down := e.withDown(t, e.tolerated())
 	s := e.clientOn(t, addrs).Semaphore(n, 2)
 	down()
 	l, err := s.Acquire(ctx, 2)
@@ -769,7 +769,7 @@ func testSemaphoreMinorityDown(t *testing.T, e env) {
 		t.Fatalf("SetPermits with a minority down: %v", err)
 	}
 
-	addrs, down = e.withDown(t, len(e.addrs)/2+1)
+	addrs, down = e.withDown(t, e.tolerated()+1)
 	s = e.clientOn(t, addrs).Semaphore(name(t), 2)
 	down()
 	start := time.Now()

@@ -211,7 +211,8 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	case held(replies) >= l.c.quorum:
 		return nil
 	}
-	if err := noQuorum(ctx, l.c, replies); err != nil {
+	// The release ran detached from ctx: its failures are the nodes'.
+	if err := noQuorum(context.WithoutCancel(ctx), l.c, replies); err != nil {
 		return err
 	}
 	return ErrLost
