@@ -100,7 +100,7 @@ func notifying(t *testing.T, servers []testenv.Server) string {
 			return s.Nodes[0]
 		}
 	}
-	t.Skip("no server with keyspace notifications in this run")
+	t.Skip(notApplicable + "no server with keyspace notifications in this run")
 	return ""
 }
 

@@ -26,7 +26,7 @@ const wokenWithin = time.Second
 func runNotify(t *testing.T, h Harness) {
 	nodes := testenv.Nodes(t)
 	if h.Open(t, nodes[0]).Protocol() != 3 {
-		t.Skipf("%s does not speak RESP3; NotifyNeedsRESP3 covers it", h.Driver)
+		t.Skipf(notApplicable+"%s does not speak RESP3; NotifyNeedsRESP3 covers it", h.Driver)
 	}
 	t.Run("WakesOneWaiter", func(t *testing.T) {
 		testWakesOneWaiter(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})

@@ -178,8 +178,10 @@ func cellAt(k cellKey, at map[cellKey]*test, ran map[cellKey]bool, cases []Case)
 }
 
 // addCheck merges a test outside the cells into the checks: the leaves
-// only (a group's outcome is its subtests'), the worst outcome across
-// the jobs that ran it.
+// only (a group's outcome is its subtests'). A check runs in every job,
+// but usually applies on one server only (it needs that server's nodes),
+// so across jobs a failure wins, then a pass, then a skip without an n/a
+// reason, then n/a.
 func (f *folder) addCheck(r *Result, t *test, driver string) {
 	name := check(t.name)
 	if name == "" || f.hasChild[testKey{t.job, t.name}] {
@@ -187,15 +189,12 @@ func (f *folder) addCheck(r *Result, t *test, driver string) {
 	}
 	text, _ := t.reason()
 	st := t.status()
-	if st == NA {
-		st = Skipped // a check is not a cell: any skip is just a skip
-	}
 	if st == Pass || st == Fail {
 		text = ""
 	}
 	for i, c := range r.Checks {
 		if c.Driver == driver && c.Name == name {
-			if worse(c.Status, st) != c.Status {
+			if checkRank(st) > checkRank(c.Status) {
 				r.Checks[i] = Check{driver, name, st, text, t.elapsed}
 			}
 			return
@@ -203,6 +202,8 @@ func (f *folder) addCheck(r *Result, t *test, driver string) {
 	}
 	r.Checks = append(r.Checks, Check{driver, name, st, text, t.elapsed})
 }
+
+func checkRank(s Status) int { return slices.Index([]Status{NA, Skipped, Pass, Fail}, s) }
 
 // parents returns, per job, the names of the tests that have subtests,
 // and of those with a failed subtest.

@@ -224,3 +224,39 @@ pass `+p+`/single/Poll
 		t.Errorf("a primitive that did not run in a group that ran others: got %q, want missing", c.Status)
 	}
 }
+
+// A check runs in every job but applies on one server: across jobs a pass
+// wins over a skip, and a check that never ran keeps its n/a.
+func TestFoldChecksAcrossJobs(t *testing.T) {
+	f := newFolder(dims)
+	f.jobs = []*job{{pkg: "drivers/goredis", server: "redis7", tops: 1}, {pkg: "drivers/goredis", server: "miniredis", tops: 1}}
+	jobs := []string{`
+run TestConformance/goredis/Notify/WakesOneWaiter
+pass TestConformance/goredis/Notify/WakesOneWaiter
+run TestConformance/goredis/RESP2Only
+output TestConformance/goredis/RESP2Only     notify.go:29: n/a: speaks RESP3
+skip TestConformance/goredis/RESP2Only
+`, `
+run TestConformance/goredis/Notify/WakesOneWaiter
+output TestConformance/goredis/Notify/WakesOneWaiter     testenv.go:30: REDLOCK_TEST_NODES not set
+skip TestConformance/goredis/Notify/WakesOneWaiter
+run TestConformance/goredis/RESP2Only
+output TestConformance/goredis/RESP2Only     notify.go:29: n/a: speaks RESP3
+skip TestConformance/goredis/RESP2Only
+`}
+	for j, script := range jobs {
+		for _, e := range events("drivers/goredis", script) {
+			f.add(j, e)
+		}
+	}
+	res := f.result([]Server{{Name: "redis7"}, {Name: "miniredis"}})
+	want := map[string]Status{"Notify/WakesOneWaiter": Pass, "RESP2Only": NA}
+	if len(res.Checks) != len(want) {
+		t.Fatalf("checks: got %+v, want %v", res.Checks, want)
+	}
+	for _, c := range res.Checks {
+		if c.Status != want[c.Name] {
+			t.Errorf("check %s: got %q, want %q", c.Name, c.Status, want[c.Name])
+		}
+	}
+}

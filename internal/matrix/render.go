@@ -177,10 +177,13 @@ func (r *Result) writeChecks(w io.Writer) {
 	for _, c := range r.Checks {
 		n[c.Status]++
 	}
-	fmt.Fprintf(w, "checks outside the cells: %d passed, %d skipped, %d failed\n", n[Pass], n[Skipped], n[Fail])
+	fmt.Fprintf(w, "checks outside the cells: %d passed, %d not applicable, %d skipped, %d failed\n", n[Pass], n[NA], n[Skipped], n[Fail])
 	for _, c := range r.Checks {
-		if c.Status == Fail {
+		switch c.Status {
+		case Fail:
 			fmt.Fprintf(w, "  ✗ %s %s\n", c.Driver, c.Name)
+		case Skipped:
+			fmt.Fprintf(w, "  ? %s %s: %s\n", c.Driver, c.Name, c.Reason)
 		}
 	}
 }
