@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redlockgo/redlock/driver"
 )
@@ -155,10 +156,24 @@ func notWon[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	if err := noQuorum(ctx, c, replies); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ended(ctx); err != nil {
 		return err
 	}
 	return ErrNotAcquired
+}
+
+// ended returns ctx's error, also once its deadline has passed but its
+// timer has not fired yet: a client that sets its socket deadline from ctx
+// (go-redis with ContextTimeoutEnabled) fails with an I/O timeout a moment
+// before ctx reports DeadlineExceeded.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // noQuorum reports whether so many nodes failed that a majority is out of
@@ -175,7 +190,7 @@ func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	if len(c.nodes)-len(errs) >= c.quorum {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ended(ctx); err != nil {
 		return err
 	}
 	return errors.Join(append([]error{ErrNoQuorum}, errs...)...)

@@ -184,7 +184,7 @@ func cellAt(k cellKey, at map[cellKey]*test, ran map[cellKey]bool, cases []Case)
 // reason, then n/a.
 func (f *folder) addCheck(r *Result, t *test, driver string) {
 	name := check(t.name)
-	if name == "" || f.hasChild[testKey{t.job, t.name}] {
+	if name == "" || f.groupAnywhere(t.name) {
 		return
 	}
 	text, _ := t.reason()
@@ -201,6 +201,17 @@ func (f *folder) addCheck(r *Result, t *test, driver string) {
 		}
 	}
 	r.Checks = append(r.Checks, Check{driver, name, st, text, t.elapsed})
+}
+
+// groupAnywhere reports whether the test has subtests in some job: then
+// it is a group, also in the jobs where it was skipped before its subtests.
+func (f *folder) groupAnywhere(name string) bool {
+	for j := range f.jobs {
+		if f.hasChild[testKey{j, name}] {
+			return true
+		}
+	}
+	return false
 }
 
 func checkRank(s Status) int { return slices.Index([]Status{NA, Skipped, Pass, Fail}, s) }

@@ -226,7 +226,8 @@ pass `+p+`/single/Poll
 }
 
 // A check runs in every job but applies on one server: across jobs a pass
-// wins over a skip, and a check that never ran keeps its n/a.
+// wins over a skip, a group skipped before its subtests in one job is
+// still a group, and a check that never ran keeps its n/a.
 func TestFoldChecksAcrossJobs(t *testing.T) {
 	f := newFolder(dims)
 	f.jobs = []*job{{pkg: "drivers/goredis", server: "redis7", tops: 1}, {pkg: "drivers/goredis", server: "miniredis", tops: 1}}
@@ -236,10 +237,14 @@ pass TestConformance/goredis/Notify/WakesOneWaiter
 run TestConformance/goredis/RESP2Only
 output TestConformance/goredis/RESP2Only     notify.go:29: n/a: speaks RESP3
 skip TestConformance/goredis/RESP2Only
+pass TestConformance/goredis/Notify
 `, `
 run TestConformance/goredis/Notify/WakesOneWaiter
 output TestConformance/goredis/Notify/WakesOneWaiter     testenv.go:30: REDLOCK_TEST_NODES not set
 skip TestConformance/goredis/Notify/WakesOneWaiter
+run TestConformance/goredis/Notify
+output TestConformance/goredis/Notify     testenv.go:30: REDLOCK_TEST_NODES not set
+skip TestConformance/goredis/Notify
 run TestConformance/goredis/RESP2Only
 output TestConformance/goredis/RESP2Only     notify.go:29: n/a: speaks RESP3
 skip TestConformance/goredis/RESP2Only
