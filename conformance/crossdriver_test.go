@@ -66,14 +66,21 @@ func TestAcrossDrivers(t *testing.T) {
 		if _, err := gr.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("goredis TryLock while redigo holds: got %v, want ErrNotAcquired", err)
 		}
-		waiters := []<-chan locked{startLock(ctx, gr.Mutex(n).Lock), startLock(ctx, ru.Mutex(n).Lock)}
+		// Either waiter may be first in line: take them as they come.
+		got := make(chan locked, 2)
+		for _, m := range []*core.Mutex{gr.Mutex(n), ru.Mutex(n)} {
+			go func() {
+				l, err := m.Lock(ctx)
+				got <- locked{l, err, time.Now()}
+			}()
+		}
 		time.Sleep(100 * time.Millisecond)
 		released := time.Now()
 		if err := held.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		last := held.Token()
-		for _, got := range waiters {
+		for range 2 {
 			l := expectWoken(t, got, released)
 			if l.Token() <= last {
 				t.Fatalf("token %d after %d: fencing is shared across drivers and must increase", l.Token(), last)
