@@ -58,8 +58,7 @@ func testMultiLockHistory(t *testing.T, e env) {
 				acquired.Add(1)
 				held := h.acquired(i, leaseOp{Names: strings.Join(slices.Sorted(slices.Values(set)), ",")}, call, l)
 				time.Sleep(time.Duration(r%3) * time.Millisecond)
-				err = held.release(func() error { return l.Unlock(ctx) })
-				if err != nil && !errors.Is(err, core.ErrLost) && !errors.Is(err, core.ErrNoQuorum) {
+				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
 					errs <- err
 					return
 				}

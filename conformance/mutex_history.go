@@ -56,11 +56,7 @@ func testMutexHistory(t *testing.T, e env) {
 					held.expired()
 					continue
 				}
-				// A lease that ran out while held (a stalled machine) is
-				// ErrLost; the history has its window end at the deadline.
-				// After ErrNoQuorum the holder no longer relies on it either.
-				err = held.release(func() error { return l.Unlock(ctx) })
-				if err != nil && !errors.Is(err, core.ErrLost) && !errors.Is(err, core.ErrNoQuorum) {
+				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
 					errs <- err
 					return
 				}
