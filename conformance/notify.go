@@ -31,6 +31,9 @@ func runNotify(t *testing.T, h Harness) {
 	t.Run("WakesOneWaiter", func(t *testing.T) {
 		testWakesOneWaiter(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
+	t.Run("GrantToLeaverPassesOn", func(t *testing.T) {
+		testGrantToLeaverPassesOn(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
 	// The node the other cases leave alone, as these change its CONFIG and
 	// kill its subscription connections.
 	spare := nodes[len(nodes)-1]
@@ -164,8 +167,9 @@ func testWakesOnUnlock(t *testing.T, e env) {
 }
 
 // testWakesOneWaiter checks that a release wakes one waiter, not all:
-// with four waiters in one Client, each release is followed by exactly one
-// attempt.
+// with four waiters in one Client, each release hands the lock to one of
+// them with no attempt at all (the release grants it), so none of the
+// others was woken to try.
 func testWakesOneWaiter(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	held, err := e.client(t).Mutex(n).Lock(ctx)
@@ -197,11 +201,49 @@ func testWakesOneWaiter(t *testing.T, e env) {
 		}
 		held = expectWoken(t, got, start)
 		time.Sleep(100 * time.Millisecond) // time for other waiters to attempt, were they woken
-		if n := attempts.Load() - before; n != 1 {
-			t.Fatalf("release %d was followed by %d attempts, want 1", i, n)
+		if n := attempts.Load() - before; n != 0 {
+			t.Fatalf("release %d was followed by %d attempts, want none: the release grants the lock to one waiter", i, n)
 		}
 	}
 	held.Unlock(ctx)
+}
+
+// testGrantToLeaverPassesOn checks that a waiter that gives up after a
+// release granted it the lock passes the lock on to the next waiter, who
+// then acquires at once rather than at the grant's TTL. The leaver is
+// driven through the driver, so that the grant surely lands before it
+// leaves.
+func testGrantToLeaverPassesOn(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.h.Open(t, e.addrs[0])
+	lock, fence, queue, ticket := lockKey(n), lockKey(n)+":fence", lockKey(n)+":q", lockKey(n)+":t:leaver:1"
+	const token = "leaver"
+	r, err := d.MutexAcquire(ctx, lock, fence, queue, ticket, token, 30*time.Second, 1, time.Now().UnixMicro())
+	if err != nil || r.Acquired {
+		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
+	}
+	got := make(chan locked, 1)
+	lockAsync(ctx, e.client(t).Mutex(n), got)
+	for c := int64(0); c < 2; time.Sleep(10 * time.Millisecond) { // until the waiter queued too
+		if c, err = e.admin(t, 0).ZCard(ctx, queue).Result(); err != nil || ctx.Err() != nil {
+			t.Fatalf("the waiter did not queue behind the leaver: %v %v", err, ctx.Err())
+		}
+	}
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.admin(t, 0).Get(ctx, lock).Result(); v != token {
+		t.Fatalf("after the release the lock holds %q (err %v), want the leaver's token %q: it was granted to the first in line", v, err, token)
+	}
+	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond); passed != 1 || err != nil {
+		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
+	}
+	expectWoken(t, got, start).Unlock(ctx)
 }
 
 // countingDriver counts acquisition attempts and keeps the Notifier.

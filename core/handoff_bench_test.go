@@ -24,7 +24,10 @@ import (
 // Lock), and Redis commands per acquisition from INFO commandstats: all of
 // them (cmds/acq, counting those run inside scripts) and those sent by a
 // client (requests/acq: the rest, less the commands that on this server
-// run only inside the lock scripts).
+// run only inside the lock scripts). Beside the bound it reports held, the
+// time the holders spent in their critical sections over the elapsed time
+// (time.Sleep overshoots the hold), and idle-rtt-µs, a PING's round trip
+// after as long idle, measured in the same run.
 func BenchmarkHandoff(b *testing.B) {
 	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
 		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s) })
@@ -47,9 +50,11 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 		releaseStart  atomic.Int64 // UnixNano of the last holder's Unlock call
 		mu            sync.Mutex
 		latency, gaps []time.Duration
+		held          atomic.Int64 // the holders' time in their critical section, summed
 		wg            sync.WaitGroup
 	)
 	left.Store(int64(b.N))
+	idleRTT := idleRoundTrip(b, ctx, admin, hold)
 	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +77,9 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 				}
 				mu.Unlock()
 				time.Sleep(hold)
-				releaseStart.Store(time.Now().UnixNano())
+				release := time.Now()
+				held.Add(int64(release.Sub(got)))
+				releaseStart.Store(release.UnixNano())
 				if err := l.Unlock(ctx); err != nil {
 					b.Error(err)
 					return
@@ -89,6 +96,8 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(n*float64(hold)/float64(elapsed), "of-bound")
+	b.ReportMetric(float64(held.Load())/float64(elapsed), "held")
+	b.ReportMetric(float64(idleRTT.Microseconds()), "idle-rtt-µs")
 	b.ReportMetric(ms(percentile(latency, 50)), "acq-p50-ms")
 	b.ReportMetric(ms(percentile(latency, 99)), "acq-p99-ms")
 	b.ReportMetric(ms(percentile(latency, 100)), "acq-max-ms")
@@ -97,6 +106,23 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	all, inScripts := commandCalls(stats)
 	b.ReportMetric(float64(all)/n, "cmds/acq")
 	b.ReportMetric(float64(all-inScripts)/n, "requests/acq")
+}
+
+// idleRoundTrip is the median PING after the process and the server sat
+// idle for a hold, as a holder's release does: the floor of a hand-off on
+// this machine, where waking an idle CPU costs far more than the round
+// trip between two busy ones.
+func idleRoundTrip(b *testing.B, ctx context.Context, admin *redis.Client, idle time.Duration) time.Duration {
+	var rtts []time.Duration
+	for range 50 {
+		time.Sleep(idle)
+		start := time.Now()
+		if err := admin.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	return percentile(rtts, 50)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -114,7 +140,7 @@ func percentile(ds []time.Duration, p int) time.Duration {
 // compare-and-delete, only the lock scripts run.
 var scriptOnly = map[string]bool{
 	"set": true, "incr": true, "pttl": true, "type": true, "get": true, "del": true, "exists": true,
-	"hincrby": true, "hexists": true, "pexpire": true, "zadd": true, "zrank": true, "zrem": true, "zpopmin": true,
+	"hincrby": true, "hexists": true, "publish": true, "pexpire": true, "zadd": true, "zrank": true, "zrem": true, "zpopmin": true,
 }
 
 // commandCalls sums calls= over INFO commandstats, less the CONFIG RESETSTAT

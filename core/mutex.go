@@ -80,11 +80,18 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	c, o := m.c, &m.opts
 	holder := o.owner
-	if holder == "" {
+	switch {
+	case holder != "":
+	case t != nil:
+		holder = t.token
+	default:
 		holder = rand.Text()
 	}
 	h := mutexHold{keys: m.keys, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
 	start := time.Now()
+	if t != nil {
+		t.sent = start
+	}
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, n *node) (grant, error) {
 		return h.acquire(ctx, n, o.ttl, t)
 	})
@@ -103,10 +110,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			}
 		}
 	}
-	// Undo the attempt on every node that may have granted it: all of them
-	// for a plain lock (a node that timed out may have), and for an owner
-	// only those that granted or failed, so that its earlier holds stay.
-	l.release(ctx, func(i int) bool { return !h.owned || replies[i].err != nil || replies[i].v.Acquired })
+	// Undo the attempt on every node that may have granted it: those that
+	// granted or failed (a node that timed out may have). A node that
+	// answered no does not hold the token (nor, for an owner, its new hold).
+	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, 0, err
 	}
@@ -186,12 +193,12 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	switch {
 	case h.owned:
-		left, err := n.d.ReleaseOwned(ctx, k.lock, k.queue, h.holder, h.reserve)
+		left, err := n.d.ReleaseOwned(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve)
 		return left >= 0, err
 	case h.wake:
-		// No native command also wakes the next waiter: Notify pays for
-		// the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, k.lock, k.queue, h.holder, h.reserve)
+		// No native command also hands the lock on to the next waiter:
+		// Notify pays for the hand-off with a script.
+		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve)
 		return v == 1, err
 	}
 	v, err := n.release(ctx, k.lock, h.holder)

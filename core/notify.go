@@ -25,7 +25,7 @@ type notifier struct {
 
 	mu      sync.Mutex
 	keys    map[string]*keyWaiters
-	tickets map[string]chan struct{} // a queued Mutex waiter's wake-up, by ticket key
+	tickets map[string]*ticket // the queued Mutex waiters, by ticket key
 	closed  bool
 }
 
@@ -44,7 +44,7 @@ type subscriber struct {
 // newNotifier checks that every node can deliver keyspace notifications
 // and, unless WithNotifyConfig(false), makes the servers publish them.
 func newNotifier(c *Client) (waiter, error) {
-	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]chan struct{}{}}
+	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
 	for i, nd := range c.nodes {
 		nt, ok := nd.d.(driver.Notifier)
 		if !ok || nd.d.Protocol() != 3 {
@@ -184,11 +184,16 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 
 // deliverer wakes a waiter of the key a keyspace event freed. Other events
 // on the key (set, expire: our own acquisitions and extensions) are not
-// releases and wake no one.
+// releases and wake no one. A message on another channel is a release's
+// hand-off to a queued Mutex waiter (see notify_queue.go).
 func (n *notifier) deliverer(prefix string) func(channel, event string) {
 	return func(channel, event string) {
 		key, ok := strings.CutPrefix(channel, prefix)
-		if !ok || (event != "del" && event != "expired" && event != "evicted") {
+		if !ok {
+			n.handedOn(channel, event) // a ticket's own channel
+			return
+		}
+		if event != "del" && event != "expired" && event != "evicted" {
 			return
 		}
 		n.mu.Lock()
@@ -196,11 +201,8 @@ func (n *notifier) deliverer(prefix string) func(channel, event string) {
 		if kw := n.keys[key]; kw != nil {
 			kw.wakeOne()
 		}
-		if wake := n.tickets[key]; wake != nil {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+		if t := n.tickets[key]; t != nil {
+			t.signal()
 		}
 	}
 }

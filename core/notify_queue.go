@@ -4,19 +4,22 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
 
 // A Mutex waits under Notify in a queue kept in Redis. A waiter that fails
-// an attempt joins the lock's queue with a ticket key of its own; a release
-// deletes the ticket of the oldest live waiter and reserves the lock for it
-// a moment, and the ticket's keyspace event reaches only that waiter's
-// Client, through one pattern subscription per node per Client. So a
-// release wakes one waiter among all processes, not one per process, and
-// nobody barges in between release and the woken waiter's attempt. A
-// ticket expires with the lock it waits on, which wakes its waiter when a
-// holder dies without releasing.
+// an attempt joins the lock's queue with a ticket key of its own, holding
+// its token and TTL. A release hands the lock to the oldest live waiter:
+// it sets the lock to that waiter's token and publishes the fencing token
+// on the ticket's channel, which reaches only that waiter's Client through
+// one pattern subscription per node per Client. So a release wakes one
+// waiter among all processes, nobody barges in, and on a single node the
+// woken waiter holds the lock without another round trip. (An owner's
+// waiter, WithOwner, gets the lock reserved a moment and takes it with an
+// attempt.) A ticket expires with the lock it waits on, and its expiry
+// event wakes the waiter when a holder dies without releasing.
 
 // Events on the lock key itself are not releases by this library (those
 // reach the woken ticket) but a DEL from elsewhere or an expiry. The waiter
@@ -27,23 +30,70 @@ import (
 // ticket is one queued Lock call.
 type ticket struct {
 	key     string
-	arrival int64 // the waiter's place in the queue (µs since the epoch), the same on every node
+	token   string // the lease's token in every attempt, and in a grant
+	arrival int64  // the waiter's place in the queue (µs since the epoch), the same on every node
 	wake    chan struct{}
-	join    bool        // the next attempt joins the queue
-	joined  bool        // an attempt may have put it in the queue
-	first   atomic.Bool // an attempt put it at the head of the queue
+	join    bool         // the next attempt joins the queue
+	joined  bool         // an attempt may have put it in the queue
+	sent    time.Time    // the start of the last attempt
+	first   atomic.Bool  // an attempt put it at the head of the queue
+	grant   atomic.Int64 // the fencing token a node's release granted; 0 when none
 }
 
 func (n *notifier) newTicket(o *options, name string) *ticket {
 	t := &ticket{
 		key:     key(*o, name, ":t:"+n.c.id+":"+rand.Text()),
+		token:   rand.Text(),
 		arrival: time.Now().UnixMicro(),
 		wake:    make(chan struct{}, 1),
 	}
 	n.mu.Lock()
-	n.tickets[t.key] = t.wake
+	n.tickets[t.key] = t
 	n.mu.Unlock()
 	return t
+}
+
+// handedOn wakes the waiter of a ticket on whose channel a release
+// published: a fencing token when it granted the lock, 0 when it reserved
+// it.
+func (n *notifier) handedOn(ticketKey, message string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := n.tickets[ticketKey]
+	if t == nil {
+		return
+	}
+	if f, err := strconv.ParseInt(message, 10, 64); err == nil && f > 0 {
+		t.grant.Store(f)
+	}
+	t.signal()
+}
+
+func (t *ticket) signal() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lease is the lease a grant gave on a single node, valid from the start
+// of the last attempt: the grant came after it, when its TTL started. It
+// returns nil when that leaves no validity, or there is no grant; the
+// waiter then attempts, which takes a granted lock as its own.
+func (m *Mutex) grantedLease(t *ticket) *Lease {
+	f := t.grant.Load()
+	if f == 0 || len(m.c.nodes) != 1 || m.opts.owner != "" {
+		return nil
+	}
+	o := &m.opts
+	until, ok := o.validUntil(t.sent, o.ttl)
+	if !ok {
+		return nil
+	}
+	h := mutexHold{keys: m.keys, holder: t.token, wake: true, reserve: o.reserve()}
+	l := newLease(m.c, m.name, *o, h, uint64(f))
+	l.start(until)
+	return l
 }
 
 func (n *notifier) dropTicket(t *ticket) {
@@ -56,7 +106,7 @@ func (n *notifier) dropTicket(t *ticket) {
 // ticket keys. Until every node confirmed it, waiters do not queue.
 func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 	n.each(ctx, o, "psubscribe", func(ctx context.Context, s *subscriber) error {
-		l, prefix, err := s.listener(ctx, n)
+		l, _, err := s.listener(ctx, n)
 		if err != nil {
 			return err
 		}
@@ -66,7 +116,9 @@ func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 		if done {
 			return nil
 		}
-		if err := l.PSubscribe(ctx, prefix+"*:t:"+n.c.id+":*"); err != nil {
+		// The pattern matches both a ticket's keyspace channel and the
+		// ticket's own channel, on which grants are published.
+		if err := l.PSubscribe(ctx, "*:t:"+n.c.id+":*"); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -127,6 +179,9 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
 			return nil, m.leave(ctx, t, err)
 		}
+		if l := m.grantedLease(t); l != nil {
+			return l, nil
+		}
 	}
 }
 
@@ -159,7 +214,7 @@ func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attemp
 }
 
 // leave takes a ticket that may be queued out of the queue on every node,
-// handing on a reservation made for it, and returns err.
+// handing on a grant or reservation made to it, and returns err.
 func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 	if t.joined {
 		m.leaveOn(ctx, t, func(int) bool { return true })
@@ -184,11 +239,14 @@ func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) boo
 }
 
 func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
-	k := m.keys
+	k, token := m.keys, t.token
+	if m.opts.owner != "" {
+		token = "" // an owner's waiter is reserved the lock, never granted it
+	}
 	fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, i int, n *node) (int64, error) {
 		if !on(i) {
 			return 0, nil
 		}
-		return n.d.MutexLeave(ctx, k.lock, k.queue, t.key, m.opts.reserve())
+		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, m.opts.reserve())
 	})
 }

@@ -14,7 +14,7 @@ import (
 // and decodes the reply; a method named after a native command runs that
 // command instead and returns what the script would.
 type Scripts interface {
-	// MutexAcquire takes a plain lock with a new random token and draws a fencing token.
+	// MutexAcquire takes a plain lock with the waiter's token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
 	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
@@ -27,20 +27,20 @@ type Scripts interface {
 	ReleaseDelifeq(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseDelex is Release done by the native command DELEX (Redis 8.4).
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
-	// ReleaseWake deletes a plain lock only when it holds token, and wakes the oldest waiter.
+	// ReleaseWake deletes a plain lock only when it holds token, handing it on to the oldest waiter.
 	// It runs scripts/lua/release_wake.lua.
-	ReleaseWake(ctx context.Context, lock string, queue string, token string, reserve time.Duration) (int64, error)
-	// MutexLeave takes a waiter that gives up out of the queue, passing on its reservation.
+	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration) (int64, error)
+	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
-	MutexLeave(ctx context.Context, lock string, queue string, ticket string, reserve time.Duration) (int64, error)
+	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration) (int64, error)
 	// Extend resets a plain lock's expiry only when it holds token (compare-and-set).
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
 	// ExtendSetIfeq is Extend done by the native command SET (Redis 8.4, Valkey 8.1).
 	ExtendSetIfeq(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
-	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last deletes it and wakes the next waiter.
+	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last hands it on to the next waiter.
 	// It runs scripts/lua/release_owned.lua.
-	ReleaseOwned(ctx context.Context, lock string, queue string, owner string, reserve time.Duration) (int64, error)
+	ReleaseOwned(ctx context.Context, lock string, fence string, queue string, owner string, reserve time.Duration) (int64, error)
 	// ExtendOwned resets a reentrant lock's expiry only while owner holds it.
 	// It runs scripts/lua/extend_owned.lua.
 	ExtendOwned(ctx context.Context, lock string, owner string, ttl time.Duration) (int64, error)
@@ -99,7 +99,7 @@ type Scripts interface {
 
 // MutexAcquireReply is the reply of scripts/lua/mutex_acquire.lua.
 type MutexAcquireReply struct {
-	Acquired  bool          // the lock was free and is now held with the token
+	Acquired  bool          // the lock was free (or granted to the token) and is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
 	First     bool          // when not acquired, the waiter joined the queue at its head
@@ -108,7 +108,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "48968fb9df3198cb6b83e600102795d9f9ed05e9",
+	SHA1:   "5219a4a229554ce4eed955e92d1fb74de37ab338",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -139,7 +139,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "94a58c16f4da54e608eba850e00ac3de71d7cc32",
+	SHA1:   "4cdf931a10943d0c081f52c1082c8d24297662f7",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -174,7 +174,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "c3077e2109555615b870484d3cbb25040c6a7496",
+	SHA1:   "8108ef12dd014ced3796b12bd6cb656d522fb899",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -186,7 +186,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "b61eab4d5f3006f22e5cd29de4325bd572373045",
+	SHA1:   "c5dcbcf0c27b144cfeb4090ac404a25c5222b893",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -210,7 +210,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "9dce68749485b0c514be00f8355aa5f8eb35ddc6",
+	SHA1:   "27cf03dfccd0d6be5780168bdf10493b8cd784ec",
 	Source: lua.Source("release_owned.lua"),
 }
 

@@ -38,13 +38,13 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, queue string, token string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, queue}, token, strconv.FormatInt(reserve.Milliseconds(), 10)))
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, strconv.FormatInt(reserve.Milliseconds(), 10)))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, queue string, ticket string, reserve time.Duration) (int64, error) {
-	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, queue, ticket}, strconv.FormatInt(reserve.Milliseconds(), 10)))
+func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration) (int64, error) {
+	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(reserve.Milliseconds(), 10)))
 }
 
 // Extend runs scripts/lua/extend.lua.
@@ -58,8 +58,8 @@ func (d *Driver) ExtendSetIfeq(ctx context.Context, lock string, token string, t
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, queue string, owner string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, queue}, owner, strconv.FormatInt(reserve.Milliseconds(), 10)))
+func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, owner string, reserve time.Duration) (int64, error) {
+	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, fence, queue}, owner, strconv.FormatInt(reserve.Milliseconds(), 10)))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.

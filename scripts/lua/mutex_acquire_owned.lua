@@ -24,7 +24,6 @@ if kind == 'none' or (kind == 'hash' and redis.call('hexists', KEYS[1], ARGV[1])
     redis.call('pexpire', KEYS[1], ARGV[2])
   end
   redis.call('zrem', KEYS[3], KEYS[4])
-  redis.call('del', KEYS[4])
   return {1, redis.call('incr', KEYS[2]), 0, 0}
 end
 local wait = redis.call('pttl', KEYS[1])

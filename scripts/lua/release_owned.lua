@@ -1,11 +1,42 @@
 -- Releases one hold of a reentrant lock; the last hold frees the lock and
--- wakes the oldest waiter as release_wake.lua does.
+-- hands it on as release_wake.lua does.
 -- KEYS[1] lock: the lock key, a hash from the owner to its hold count
--- KEYS[2] queue: sorted set of waiting tickets, by arrival
+-- KEYS[2] fence: the fencing counter of the lock name
+-- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- ARGV[1] owner: the owner identity
--- ARGV[2] reserve: how long the woken waiter has the lock to itself, in ms
+-- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- Returns: the owner's holds left (0: the lock is free); -1 when the owner
 -- holds nothing here.
+-- Hands the lock on to the oldest waiter whose ticket is still live, and
+-- publishes on the ticket's channel, which only that waiter's client hears.
+-- A plain Lock's ticket holds its grant ("g:<ttl>:<token>"): the lock is
+-- set to its token at once and the message is the fencing token, so the
+-- waiter returns without another request. Any other waiter gets the lock
+-- reserved a moment (message 0) and takes it with an attempt. With no one
+-- waiting, the lock is deleted. Tickets are left to expire, never deleted:
+-- a DEL event would wake their waiters again.
+local function handOn(lock, fence, queue, reserve)
+  while true do
+    local head = redis.call('zpopmin', queue)
+    if #head == 0 then
+      redis.call('del', lock)
+      return
+    end
+    local ticket = redis.call('get', head[1])
+    if ticket then
+      local ttl, token = string.match(ticket, '^g:(%d+):(.+)$')
+      if token then
+        redis.call('set', lock, token, 'PX', ttl)
+        redis.call('publish', head[1], redis.call('incr', fence))
+      else
+        redis.call('set', lock, 'reserved:' .. head[1], 'PX', reserve)
+        redis.call('publish', head[1], 0)
+      end
+      return
+    end
+  end
+end
+
 if redis.call('type', KEYS[1]).ok ~= 'hash' or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
@@ -13,20 +44,5 @@ local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 if left > 0 then
   return left
 end
-local reserve = ARGV[2]
-local woke = false
-while true do
-  local head = redis.call('zpopmin', KEYS[2])
-  if #head == 0 then
-    break
-  end
-  if redis.call('del', head[1]) == 1 then
-    redis.call('set', KEYS[1], 'reserved:' .. head[1], 'PX', reserve)
-    woke = true
-    break
-  end
-end
-if not woke then
-  redis.call('del', KEYS[1])
-end
+handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2])
 return 0
