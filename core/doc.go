@@ -39,14 +39,19 @@
 // to T, and B could be granted only after that key was gone, so B's
 // increment on n came after the raise: B's counter on n, and hence B's
 // token, exceeds T. Taking the plain maximum without this step is not
-// enough: the maximum may come from a node outside the overlap.
+// enough: the maximum may come from a node outside the overlap. The step
+// is skipped when every node that granted A drew T itself: its counter
+// reached T in the script that granted A, while A's key existed, which is
+// all the argument needs. Counters that move in step (every acquisition
+// reaches every node) make this the usual case.
 //
 // Assumptions: a node keeps its data (the counter) across restarts, or
 // stays down for longer than the TTL after losing it and is not counted
 // until then; clocks advance at nearly the same rate (the drift factor
 // bounds the difference); and the validity window is respected by the
 // caller, which is what Lease.Until and Lease.Done are for. WithFencing(false)
-// drops the extra round trip and with it the guarantee across holders.
+// drops the extra round trip (when one is needed) and with it the
+// guarantee across holders.
 //
 // A reentrant acquisition (WithOwner) also draws a fresh, larger token: use
 // the newest token for fenced writes.

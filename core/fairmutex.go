@@ -15,11 +15,12 @@ import (
 // Each waiter's entry lapses unless its attempts refresh it (about every
 // quarter TTL; the entry lasts one TTL), so a waiter whose process died
 // holds the line up no longer than a dead holder would; a waiter whose ctx
-// ends or whose attempts run out leaves the line at once. A release wakes
-// only the waiter first in line, through its own ticket key (Notify); that
-// waiter also retries at the holder's TTL or a quarter TTL, whichever comes
-// first (plus backoff jitter), and under Poll at its backoff, capped at a
-// quarter TTL.
+// ends or whose attempts run out leaves the line at once. A release grants
+// the lock to the waiter first in line and, under Notify, tells only that
+// waiter, through its own ticket (see notify_queue.go), so that on one node
+// it holds the lock without another request. Every waiter also retries at
+// the holder's TTL or a quarter TTL, whichever comes first (plus backoff
+// jitter), and under Poll at its backoff, capped at a quarter TTL.
 //
 // Order. On one node, waiters acquire in the order in which their first
 // attempts reached the server, skipping those whose entries lapsed. With a
@@ -85,14 +86,29 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	token := rand.Text()
+	// The token names the waiter's ticket, under this Client's ticket
+	// pattern (see notify_queue.go), through which a release grants it the
+	// lock under Notify.
+	token := m.c.id + ":" + rand.Text()
 	var place int64 // on one node, the server gives the next place in line
 	if len(m.c.nodes) > 1 {
 		place = time.Now().UnixMicro()
 	}
 	wait, _ := lineTimes(&m.opts)
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets+token, m.hold(token, false),
-		func(ctx context.Context) (*Lease, time.Duration, error) { return m.attempt(ctx, token, place, wait) })
+	ticketKey, h := m.keys.tickets+token, m.hold(token, false)
+	t := &ticket{} // stands in under Poll: no grant ever reaches it
+	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify {
+		t = n.register(ticketKey, token)
+		defer n.dropTicket(t)
+	}
+	return waitInLine(ctx, m.c, &m.opts, m.name, ticketKey, h,
+		func(ctx context.Context) (*Lease, time.Duration, error) {
+			if l := t.grantedLease(m.c, &m.opts, m.name, h); l != nil {
+				return l, 0, nil
+			}
+			t.sent = time.Now()
+			return m.attempt(ctx, token, place, wait)
+		})
 }
 
 func (m *FairMutex) check(ctx context.Context) error {
@@ -134,6 +150,6 @@ func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool,
 
 func (h fairHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.FairMutexRelease(ctx, k.lock, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep))
+	v, err := n.d.FairMutexRelease(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep))
 	return v == 1, err
 }

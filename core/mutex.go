@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -208,8 +209,13 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 // makeFenceDurable raises the fencing counter to the chosen token on the
 // nodes that granted, while they still hold the lock; it succeeds when a
 // majority did. See the package documentation for why this makes tokens
-// increase across holders.
+// increase across holders. When every granting node drew the chosen token
+// itself, their counters are there already and no round is needed: the
+// usual case, as each acquisition draws on every node it reaches.
 func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[grant], fence int64) bool {
+	if !slices.ContainsFunc(grants, func(g reply[grant]) bool { return g.err == nil && g.v.Acquired && g.v.Fence != fence }) {
+		return true // granted >= quorum was checked by the caller
+	}
 	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
 		if g := grants[i]; g.err != nil || !g.v.Acquired {
 			return false, nil

@@ -69,6 +69,12 @@ func (n *notifier) watch(ctx context.Context, o *options, key string) (watch, er
 	if o.wait == Poll { // WithWaitStrategy(Poll) given to this primitive only
 		return pollWatch{o.backoff}, nil
 	}
+	n.mu.Lock()
+	t := n.tickets[key]
+	n.mu.Unlock()
+	if t != nil {
+		return &ticketWatch{n: n, t: t, o: o}, nil
+	}
 	return &notifyWatch{n: n, key: key, o: o, ctx: ctx, wake: make(chan struct{}, 1)}, nil
 }
 

@@ -41,12 +41,14 @@ type ticket struct {
 }
 
 func (n *notifier) newTicket(o *options, name string) *ticket {
-	t := &ticket{
-		key:     key(*o, name, ":t:"+n.c.id+":"+rand.Text()),
-		token:   rand.Text(),
-		arrival: time.Now().UnixMicro(),
-		wake:    make(chan struct{}, 1),
-	}
+	return n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), rand.Text())
+}
+
+// register makes key a ticket of this Client: its keyspace events and the
+// grants published on it wake the ticket, through the pattern that
+// subscribeTickets subscribes. key must match that pattern.
+func (n *notifier) register(key, token string) *ticket {
+	t := &ticket{key: key, token: token, arrival: time.Now().UnixMicro(), wake: make(chan struct{}, 1)}
 	n.mu.Lock()
 	n.tickets[t.key] = t
 	n.mu.Unlock()
@@ -76,25 +78,58 @@ func (t *ticket) signal() {
 	}
 }
 
-// lease is the lease a grant gave on a single node, valid from the start
-// of the last attempt: the grant came after it, when its TTL started. It
-// returns nil when that leaves no validity, or there is no grant; the
-// waiter then attempts, which takes a granted lock as its own.
-func (m *Mutex) grantedLease(t *ticket) *Lease {
+// grantedLease is the lease a grant gave a single node's waiter, valid
+// from the start of its last attempt: the grant came after that attempt,
+// and the TTL with it. It returns nil when there is no grant or that
+// leaves no validity; the waiter then attempts, which takes a lock granted
+// to it as its own.
+func (t *ticket) grantedLease(c *Client, o *options, name string, h hold) *Lease {
 	f := t.grant.Load()
-	if f == 0 || len(m.c.nodes) != 1 || m.opts.owner != "" {
+	if f == 0 || len(c.nodes) != 1 {
 		return nil
 	}
-	o := &m.opts
 	until, ok := o.validUntil(t.sent, o.ttl)
 	if !ok {
 		return nil
 	}
-	h := mutexHold{keys: m.keys, holder: t.token, wake: true, reserve: o.reserve()}
-	l := newLease(m.c, m.name, *o, h, uint64(f))
+	l := newLease(c, name, *o, h, uint64(f))
 	l.start(until)
 	return l
 }
+
+// grantedLease is a Mutex waiter's lease from a grant (an owner's waiter
+// is reserved the lock, never granted it).
+func (m *Mutex) grantedLease(t *ticket) *Lease {
+	if m.opts.owner != "" {
+		return nil
+	}
+	h := mutexHold{keys: m.keys, holder: t.token, wake: true, reserve: m.opts.reserve()}
+	return t.grantedLease(m.c, &m.opts, m.name, h)
+}
+
+// ticketWatch waits for a ticket that another primitive (FairMutex)
+// registered: the first wait subscribes the Client's ticket pattern and
+// has the caller attempt again at once, so that no grant after its last
+// attempt goes unheard.
+type ticketWatch struct {
+	n          *notifier
+	t          *ticket
+	o          *options
+	subscribed bool
+}
+
+func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
+	if !w.subscribed {
+		w.subscribed = true
+		if w.n.subscribeTickets(ctx, w.o); w.n.ticketsReady.Load() {
+			w.t.join = true
+			return nil
+		}
+	}
+	return w.n.waitTicket(ctx, w.o, w.t, attempt, holderTTL)
+}
+
+func (w *ticketWatch) stop() {}
 
 func (n *notifier) dropTicket(t *ticket) {
 	n.mu.Lock()

@@ -50,9 +50,9 @@ type Scripts interface {
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
 	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (FairMutexAcquireReply, error)
-	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and wakes the waiter now first.
+	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
-	FairMutexRelease(ctx context.Context, lock string, queue string, lapse string, tickets string, token string, keep int64) (int64, error)
+	FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64) (int64, error)
 	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
 	// It runs scripts/lua/rw_rlock.lua.
 	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexReadAcquireReply, error)
@@ -174,7 +174,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "8108ef12dd014ced3796b12bd6cb656d522fb899",
+	SHA1:   "c41de31b05520493670dd034d2fd4245213253fd",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -186,7 +186,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "c5dcbcf0c27b144cfeb4090ac404a25c5222b893",
+	SHA1:   "ae5f8d76762194d853993fc68d1ba759defb258e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -210,7 +210,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "27cf03dfccd0d6be5780168bdf10493b8cd784ec",
+	SHA1:   "e73445cd15c4a420d680d66e59cc305c6d9ca616",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -245,7 +245,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 
 // FairMutexAcquireReply is the reply of scripts/lua/fair_acquire.lua.
 type FairMutexAcquireReply struct {
-	Acquired  bool          // the waiter was first in line, the lock was free and is now held with the token
+	Acquired  bool          // the waiter was first in line and the lock free (or granted to the token), and it is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first
 }
@@ -253,7 +253,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "960462abc6077a4f10536dd60d1a4cd588a1a9c2",
+	SHA1:   "4aeed2ad1aa1145070e0817ee40956e08a26a020",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -275,7 +275,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f719427f961c02b888b4231fda6f3185042b095b",
+	SHA1:   "15a1746bb061ad5e7484cc2a5afe3afe39d79ed7",
 	Source: lua.Source("fair_release.lua"),
 }
 

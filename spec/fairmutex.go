@@ -11,7 +11,7 @@ var fairMutexOps = []Op{
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
 		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}},
 		Reply: []Field{
-			{"Acquired", Bool, "the waiter was first in line, the lock was free and is now held with the token"},
+			{"Acquired", Bool, "the waiter was first in line and the lock free (or granted to the token), and it is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first"},
 		},
@@ -19,8 +19,8 @@ var fairMutexOps = []Op{
 	{
 		Name:   "FairMutexRelease",
 		Script: "fair_release",
-		Doc:    "releases a fair lock for its holder, or takes a waiter out of the line, and wakes the waiter now first.",
-		Keys:   []Param{{"lock", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
+		Doc:    "releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
 		Args:   []Param{{"token", String}, {"keep", Int}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the lock and it was deleted, 0 otherwise"}},
 	},

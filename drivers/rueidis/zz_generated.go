@@ -78,8 +78,8 @@ func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string
 }
 
 // FairMutexRelease runs scripts/lua/fair_release.lua.
-func (d *Driver) FairMutexRelease(ctx context.Context, lock string, queue string, lapse string, tickets string, token string, keep int64) (int64, error) {
-	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, queue, lapse, tickets}, token, strconv.FormatInt(keep, 10)))
+func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64) (int64, error) {
+	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, strconv.FormatInt(keep, 10)))
 }
 
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.

@@ -2,23 +2,28 @@
 -- the lock when it is first in line and the lock is free. Every entry in
 -- line lapses unless its waiter's attempts refresh it, so a waiter that died
 -- never holds the line up for long. An attempt that finds the lock free
--- with another waiter first wakes that waiter by deleting its ticket key,
--- whose keyspace event only that waiter listens for. A holder keeps its
--- place until it releases (or its place lapses), so that an attempt undone
--- for want of a quorum keeps it too.
+-- with another waiter first grants the lock to that waiter, as a release
+-- does (see fair_release.lua). A holder keeps its place until it releases
+-- (or its place lapses), so that an attempt undone for want of a quorum
+-- keeps it too.
 -- KEYS[1] lock: the lock key, a string holding the holder's token
 -- KEYS[2] fence: the fencing counter of the lock name; it never expires
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
--- ARGV[1] token: the waiter's token, which becomes the holder's
+-- ARGV[1] token: the waiter's token, which becomes the holder's; its ticket
+-- key holds the TTL a grant gives it
 -- ARGV[2] ttl: the lock's time to live in milliseconds
 -- ARGV[3] place: the waiter's place in line; 0 joins behind the last waiter
 -- ARGV[4] wait: how long the place lasts without a refresh, in milliseconds;
 -- 0 does not queue (TryLock: granted only when no one waits)
--- Returns: {1, fence, 0} when acquired; {0, 0, pttl} when not (pttl: the
+-- Returns: {1, fence, 0} when acquired (or granted to the token before: the
+-- TTL starts again); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
+
+-- #include lib/fair_grant.lua
+
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 for _, gone in ipairs(redis.call('zrangebyscore', KEYS[4], '-inf', now)) do
@@ -39,7 +44,7 @@ if wait > 0 then
     redis.call('zadd', KEYS[3], place, ARGV[1])
   end
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], 1, 'PX', wait)
+  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2], 'PX', wait)
   -- The sets live as long as their longest-lived entry.
   if redis.call('pttl', KEYS[3]) < wait then
     redis.call('pexpire', KEYS[3], wait)
@@ -48,6 +53,10 @@ if wait > 0 then
     redis.call('pexpire', KEYS[4], wait)
   end
 end
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1, tonumber(redis.call('get', KEYS[2])), 0}
+end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
   local first = redis.call('zrange', KEYS[3], 0, 0)[1]
@@ -55,6 +64,6 @@ if pttl == -2 then
     redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
     return {1, redis.call('incr', KEYS[2]), 0}
   end
-  redis.call('del', KEYS[5] .. first)
+  grant(KEYS[1], KEYS[2], KEYS[5], first)
 end
 return {0, 0, pttl}

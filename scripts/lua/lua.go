@@ -6,21 +6,34 @@ package lua
 import (
 	"embed"
 	"io/fs"
+	"strings"
 )
 
-//go:embed *.lua
+//go:embed *.lua lib/*.lua
 var files embed.FS
 
+// includePrefix starts a line that stands for a file of lib/: a script
+// runs alone on the server, so the functions several scripts share are
+// pasted into each.
+const includePrefix = "-- #include "
+
 // Source returns the text of the script file name (for example
-// "mutex_acquire.lua"). It panics when the file is not embedded: the spec
-// test checks that every script the spec names exists, so that is a build
-// mistake, never a run-time condition.
+// "mutex_acquire.lua"), with its include lines replaced by the files they
+// name. It panics when a file is not embedded: the spec test checks that
+// every script the spec names exists, so that is a build mistake, never a
+// run-time condition.
 func Source(name string) string {
 	b, err := fs.ReadFile(files, name)
 	if err != nil {
 		panic("lua: " + err.Error())
 	}
-	return string(b)
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, line := range lines {
+		if lib, ok := strings.CutPrefix(strings.TrimSpace(line), includePrefix); ok {
+			lines[i] = Source(lib)
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // Names lists the embedded script files in lexical order.
@@ -28,7 +41,9 @@ func Names() []string {
 	entries, _ := fs.ReadDir(files, ".")
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
 	}
 	return names
 }
