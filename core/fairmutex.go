@@ -74,7 +74,7 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	l, _, err := m.attempt(ctx, rand.Text(), 0, 0)
+	l, _, err := m.attempt(ctx, rand.Text(), 0, 0, nil)
 	return l, err
 }
 
@@ -103,11 +103,11 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	return waitInLine(ctx, m.c, &m.opts, m.name, ticketKey, h,
 		func(ctx context.Context) (*Lease, time.Duration, error) {
-			if l := t.grantedLease(m.c, &m.opts, m.name, h); l != nil {
+			if l, _ := t.grantedLease(m.c, &m.opts, m.name, h); l != nil {
 				return l, 0, nil
 			}
 			t.sent = time.Now()
-			return m.attempt(ctx, token, place, wait)
+			return m.attempt(ctx, token, place, wait, &t.grants)
 		})
 }
 
@@ -119,11 +119,14 @@ func (m *FairMutex) check(ctx context.Context) error {
 }
 
 // attempt is one Redlock round; wait 0 does not join the line (TryLock).
-func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration) (*Lease, time.Duration, error) {
+// A waiter in line passes its grants, for the attempt to note what it found.
+func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	ask := func(ctx context.Context, n *node) (grant, error) {
+	ask := func(ctx context.Context, i int, n *node) (grant, error) {
 		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait)
-		return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
+		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
+		g.observe(i, a, err)
+		return a, err
 	}
 	return grantRound(ctx, m.c, o, m.name, m.hold(token, false), m.hold(token, true), ask,
 		fenceDurable(m.c, o, k.lock, k.fence, token))

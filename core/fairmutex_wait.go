@@ -64,7 +64,7 @@ func waitInLine(ctx context.Context, c *Client, o *options, name, ticket string,
 // failure it releases undo on every node that granted or may have, and
 // returns the holders' shortest remaining TTL as a hint.
 func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold,
-	ask func(context.Context, *node) (grant, error),
+	ask func(context.Context, int, *node) (grant, error),
 	durable func(context.Context, []reply[grant], int64) bool) (*Lease, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -73,7 +73,7 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 		return nil, 0, ErrClosed
 	}
 	start := time.Now()
-	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, n *node) (grant, error) { return ask(ctx, n) })
+	replies := fanout(ctx, c, o, ask)
 	granted, fence, holderTTL := tally(replies)
 	if granted >= c.quorum {
 		if _, ok := o.validUntil(start, o.ttl); ok {

@@ -93,8 +93,12 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	if t != nil {
 		t.sent = start
 	}
-	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, n *node) (grant, error) {
-		return h.acquire(ctx, n, o.ttl, t)
+	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
+		g, err := h.acquire(ctx, n, o.ttl, t)
+		if t != nil {
+			t.grants.observe(i, g, err)
+		}
+		return g, err
 	})
 	granted, fence, holderTTL := tally(replies)
 	l := newLease(c, m.name, *o, h, uint64(fence))

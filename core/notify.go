@@ -32,7 +32,8 @@ type notifier struct {
 // subscriber is one node's Listener and the prefix of its keyspace
 // channels, __keyspace@<db>__:.
 type subscriber struct {
-	nt driver.Notifier
+	nt   driver.Notifier
+	node int
 
 	mu      sync.Mutex
 	l       driver.Listener // nil until the first wait
@@ -51,7 +52,7 @@ func newNotifier(c *Client) (waiter, error) {
 			return nil, fmt.Errorf("%w: node %d uses driver %s, which speaks RESP%d; the Notify wait strategy needs RESP3 keyspace notifications; use WithWaitStrategy(Poll) with this driver",
 				ErrNotifyUnsupported, i, nd.d.Name(), nd.d.Protocol())
 		}
-		n.subs = append(n.subs, &subscriber{nt: nt})
+		n.subs = append(n.subs, &subscriber{nt: nt, node: i})
 	}
 	if c.opts.notifyConfig {
 		if err := configure(c, n.subs); err != nil {
@@ -180,7 +181,7 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 		return nil, "", err
 	}
 	prefix := fmt.Sprintf("__keyspace@%d__:", db)
-	l, err := s.nt.Listen(ctx, n.deliverer(prefix))
+	l, err := s.nt.Listen(ctx, n.deliverer(s.node, prefix))
 	if err != nil {
 		return nil, "", err
 	}
@@ -192,11 +193,11 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 // on the key (set, expire: our own acquisitions and extensions) are not
 // releases and wake no one. A message on another channel is a release's
 // hand-off to a queued Mutex waiter (see notify_queue.go).
-func (n *notifier) deliverer(prefix string) func(channel, event string) {
+func (n *notifier) deliverer(node int, prefix string) func(channel, event string) {
 	return func(channel, event string) {
 		key, ok := strings.CutPrefix(channel, prefix)
 		if !ok {
-			n.handedOn(channel, event) // a ticket's own channel
+			n.handedOn(node, channel, event) // a ticket's own channel
 			return
 		}
 		if event != "del" && event != "expired" && event != "evicted" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -33,11 +32,11 @@ type ticket struct {
 	token   string // the lease's token in every attempt, and in a grant
 	arrival int64  // the waiter's place in the queue (µs since the epoch), the same on every node
 	wake    chan struct{}
-	join    bool         // the next attempt joins the queue
-	joined  bool         // an attempt may have put it in the queue
-	sent    time.Time    // the start of the last attempt
-	first   atomic.Bool  // an attempt put it at the head of the queue
-	grant   atomic.Int64 // the fencing token a node's release granted; 0 when none
+	join    bool        // the next attempt joins the queue
+	joined  bool        // an attempt may have put it in the queue
+	sent    time.Time   // the start of the last attempt
+	first   atomic.Bool // an attempt put it at the head of the queue
+	grants  grants      // what the nodes' releases granted it
 }
 
 func (n *notifier) newTicket(o *options, name string) *ticket {
@@ -48,27 +47,11 @@ func (n *notifier) newTicket(o *options, name string) *ticket {
 // grants published on it wake the ticket, through the pattern that
 // subscribeTickets subscribes. key must match that pattern.
 func (n *notifier) register(key, token string) *ticket {
-	t := &ticket{key: key, token: token, arrival: time.Now().UnixMicro(), wake: make(chan struct{}, 1)}
+	t := &ticket{key: key, token: token, arrival: time.Now().UnixMicro(), wake: make(chan struct{}, 1), grants: newGrants(len(n.c.nodes))}
 	n.mu.Lock()
 	n.tickets[t.key] = t
 	n.mu.Unlock()
 	return t
-}
-
-// handedOn wakes the waiter of a ticket on whose channel a release
-// published: a fencing token when it granted the lock, 0 when it reserved
-// it.
-func (n *notifier) handedOn(ticketKey, message string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	t := n.tickets[ticketKey]
-	if t == nil {
-		return
-	}
-	if f, err := strconv.ParseInt(message, 10, 64); err == nil && f > 0 {
-		t.grant.Store(f)
-	}
-	t.signal()
 }
 
 func (t *ticket) signal() {
@@ -76,35 +59,6 @@ func (t *ticket) signal() {
 	case t.wake <- struct{}{}:
 	default:
 	}
-}
-
-// grantedLease is the lease a grant gave a single node's waiter, valid
-// from the start of its last attempt: the grant came after that attempt,
-// and the TTL with it. It returns nil when there is no grant or that
-// leaves no validity; the waiter then attempts, which takes a lock granted
-// to it as its own.
-func (t *ticket) grantedLease(c *Client, o *options, name string, h hold) *Lease {
-	f := t.grant.Load()
-	if f == 0 || len(c.nodes) != 1 {
-		return nil
-	}
-	until, ok := o.validUntil(t.sent, o.ttl)
-	if !ok {
-		return nil
-	}
-	l := newLease(c, name, *o, h, uint64(f))
-	l.start(until)
-	return l
-}
-
-// grantedLease is a Mutex waiter's lease from a grant (an owner's waiter
-// is reserved the lock, never granted it).
-func (m *Mutex) grantedLease(t *ticket) *Lease {
-	if m.opts.owner != "" {
-		return nil
-	}
-	h := mutexHold{keys: m.keys, holder: t.token, wake: true, reserve: m.opts.reserve()}
-	return t.grantedLease(m.c, &m.opts, m.name, h)
 }
 
 // ticketWatch waits for a ticket that another primitive (FairMutex)
@@ -214,7 +168,7 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
 			return nil, m.leave(ctx, t, err)
 		}
-		if l := m.grantedLease(t); l != nil {
+		if l := m.grantedLease(ctx, t); l != nil {
 			return l, nil
 		}
 	}
@@ -244,6 +198,7 @@ func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attemp
 		return ErrClosed
 	case <-timer.C:
 	case <-t.wake:
+		t.awaitGrants(ctx, n.c.quorum, o.fencing)
 	}
 	return nil
 }

@@ -118,7 +118,7 @@ func (m *RWMutex) check(ctx context.Context) error {
 // attempt is one Redlock round; wait 0 does not register a waiter.
 func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	ask := func(ctx context.Context, n *node) (grant, error) {
+	ask := func(ctx context.Context, _ int, n *node) (grant, error) {
 		if read {
 			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
