@@ -70,18 +70,19 @@
 // channel, which reaches only that waiter's Client, through one pattern
 // subscription per node per Client. So a release wakes one waiter among
 // all processes, no one barges in before it, and waiters are served in
-// arrival order; on a single node the waiter holds the lock when the
-// message arrives, with no request of its own (its validity counts from
-// its last attempt, before the grant). With a quorum it confirms the
-// grants with an attempt, as any acquisition. (A reentrant waiter,
-// WithOwner, gets the lock reserved for a moment instead, at most 200ms or
-// half the TTL, and takes it with an attempt.) A waiter that gives up
-// passes on a grant it got meanwhile. A ticket expires with the lock it
-// waits on, so a holder that dies wakes its waiters at its TTL, and the
-// waiter at the head of the queue also listens to the lock key itself, so
-// that a DEL from elsewhere wakes it. A waiter that crashes with a ticket
-// still live may be granted the lock; it then frees at the waiter's TTL,
-// as if the waiter had crashed holding it.
+// arrival order. Once a majority of nodes granted it, with one fencing
+// token, the waiter holds the lock with no request of its own (its
+// validity counts from its last attempt, before the grants); otherwise it
+// confirms the grants with an attempt, as any acquisition. (A reentrant
+// waiter, WithOwner, gets the lock reserved for a moment instead, at most
+// 200ms or half the TTL, and takes it with an attempt.) A waiter that
+// gives up passes on a grant it got meanwhile. A ticket expires with the
+// lock it waits on, so a holder that dies wakes its waiters at its TTL,
+// and the waiter at the head of the queue also listens to the lock key
+// itself, so that a DEL from elsewhere wakes it. A waiter that crashes
+// with a ticket still live may be granted the lock; it then frees at the
+// waiter's TTL, as if the waiter had crashed holding it.
+//
 // Releasing through this queue takes a script: under Notify, Unlock does
 // not use the native compare-and-delete commands, which cannot wake the
 // next waiter. A Poll client releasing a lock that Notify clients wait on

@@ -17,10 +17,11 @@ import (
 // holds the line up no longer than a dead holder would; a waiter whose ctx
 // ends or whose attempts run out leaves the line at once. A release grants
 // the lock to the waiter first in line and, under Notify, tells only that
-// waiter, through its own ticket (see notify_queue.go), so that on one node
-// it holds the lock without another request. Every waiter also retries at
-// the holder's TTL or a quarter TTL, whichever comes first (plus backoff
-// jitter), and under Poll at its backoff, capped at a quarter TTL.
+// waiter, through its own ticket (see notify_grant.go), so that it holds
+// the lock without another request once a majority of nodes granted it.
+// Every waiter also retries at the holder's TTL or a quarter TTL,
+// whichever comes first (plus backoff jitter), and under Poll at its
+// backoff, capped at a quarter TTL.
 //
 // Order. On one node, waiters acquire in the order in which their first
 // attempts reached the server, skipping those whose entries lapsed. With a

@@ -11,9 +11,11 @@ import (
 // waiter that dies (or whose Client is abandoned) stops refreshing and its
 // entry lapses, so it never holds the others up for longer than that; one
 // that gives up (its ctx ends, its attempts run out) takes its entry out at
-// once. Every waiter has a ticket key, "<prefix>{name}<suffix>:t:<token>",
-// which the scripts delete to wake exactly that waiter: under Notify the
-// waiter watches its own ticket, so the keyspace event reaches no one else.
+// once. Every waiter has a ticket key, "<prefix>{name}<suffix>:t:<token>".
+// An RWMutex's scripts delete it to wake exactly that waiter: under Notify
+// the waiter watches its own ticket, so the keyspace event reaches no one
+// else. A FairMutex's scripts grant its waiter the lock and publish on the
+// ticket instead (see notify_grant.go).
 
 // lineTimes are a waiter's timings: its entry lapses after wait without a
 // refresh, and it attempts (so refreshes) at least every 2×retry plus a

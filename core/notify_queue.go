@@ -14,11 +14,12 @@ import (
 // it sets the lock to that waiter's token and publishes the fencing token
 // on the ticket's channel, which reaches only that waiter's Client through
 // one pattern subscription per node per Client. So a release wakes one
-// waiter among all processes, nobody barges in, and on a single node the
-// woken waiter holds the lock without another round trip. (An owner's
-// waiter, WithOwner, gets the lock reserved a moment and takes it with an
-// attempt.) A ticket expires with the lock it waits on, and its expiry
-// event wakes the waiter when a holder dies without releasing.
+// waiter among all processes, nobody barges in, and the woken waiter holds
+// the lock without another round trip once a majority of nodes granted it
+// (see notify_grant.go). (An owner's waiter, WithOwner, gets the lock
+// reserved a moment and takes it with an attempt.) A ticket expires with
+// the lock it waits on, and its expiry event wakes the waiter when a
+// holder dies without releasing.
 
 // Events on the lock key itself are not releases by this library (those
 // reach the woken ticket) but a DEL from elsewhere or an expiry. The waiter
