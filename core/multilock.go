@@ -150,7 +150,7 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 	}
 	h := make(multiHold, len(m.keys))
 	for i, k := range m.keys {
-		h[i] = mutexHold{keys: k, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
+		h[i] = newMutexHold(k, holder, &o)
 	}
 	start := time.Now()
 	// Each node's reply holds the grants in name order, up to and

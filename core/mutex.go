@@ -88,7 +88,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	default:
 		holder = rand.Text()
 	}
-	h := mutexHold{keys: m.keys, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
+	h := m.hold(holder)
 	start := time.Now()
 	if t != nil {
 		t.sent = start
@@ -148,6 +148,16 @@ func tally(replies []reply[grant]) (granted int, fence int64, holderTTL time.Dur
 		}
 	}
 	return granted, fence, holderTTL
+}
+
+// hold is the hold of this Mutex's lease with holder: its random token,
+// its queued waiter's token, or its owner.
+func (m *Mutex) hold(holder string) mutexHold { return newMutexHold(m.keys, holder, &m.opts) }
+
+// newMutexHold is the hold of holder on the lock keys k, as o makes it
+// (reentrant for an owner; releasing through the queue under Notify).
+func newMutexHold(k keyNames, holder string, o *options) mutexHold {
+	return mutexHold{keys: k, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
 }
 
 // mutexHold is a Mutex lease's hold: a random token in a string key, or an

@@ -141,8 +141,7 @@ func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
 	if m.opts.owner != "" {
 		return nil
 	}
-	h := mutexHold{keys: m.keys, holder: t.token, wake: true, reserve: m.opts.reserve()}
-	l, granted := t.grantedLease(m.c, &m.opts, m.name, h)
+	l, granted := t.grantedLease(m.c, &m.opts, m.name, m.hold(t.token))
 	if l != nil && len(m.c.nodes) > 1 {
 		m.leaveBehind(ctx, t, func(i int) bool { return !granted[i] })
 	}

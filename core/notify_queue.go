@@ -215,8 +215,8 @@ func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 
 // leaveBehind takes the ticket of a won Lock out of the queues of the
 // nodes that did not grant it, in the background (the lock is held
-// already): otherwise a later release there would reserve the lock for a
-// waiter that is gone, holding that node up for the reservation.
+// already): otherwise a later release there would grant (or reserve) the
+// lock to a waiter that is gone, holding that node up.
 func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) bool) {
 	c := m.c
 	if c.closed.Load() {

@@ -125,9 +125,10 @@ func (o *options) validUntil(start time.Time, ttl time.Duration) (until time.Tim
 	return until, time.Until(until) > 0
 }
 
-// reserve is how long a release keeps the lock for the waiter it woke, so
-// that no one barges in before the waiter's attempt arrives; a woken
-// waiter that died holds the lock up no longer than this.
+// reserve is how long a release keeps the lock for an owner's waiter it
+// woke (WithOwner; other waiters are granted the lock outright), so that
+// no one barges in before the waiter's attempt arrives; a woken waiter
+// that died holds the lock up no longer than this.
 func (o *options) reserve() time.Duration {
 	return min(o.ttl/2, 200*time.Millisecond)
 }
