@@ -87,28 +87,15 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	// The token names the waiter's ticket, under this Client's ticket
-	// pattern (see notify_queue.go), through which a release grants it the
-	// lock under Notify.
-	token := m.c.id + ":" + rand.Text()
+	token := m.c.waiterToken()
 	var place int64 // on one node, the server gives the next place in line
 	if len(m.c.nodes) > 1 {
 		place = time.Now().UnixMicro()
 	}
 	wait, _ := lineTimes(&m.opts)
-	ticketKey, h := m.keys.tickets+token, m.hold(token, false)
-	t := &ticket{} // stands in under Poll: no grant ever reaches it
-	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify {
-		t = n.register(ticketKey, token)
-		defer n.dropTicket(t)
-	}
-	return waitInLine(ctx, m.c, &m.opts, m.name, ticketKey, h,
-		func(ctx context.Context) (*Lease, time.Duration, error) {
-			if l, _ := t.grantedLease(m.c, &m.opts, m.name, h); l != nil {
-				return l, 0, nil
-			}
-			t.sent = time.Now()
-			return m.attempt(ctx, token, place, wait, &t.grants)
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, token, m.hold(token, false),
+		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
+			return m.attempt(ctx, token, place, wait, g)
 		})
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"time"
 )
@@ -12,10 +13,10 @@ import (
 // entry lapses, so it never holds the others up for longer than that; one
 // that gives up (its ctx ends, its attempts run out) takes its entry out at
 // once. Every waiter has a ticket key, "<prefix>{name}<suffix>:t:<token>".
-// An RWMutex's scripts delete it to wake exactly that waiter: under Notify
-// the waiter watches its own ticket, so the keyspace event reaches no one
-// else. A FairMutex's scripts grant its waiter the lock and publish on the
-// ticket instead (see notify_grant.go).
+// A release that grants a waiter the lock (a FairMutex, an RWMutex's write
+// lock) publishes on its ticket (see notify_grant.go); one that wakes
+// waiters that must attempt (an RWMutex's readers) deletes their tickets.
+// Either event reaches only the waiter's Client, under Notify.
 
 // lineTimes are a waiter's timings: its entry lapses after wait without a
 // refresh, and it attempts (so refreshes) at least every 2×retry plus a
@@ -37,17 +38,36 @@ func lineOptions(o options, retry time.Duration) options {
 	return o
 }
 
+// waiterToken is the token of a waiter in line: its ticket key, the
+// tickets prefix and this token, falls under the Client's ticket pattern
+// (see notify_queue.go), through which a release's grant or wake-up
+// reaches it under Notify.
+func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
+
 // waitInLine is Lock for a primitive whose waiters queue in Redis: it runs
 // the shared wait loop on the waiter's ticket, retrying at most every
 // retry even when the holder's TTL is longer, and on failure (ctx ended,
 // attempts ran out, no quorum) takes the waiter out of line on every node.
-// A Client closed meanwhile leaves its entries to lapse.
-func waitInLine(ctx context.Context, c *Client, o *options, name, ticket string, out hold,
-	attempt func(context.Context) (*Lease, time.Duration, error)) (*Lease, error) {
+// A Client closed meanwhile leaves its entries to lapse. Under Notify the
+// ticket is registered, and a lease that grants gave the waiter (see
+// notify_grant.go) saves it an attempt; attempt notes in g what the nodes
+// answered.
+func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token string, out hold,
+	attempt func(ctx context.Context, g *grants) (*Lease, time.Duration, error)) (*Lease, error) {
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
-	l, err := acquire(ctx, c, &wo, ticket, func(ctx context.Context) (*Lease, time.Duration, error) {
-		l, hint, err := attempt(ctx)
+	ticketKey := tickets + token
+	t := &ticket{} // stands in under Poll: no grant ever reaches it
+	if n, ok := c.wait.(*notifier); ok && o.wait == Notify {
+		t = n.register(ticketKey, token)
+		defer n.dropTicket(t)
+	}
+	l, err := acquire(ctx, c, &wo, ticketKey, func(ctx context.Context) (*Lease, time.Duration, error) {
+		if l, _ := t.grantedLease(c, o, name, out); l != nil {
+			return l, 0, nil
+		}
+		t.sent = time.Now()
+		l, hint, err := attempt(ctx, &t.grants)
 		if hint < 0 || hint > retry {
 			hint = retry
 		}

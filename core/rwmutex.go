@@ -19,10 +19,12 @@ import (
 // Waiting readers and writers register in Redis with entries that lapse
 // unless their attempts refresh them, as FairMutex waiters do; a writer's
 // entry is what keeps readers out, so a writer that died or gave up stops
-// doing so within one TTL, or at once when it leaves. A release wakes the
-// waiters that may go next (a writer, or else every waiting reader) through
-// their own ticket keys (Notify); all of them also retry on their own every
-// quarter TTL or sooner (plus backoff jitter). Under Poll only a waiter's
+// doing so within one TTL, or at once when it leaves. A release that frees
+// the lock grants it to a waiting writer, which under Notify hears so on
+// its ticket and holds the lock without another request (see
+// notify_grant.go); with no writer waiting it wakes every waiting reader
+// through its ticket. All waiters also retry on their own every quarter
+// TTL or sooner (plus backoff jitter). Under Poll only a waiter's
 // own retry notices a release: a writer waits up to the backoff cap after
 // the last reader left.
 //
@@ -94,7 +96,7 @@ func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	l, _, err := m.attempt(ctx, read, rand.Text(), 0)
+	l, _, err := m.attempt(ctx, read, rand.Text(), 0, nil)
 	return l, err
 }
 
@@ -102,10 +104,12 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	token := rand.Text()
+	token := m.c.waiterToken()
 	wait, _ := lineTimes(&m.opts)
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets+token, m.hold(read, token, false),
-		func(ctx context.Context) (*Lease, time.Duration, error) { return m.attempt(ctx, read, token, wait) })
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, token, m.hold(read, token, false),
+		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
+			return m.attempt(ctx, read, token, wait, g)
+		})
 }
 
 func (m *RWMutex) check(ctx context.Context) error {
@@ -115,16 +119,19 @@ func (m *RWMutex) check(ctx context.Context) error {
 	return checkNotOwned(&m.opts, "RWMutex")
 }
 
-// attempt is one Redlock round; wait 0 does not register a waiter.
-func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration) (*Lease, time.Duration, error) {
+// attempt is one Redlock round; wait 0 does not register a waiter. A
+// waiter passes its grants, for the attempt to note what it found.
+func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	ask := func(ctx context.Context, _ int, n *node) (grant, error) {
+	ask := func(ctx context.Context, i int, n *node) (grant, error) {
 		if read {
 			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
 		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
-		return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
+		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
+		g.observe(i, a, err)
+		return a, err
 	}
 	var durable func(context.Context, []reply[grant], int64) bool
 	if !read {
@@ -160,6 +167,6 @@ func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, e
 
 func (h rwHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, h.token, boolInt(h.keep))
+	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, h.token, boolInt(h.keep))
 	return v == 1, err
 }

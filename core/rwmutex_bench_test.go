@@ -66,7 +66,7 @@ func benchRWMutex(b *testing.B, nodes int, wait []core.Option) {
 				mu.Lock()
 				*waited = append(*waited, time.Since(asked))
 				mu.Unlock()
-				time.Sleep(hold)
+				holdFor(hold)
 				if err := l.Unlock(ctx); err != nil {
 					b.Error(err)
 					return

@@ -69,7 +69,7 @@ func benchSemaphore(b *testing.B, s core.WaitStrategy) {
 					released = released[1:]
 				}
 				mu.Unlock()
-				time.Sleep(hold)
+				holdFor(hold)
 				mu.Lock()
 				released = append(released, time.Now())
 				mu.Unlock()

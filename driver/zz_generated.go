@@ -62,9 +62,9 @@ type Scripts interface {
 	// RWMutexReadExtend resets a read lease's expiry while it is live.
 	// It runs scripts/lua/rw_rextend.lua.
 	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
-	// RWMutexRelease gives up a read or write lease, or a wait, and wakes who may go next.
+	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
-	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, token string, keep int64) (int64, error)
+	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64) (int64, error)
 	// SemaphoreAcquire takes n free permit slots at once, or none, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
 	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64) (SemaphoreAcquireReply, error)
@@ -253,7 +253,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "4aeed2ad1aa1145070e0817ee40956e08a26a020",
+	SHA1:   "fde5b052d4373395a0130f3b1d44aacf73f59c75",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -275,7 +275,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "15a1746bb061ad5e7484cc2a5afe3afe39d79ed7",
+	SHA1:   "2c75715fc983c201c258ea3e42f455d1743d80a4",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -294,7 +294,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "86d9145f62cd648d858b55dfb08550ee0800d760",
+	SHA1:   "58b5d0a751b9f195b505ad09328f552f9b9ffc73",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -323,7 +323,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "6f07315b9f923b1c2452b27c913605b30df34edc",
+	SHA1:   "6117dbe7969d64d6565aa742e5b4306bcecc4f3d",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -357,7 +357,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "96851bce448d49631154318ead436c0ccf4039c2",
+	SHA1:   "5204a29e467e0e11af46797d9975a19605822e8d",
 	Source: lua.Source("rw_release.lua"),
 }
 

@@ -40,8 +40,8 @@ var rwMutexOps = []Op{
 	{
 		Name:   "RWMutexRelease",
 		Script: "rw_release",
-		Doc:    "gives up a read or write lease, or a wait, and wakes who may go next.",
-		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}},
+		Doc:    "gives up a read or write lease, or a wait, and hands on to who may go next.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
 		Args:   []Param{{"token", String}, {"keep", Int}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
 	},

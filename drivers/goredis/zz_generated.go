@@ -98,8 +98,8 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 }
 
 // RWMutexRelease runs scripts/lua/rw_release.lua.
-func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, token string, keep int64) (int64, error) {
-	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets}, token, keep))
+func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64) (int64, error) {
+	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep))
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.

@@ -22,7 +22,7 @@
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
 
--- #include lib/fair_grant.lua
+-- #include lib/grant.lua
 
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

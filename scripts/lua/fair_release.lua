@@ -11,7 +11,7 @@
 -- waiter's place; 0 to release for good and leave the line
 -- Returns: 1 when the token held the lock and it was deleted; 0 otherwise.
 
--- #include lib/fair_grant.lua
+-- #include lib/grant.lua
 
 local released = 0
 if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
@@ -20,7 +20,6 @@ end
 if ARGV[2] == '0' then
   redis.call('zrem', KEYS[3], ARGV[1])
   redis.call('zrem', KEYS[4], ARGV[1])
-  redis.call('del', KEYS[5] .. ARGV[1])
 end
 if redis.call('exists', KEYS[1]) == 0 then
   local time = redis.call('time')

@@ -1,9 +1,9 @@
 -- Grants the write lease when no writer and no reader holds the lock. A
 -- writer that must wait registers (its wait lapses unless refreshed by its
 -- attempts), which keeps new readers out until it is through, and gets a
--- ticket key that a release deletes to wake it. A holder stays registered
--- until it releases, so an attempt undone for want of a quorum keeps
--- readers out all the same.
+-- ticket key holding its TTL, with which a release grants it the lock (see
+-- lib/grant.lua). A holder stays registered until it releases, so an
+-- attempt undone for want of a quorum keeps readers out all the same.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
@@ -14,7 +14,8 @@
 -- ARGV[2] ttl: the lease's time to live in milliseconds
 -- ARGV[3] wait: how long the writer's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryLock)
--- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
+-- Returns: {1, fence, 0} when granted (or granted to the token before: the
+-- TTL starts again); {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, or the time until the first read lease
 -- lapses; -1 without expiry).
 local time = redis.call('time')
@@ -25,10 +26,14 @@ redis.call('zremrangebyscore', KEYS[4], '-inf', now)
 local wait = tonumber(ARGV[3])
 if wait > 0 then
   redis.call('zadd', KEYS[3], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], 1, 'PX', wait)
+  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2], 'PX', wait)
   if redis.call('pttl', KEYS[3]) < wait then
     redis.call('pexpire', KEYS[3], wait)
   end
+end
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1, tonumber(redis.call('get', KEYS[6])), 0}
 end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then

@@ -1,7 +1,8 @@
 -- Grants a read lease while no writer holds the lock or waits for it:
 -- a waiting writer keeps new readers out, so readers cannot starve it. A
 -- reader that must wait registers with a ticket key, which a release
--- deletes to wake it. Read leases and waits lapse by server time, so a
+-- deletes to wake it. A free lock with a writer waiting and no reader left
+-- is granted to that writer (see lib/grant.lua). Read leases and waits lapse by server time, so a
 -- reader or a writer that died frees its share at its TTL.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
@@ -15,6 +16,8 @@
 -- milliseconds; 0 does not wait (TryRLock)
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
+
+-- #include lib/grant.lua
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('zremrangebyscore', KEYS[2], '-inf', now)
@@ -34,8 +37,8 @@ if pttl == -2 then
     return {1, redis.call('incr', KEYS[6]), 0}
   end
   if redis.call('exists', KEYS[2]) == 0 then
-    -- Nothing holds the writer up: make sure it knows.
-    redis.call('del', KEYS[5] .. writer)
+    -- Nothing holds the writer up: hand it the lock.
+    grant(KEYS[1], KEYS[6], KEYS[5], writer)
   end
 end
 if wait > 0 then

@@ -1,0 +1,12 @@
+-- Grants an exclusive lock (a FairMutex's, an RWMutex's write lock) to a
+-- waiting token: the token in the lock key for the TTL its ticket holds,
+-- and the fencing token published on the ticket's channel, which only its
+-- client hears, so that it holds the lock without another request. A
+-- waiter whose ticket lapsed gets nothing.
+local function grant(lock, fence, tickets, token)
+  local ttl = redis.call('get', tickets .. token)
+  if ttl then
+    redis.call('set', lock, token, 'PX', ttl)
+    redis.call('publish', tickets .. token, redis.call('incr', fence))
+  end
+end
