@@ -34,6 +34,9 @@ func runNotify(t *testing.T, h Harness) {
 	t.Run("GrantToLeaverPassesOn", func(t *testing.T) {
 		testGrantToLeaverPassesOn(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
+	t.Run("MultiLockWaitsInLine", func(t *testing.T) {
+		testMultiLockWaitsInLine(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
 	// The node the other cases leave alone, as these change its CONFIG and
 	// kill its subscription connections.
 	spare := nodes[len(nodes)-1]
@@ -244,6 +247,48 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testMultiLockWaitsInLine checks that MultiLock waiters are served in the
+// order they queued at the name they wait for, and that a release grants
+// the next one the name, so that the releasing Client cannot take it back.
+func testMultiLockWaitsInLine(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	names := []string{n + "/a", n + "/b"}
+	holder := e.client(t).MultiLock(names)
+	held, err := holder.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := lockKey(names[0]) + ":q"
+	var got [2]chan locked
+	for i := range got {
+		got[i] = make(chan locked, 1)
+		m := e.client(t).MultiLock(names)
+		go func() {
+			l, err := m.Lock(ctx)
+			got[i] <- locked{l, err, time.Now()}
+		}()
+		for c := int64(0); c < int64(i+1); time.Sleep(10 * time.Millisecond) {
+			if c, err = e.admin(t, 0).ZCard(ctx, queue).Result(); err != nil || ctx.Err() != nil {
+				t.Fatalf("waiter %d did not queue at %s: %v %v", i, names[0], err, ctx.Err())
+			}
+		}
+	}
+	for i := range got {
+		start := time.Now()
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := holder.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("TryLock right after release %d: %v, want ErrNotAcquired: the release grants the first name to the waiter first in line", i, err)
+		}
+		held = expectWoken(t, got[i], start)
+		if i == 0 && len(got[1]) > 0 {
+			t.Fatal("the second waiter acquired along with the first")
+		}
+	}
+	held.Unlock(ctx)
 }
 
 // countingDriver counts acquisition attempts and keeps the Notifier.

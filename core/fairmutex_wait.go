@@ -59,7 +59,7 @@ func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token
 	ticketKey := tickets + token
 	t := &ticket{} // stands in under Poll: no grant ever reaches it
 	if n, ok := c.wait.(*notifier); ok && o.wait == Notify {
-		t = n.register(ticketKey, token)
+		t = n.register(ticketKey, token, nil)
 		defer n.dropTicket(t)
 	}
 	l, err := acquire(ctx, c, &wo, ticketKey, func(ctx context.Context) (*Lease, time.Duration, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,7 +21,9 @@ import (
 // overlapping names thus meet first at their lowest shared name, and the one
 // that takes it goes on while the other takes nothing more: neither can hold
 // a name the other needs while waiting for one the other holds. A node
-// counts toward the quorum only when it granted every name.
+// counts toward the quorum only when it granted every name. Under Notify a
+// waiter queues at the name it stopped at, as a Mutex waiter does, and is
+// served in turn there.
 //
 // Each name is its own key and script call, not one multi-key script, so
 // that names hashing to different Redis Cluster slots work; an attempt
@@ -65,17 +68,22 @@ func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	l, _, _, err := m.attempt(ctx)
+	l, _, _, err := m.attempt(ctx, "", nil)
 	return l, err
 }
 
 // Lock waits until every name is acquired, ctx ends (its error is
 // returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It
 // returns at once with ErrNoQuorum when a majority of nodes cannot be
-// reached. While it waits it holds none of the names.
+// reached. While it waits it holds none of the names, but for the one it
+// waits for, which under Notify a release may grant it just before its next
+// attempt (see multilock_queue.go).
 func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
+	}
+	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify && m.opts.owner == "" {
+		return m.lockQueued(ctx, n)
 	}
 	// The shared loop (acquire) watches one key; here the key worth
 	// watching is the name the last attempt stopped at, which changes as
@@ -91,14 +99,14 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 		}
 	}()
 	for n := 0; ; n++ {
-		l, blocked, holderTTL, err := m.attempt(ctx)
+		l, miss, _, err := m.attempt(ctx, "", nil)
 		if !errors.Is(err, ErrNotAcquired) {
 			return l, err
 		}
 		if m.opts.maxAttempts > 0 && n+1 >= m.opts.maxAttempts {
 			return nil, err
 		}
-		if w == nil || blocked != watching {
+		if blocked := m.keys[miss.blocked].lock; w == nil || blocked != watching {
 			if w != nil {
 				w.stop()
 			}
@@ -110,7 +118,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 			}
 			watching = blocked
 		}
-		if err := w.wait(ctx, n, holderTTL); err != nil {
+		if err := w.wait(ctx, n, miss.holderTTL); err != nil {
 			return nil, err
 		}
 	}
@@ -132,20 +140,24 @@ func (m *MultiLock) check(ctx context.Context) error {
 	return nil
 }
 
-// attempt runs one Redlock round over all names. On failure it returns the
-// key of the name it stopped at and that holder's shortest remaining TTL,
-// for the wait.
-func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration, error) {
+// attempt runs one Redlock round over all names with holder's token (a
+// fresh one when ""). A queued waiter passes its tickets, by name, for the
+// name it stops at to join that name's queue. On failure it returns the
+// tally, which holds the name it stopped at and that holder's shortest
+// remaining TTL, for the wait; and the nodes' replies.
+func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticket) (*Lease, allTally, []reply[[]grant], error) {
 	if err := ctx.Err(); err != nil {
-		return nil, "", 0, err
+		return nil, allTally{}, nil, err
 	}
 	c, o := m.c, m.opts
 	// A node answers one request per name in turn: the node timeout
 	// bounds each of them, so the chain gets one per name. The lease
 	// keeps these options, for its extensions and release.
 	o.nodeTimeout = time.Duration(len(m.names)) * o.perNodeTimeout()
-	holder := o.owner
-	if holder == "" {
+	switch {
+	case o.owner != "":
+		holder = o.owner
+	case holder == "":
 		holder = rand.Text()
 	}
 	h := make(multiHold, len(m.keys))
@@ -157,8 +169,12 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 	// including the first refusal, or up to the failed call.
 	replies := fanout(ctx, c, &o, func(ctx context.Context, _ int, n *node) ([]grant, error) {
 		var gs []grant
-		for _, mh := range h {
-			g, err := mh.acquire(ctx, n, o.ttl, nil)
+		for j, mh := range h {
+			var t *ticket
+			if tickets != nil {
+				t = tickets[j]
+			}
+			g, err := mh.acquire(ctx, n, o.ttl, t)
 			if err != nil {
 				return gs, err
 			}
@@ -176,7 +192,7 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 			if !o.fencing || h.makeFenceDurable(ctx, c, &o, replies, t.fence) {
 				if until, ok := o.validUntil(start, o.ttl); ok {
 					l.start(until)
-					return l, "", 0, nil
+					return l, t, replies, nil
 				}
 			}
 		}
@@ -195,9 +211,9 @@ func (m *MultiLock) attempt(ctx context.Context) (*Lease, string, time.Duration,
 		return h[:taken].release(ctx, n)
 	})
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return nil, "", 0, err
+		return nil, t, replies, err
 	}
-	return nil, m.keys[t.blocked].lock, t.holderTTL, ErrNotAcquired
+	return nil, t, replies, ErrNotAcquired
 }
 
 // allTally sums up an attempt over several names.
@@ -256,11 +272,13 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	return all, errors.Join(errs...)
 }
 
-// release releases every name, even after one failed.
+// release releases every name, even after one failed, the highest first:
+// MultiLocks over the same names wait at the lowest, and the one woken by
+// its release then finds the others free.
 func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 	all := true
 	var errs []error
-	for _, mh := range h {
+	for _, mh := range slices.Backward(h) {
 		ok, err := mh.release(ctx, n)
 		all = all && ok
 		errs = append(errs, err)
@@ -273,21 +291,27 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 // still hold the name; it succeeds when a majority did. Raising every name
 // to the highest of their tokens is what makes later tokens of any of the
 // names exceed this lease's (see the package documentation). On one node
-// it is still needed for the names whose counters were lower.
+// it is still needed for the names whose counters were lower. A node's
+// names are raised at once: they are held, so their order does not matter.
 func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[[]grant], fence int64) bool {
 	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
-		if g := grants[i]; g.err != nil || len(g.v) < len(h) || !g.v[len(h)-1].Acquired {
+		if g := grants[i]; g.err != nil || !allGranted(g.v, len(h)) {
 			return false, nil
 		}
+		raised, errs := make([]bool, len(h)), make([]error, len(h))
+		var wg sync.WaitGroup
 		for j, mh := range h {
 			if grants[i].v[j].Fence >= fence {
-				continue // drawn at the grant, while the name was held here
+				raised[j] = true // drawn at the grant, while the name was held here
+				continue
 			}
-			if v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence); v != 1 || err != nil {
-				return false, err
-			}
+			wg.Go(func() {
+				v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence)
+				raised[j], errs[j] = v == 1, err
+			})
 		}
-		return true, nil
+		wg.Wait()
+		return !slices.Contains(raised, false), errors.Join(errs...)
 	})
 	return held(replies) >= c.quorum
 }

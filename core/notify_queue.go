@@ -40,15 +40,22 @@ type ticket struct {
 	grants  grants      // what the nodes' releases granted it
 }
 
-func (n *notifier) newTicket(o *options, name string) *ticket {
-	return n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), rand.Text())
+// newTicket registers a ticket in the queue of the Mutex called name, with
+// the token of its grants; it is signalled on wake, a fresh channel when
+// nil.
+func (n *notifier) newTicket(o *options, name, token string, wake chan struct{}) *ticket {
+	return n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), token, wake)
 }
 
 // register makes key a ticket of this Client: its keyspace events and the
-// grants published on it wake the ticket, through the pattern that
-// subscribeTickets subscribes. key must match that pattern.
-func (n *notifier) register(key, token string) *ticket {
-	t := &ticket{key: key, token: token, arrival: time.Now().UnixMicro(), wake: make(chan struct{}, 1), grants: newGrants(len(n.c.nodes))}
+// grants published on it signal wake (a fresh channel when nil), through
+// the pattern that subscribeTickets subscribes. key must match that
+// pattern.
+func (n *notifier) register(key, token string, wake chan struct{}) *ticket {
+	if wake == nil {
+		wake = make(chan struct{}, 1)
+	}
+	t := &ticket{key: key, token: token, arrival: time.Now().UnixMicro(), wake: wake, grants: newGrants(len(n.c.nodes))}
 	n.mu.Lock()
 	n.tickets[t.key] = t
 	n.mu.Unlock()
@@ -133,7 +140,7 @@ func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 // that no release between its attempts goes unheard.
 func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 	o := &m.opts
-	t := n.newTicket(o, m.name)
+	t := n.newTicket(o, m.name, rand.Text(), nil)
 	defer n.dropTicket(t)
 	var head *notifyWatch // the lock key's subscription, for the head of the queue
 	defer func() {
@@ -218,26 +225,39 @@ func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 // already): otherwise a later release there would grant (or reserve) the
 // lock to a waiter that is gone, holding that node up.
 func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) bool) {
-	c := m.c
+	m.c.inBackground(func() { m.leaveOn(ctx, t, missed) })
+}
+
+func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
+	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on)
+}
+
+// leaveQueue takes ticket t out of the queue of the lock keys k on the
+// nodes where on(i), handing on a grant or reservation made to it
+// meanwhile. Where the ticket's token holds the lock, that hands on the
+// lock: call it only where the waiter does not hold it.
+func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool) {
+	token := t.token
+	if o.owner != "" {
+		token = "" // an owner's waiter is reserved the lock, never granted it
+	}
+	fanout(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
+		if !on(i) {
+			return 0, nil
+		}
+		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve())
+	})
+}
+
+// inBackground runs f in the background unless the Client is closed;
+// Close waits for it.
+func (c *Client) inBackground(f func()) {
 	if c.closed.Load() {
 		return
 	}
 	c.background.Add(1)
 	go func() {
 		defer c.background.Done()
-		m.leaveOn(ctx, t, missed)
+		f()
 	}()
-}
-
-func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
-	k, token := m.keys, t.token
-	if m.opts.owner != "" {
-		token = "" // an owner's waiter is reserved the lock, never granted it
-	}
-	fanout(context.WithoutCancel(ctx), m.c, &m.opts, func(ctx context.Context, i int, n *node) (int64, error) {
-		if !on(i) {
-			return 0, nil
-		}
-		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, m.opts.reserve())
-	})
 }
