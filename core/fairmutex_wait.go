@@ -51,15 +51,16 @@ func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 // A Client closed meanwhile leaves its entries to lapse. Under Notify the
 // ticket is registered, and a lease that grants gave the waiter (see
 // notify_grant.go) saves it an attempt; attempt notes in g what the nodes
-// answered.
+// answered. g is nil under Poll: no one tells the waiter of a grant.
 func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token string, out hold,
 	attempt func(ctx context.Context, g *grants) (*Lease, time.Duration, error)) (*Lease, error) {
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
 	ticketKey := tickets + token
-	t := &ticket{} // stands in under Poll: no grant ever reaches it
+	t, g := &ticket{}, (*grants)(nil) // t stands in under Poll: no grant reaches it
 	if n, ok := c.wait.(*notifier); ok && o.wait == Notify {
 		t = n.register(ticketKey, token, nil)
+		g = &t.grants
 		defer n.dropTicket(t)
 	}
 	l, err := acquire(ctx, c, &wo, ticketKey, func(ctx context.Context) (*Lease, time.Duration, error) {
@@ -67,7 +68,7 @@ func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token
 			return l, 0, nil
 		}
 		t.sent = time.Now()
-		l, hint, err := attempt(ctx, &t.grants)
+		l, hint, err := attempt(ctx, g)
 		if hint < 0 || hint > retry {
 			hint = retry
 		}

@@ -120,7 +120,8 @@ func (m *RWMutex) check(ctx context.Context) error {
 }
 
 // attempt is one Redlock round; wait 0 does not register a waiter. A
-// waiter passes its grants, for the attempt to note what it found.
+// waiter that hears grants (Notify) passes its grants, for the attempt to
+// note what it found; only then may a release grant a writer the lock.
 func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
@@ -128,7 +129,7 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
+		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, boolInt(g != nil))
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err

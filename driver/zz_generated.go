@@ -58,7 +58,7 @@ type Scripts interface {
 	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexReadAcquireReply, error)
 	// RWMutexWriteAcquire grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.
 	// It runs scripts/lua/rw_lock.lua.
-	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexWriteAcquireReply, error)
+	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, listens int64) (RWMutexWriteAcquireReply, error)
 	// RWMutexReadExtend resets a read lease's expiry while it is live.
 	// It runs scripts/lua/rw_rextend.lua.
 	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
@@ -253,7 +253,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "fde5b052d4373395a0130f3b1d44aacf73f59c75",
+	SHA1:   "a2196fd4bfca543848fd68d012883fcb24c42dd6",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -275,7 +275,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "2c75715fc983c201c258ea3e42f455d1743d80a4",
+	SHA1:   "cf9b5bb1d40678cc3c8c007a1aa46c97fe43a5e7",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -294,7 +294,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "58b5d0a751b9f195b505ad09328f552f9b9ffc73",
+	SHA1:   "bb97426f49aad4d02ba9ccf63db87660044566a6",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -323,7 +323,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "6117dbe7969d64d6565aa742e5b4306bcecc4f3d",
+	SHA1:   "0ea8c7d4dcd63f341456c7bfafcc403762e873d6",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -357,7 +357,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "5204a29e467e0e11af46797d9975a19605822e8d",
+	SHA1:   "75581d18dbb3056252a9586c0b0fbc17c8a6c087",
 	Source: lua.Source("rw_release.lua"),
 }
 

@@ -22,7 +22,7 @@ var rwMutexOps = []Op{
 		Script: "rw_lock",
 		Doc:    "grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.",
 		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}, {"listens", Int}},
 		Reply: []Field{
 			{"Acquired", Bool, "the write lease is granted with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},

@@ -88,8 +88,8 @@ func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers 
 }
 
 // RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
-func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (driver.RWMutexWriteAcquireReply, error) {
-	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds()))
+func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, listens int64) (driver.RWMutexWriteAcquireReply, error) {
+	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), listens))
 }
 
 // RWMutexReadExtend runs scripts/lua/rw_rextend.lua.

@@ -2,7 +2,7 @@
 -- writer that must wait registers (its wait lapses unless refreshed by its
 -- attempts), which keeps new readers out until it is through, and gets a
 -- ticket key holding its TTL, with which a release grants it the lock (see
--- lib/grant.lua). A holder stays registered until it releases, so an
+-- lib/grant.lua) when it listens. A holder stays registered until it releases, so an
 -- attempt undone for want of a quorum keeps readers out all the same.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
@@ -14,6 +14,9 @@
 -- ARGV[2] ttl: the lease's time to live in milliseconds
 -- ARGV[3] wait: how long the writer's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryLock)
+-- ARGV[4] listens: 1 when the waiter hears grants (Notify): its ticket
+-- holds the TTL a grant gives it; 0 when no one would tell it (Poll): its
+-- ticket holds 0 and a release leaves the lock free for the next attempt
 -- Returns: {1, fence, 0} when granted (or granted to the token before: the
 -- TTL starts again); {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, or the time until the first read lease
@@ -26,7 +29,11 @@ redis.call('zremrangebyscore', KEYS[4], '-inf', now)
 local wait = tonumber(ARGV[3])
 if wait > 0 then
   redis.call('zadd', KEYS[3], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2], 'PX', wait)
+  local grantTTL = 0
+  if ARGV[4] == '1' then
+    grantTTL = ARGV[2]
+  end
+  redis.call('set', KEYS[5] .. ARGV[1], grantTTL, 'PX', wait)
   if redis.call('pttl', KEYS[3]) < wait then
     redis.call('pexpire', KEYS[3], wait)
   end

@@ -2,10 +2,10 @@
 -- waiting token: the token in the lock key for the TTL its ticket holds,
 -- and the fencing token published on the ticket's channel, which only its
 -- client hears, so that it holds the lock without another request. A
--- waiter whose ticket lapsed gets nothing.
+-- waiter whose ticket lapsed, or holds 0 (it would not hear), gets nothing.
 local function grant(lock, fence, tickets, token)
-  local ttl = redis.call('get', tickets .. token)
-  if ttl then
+  local ttl = tonumber(redis.call('get', tickets .. token))
+  if ttl and ttl > 0 then
     redis.call('set', lock, token, 'PX', ttl)
     redis.call('publish', tickets .. token, redis.call('incr', fence))
   end
