@@ -66,9 +66,9 @@
 // Under Notify a Mutex waiter queues in Redis: its failed attempt adds a
 // ticket key of its own, holding its token and TTL, to the lock's queue. A
 // release hands the lock to the oldest live waiter: it sets the lock to
-// that waiter's token and publishes the new fencing token on the ticket's
-// channel, which reaches only that waiter's Client, through one pattern
-// subscription per node per Client. So a release wakes one waiter among
+// that waiter's token and tells that waiter's Client the new fencing token
+// on the Client's own channel, which it subscribes once per node. So a
+// release wakes one waiter among
 // all processes, no one barges in before it, and waiters are served in
 // arrival order. Once a majority of nodes granted it, with one fencing
 // token, the waiter holds the lock with no request of its own (its
@@ -76,10 +76,10 @@
 // confirms the grants with an attempt, as any acquisition. (A reentrant
 // waiter, WithOwner, gets the lock reserved for a moment instead, at most
 // 200ms or half the TTL, and takes it with an attempt.) A waiter that
-// gives up passes on a grant it got meanwhile. A ticket expires with the
-// lock it waits on, so a holder that dies wakes its waiters at its TTL,
-// and the waiter at the head of the queue also listens to the lock key
-// itself, so that a DEL from elsewhere wakes it. A waiter that crashes
+// gives up passes on a grant it got meanwhile. The waiter at the head of
+// the queue also listens to the lock key itself, so that a holder that
+// dies wakes it at its TTL, and a DEL from elsewhere at once; the others
+// retry at the holder's TTL, when their tickets expire. A waiter that crashes
 // with a ticket still live may be granted the lock; it then frees at the
 // waiter's TTL, as if the waiter had crashed holding it.
 //

@@ -39,9 +39,8 @@ func lineOptions(o options, retry time.Duration) options {
 }
 
 // waiterToken is the token of a waiter in line: its ticket key, the
-// tickets prefix and this token, falls under the Client's ticket pattern
-// (see notify_queue.go), through which a release's grant or wake-up
-// reaches it under Notify.
+// tickets prefix and this token, names the Client, which a release's
+// grant or wake-up reaches under Notify (see lib/tell.lua).
 func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 
 // waitInLine is Lock for a primitive whose waiters queue in Redis: it runs

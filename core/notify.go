@@ -39,7 +39,7 @@ type subscriber struct {
 	l       driver.Listener // nil until the first wait
 	prefix  string
 	closed  bool
-	tickets bool // the Client's ticket pattern is subscribed (see notify_queue.go)
+	tickets bool // the Client's own channel is subscribed (see notify_queue.go)
 }
 
 // newNotifier checks that every node can deliver keyspace notifications
@@ -191,25 +191,25 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 
 // deliverer wakes a waiter of the key a keyspace event freed. Other events
 // on the key (set, expire: our own acquisitions and extensions) are not
-// releases and wake no one. A message on another channel is a release's
-// hand-off to a queued Mutex waiter (see notify_queue.go).
+// releases and wake no one. A message on the Client's own channel is a
+// release's hand-off to one of its tickets (see notify_queue.go).
 func (n *notifier) deliverer(node int, prefix string) func(channel, event string) {
+	own := n.c.channel()
 	return func(channel, event string) {
-		key, ok := strings.CutPrefix(channel, prefix)
-		if !ok {
-			n.handedOn(node, channel, event) // a ticket's own channel
+		if channel == own {
+			if i := strings.LastIndexByte(event, ' '); i > 0 {
+				n.handedOn(node, event[:i], event[i+1:])
+			}
 			return
 		}
-		if event != "del" && event != "expired" && event != "evicted" {
+		key, ok := strings.CutPrefix(channel, prefix)
+		if !ok || (event != "del" && event != "expired" && event != "evicted") {
 			return
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if kw := n.keys[key]; kw != nil {
 			kw.wakeOne()
-		}
-		if t := n.tickets[key]; t != nil {
-			t.signal()
 		}
 	}
 }

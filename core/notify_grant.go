@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// A release that hands a queued waiter the lock publishes the fencing
-// token on the waiter's ticket (see notify_queue.go). The waiter holds the
-// lock without a request of its own once grants from a majority of nodes
-// are live: granted after its last attempt, so that its validity counts
-// from that attempt's start, and not undone since. A grant its own attempt
-// found is not news (the attempt used it, or undid it on failure), nor is
+// A release that hands a queued waiter the lock tells its Client the
+// waiter's ticket and the fencing token (see notify_queue.go). The waiter
+// holds the lock without a request of its own once grants from a majority
+// of nodes are live: granted after its last attempt, so that its validity
+// counts from that attempt's start, and not undone since. A grant its own
+// attempt found is not news (the attempt used it, or undid it on failure), nor is
 // any from a node on which an attempt failed, as the attempt's cleanup may
 // undo a grant made meanwhile.
 
@@ -30,8 +30,8 @@ func newGrants(nodes int) grants {
 	return grants{heard: make([]int64, nodes), found: make([]int64, nodes)}
 }
 
-// handedOn wakes the waiter of a ticket on whose channel node's release
-// published: a fencing token when it granted the lock, 0 when it reserved
+// handedOn wakes the waiter of a ticket of which node's release told the
+// Client: a fencing token when it granted the lock, 0 when it reserved
 // it.
 func (n *notifier) handedOn(node int, ticketKey, message string) {
 	n.mu.Lock()

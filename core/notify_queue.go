@@ -11,21 +11,22 @@ import (
 // A Mutex waits under Notify in a queue kept in Redis. A waiter that fails
 // an attempt joins the lock's queue with a ticket key of its own, holding
 // its token and TTL. A release hands the lock to the oldest live waiter:
-// it sets the lock to that waiter's token and publishes the fencing token
-// on the ticket's channel, which reaches only that waiter's Client through
-// one pattern subscription per node per Client. So a release wakes one
-// waiter among all processes, nobody barges in, and the woken waiter holds
-// the lock without another round trip once a majority of nodes granted it
-// (see notify_grant.go). (An owner's waiter, WithOwner, gets the lock
-// reserved a moment and takes it with an attempt.) A ticket expires with
-// the lock it waits on, and its expiry event wakes the waiter when a
-// holder dies without releasing.
+// it sets the lock to that waiter's token and tells that waiter's Client
+// the fencing token, on the Client's own channel, which each Client
+// subscribes once per node. So a release wakes one waiter among all
+// processes, nobody barges in, and the woken waiter holds the lock without
+// another round trip once a majority of nodes granted it (see
+// notify_grant.go). (An owner's waiter, WithOwner, gets the lock reserved a
+// moment and takes it with an attempt.) A ticket expires with the lock it
+// waits on, and the waiter retries then: a waiter that died leaves the
+// queue by that time.
 
 // Events on the lock key itself are not releases by this library (those
-// reach the woken ticket) but a DEL from elsewhere or an expiry. The waiter
-// that joined the queue at its head listens for them too, on the Client's
-// reference-counted subscription to the lock key, so that such a DEL wakes
-// it; the others do not, so that waiting costs them no subscription.
+// reach the woken ticket) but a DEL from elsewhere or an expiry: a holder
+// that died. The waiter that joined the queue at its head listens for them
+// too, on the Client's reference-counted subscription to the lock key, so
+// that they wake it; the others do not, so that waiting costs them no
+// subscription, and the head, once it holds the lock, hands it on.
 
 // ticket is one queued Lock call.
 type ticket struct {
@@ -47,10 +48,9 @@ func (n *notifier) newTicket(o *options, name, token string, wake chan struct{})
 	return n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), token, wake)
 }
 
-// register makes key a ticket of this Client: its keyspace events and the
-// grants published on it signal wake (a fresh channel when nil), through
-// the pattern that subscribeTickets subscribes. key must match that
-// pattern.
+// register makes key a ticket of this Client: what a release tells the
+// Client of it signals wake (a fresh channel when nil). key must end in
+// ":t:<client id>:<random>", where the scripts find the Client's channel.
 func (n *notifier) register(key, token string, wake chan struct{}) *ticket {
 	if wake == nil {
 		wake = make(chan struct{}, 1)
@@ -69,8 +69,8 @@ func (t *ticket) signal() {
 	}
 }
 
-// ticketWatch waits for a ticket that another primitive (FairMutex)
-// registered: the first wait subscribes the Client's ticket pattern and
+// ticketWatch waits for a ticket that another primitive (FairMutex,
+// RWMutex) registered: the first wait subscribes the Client's channel and
 // has the caller attempt again at once, so that no grant after its last
 // attempt goes unheard.
 type ticketWatch struct {
@@ -99,10 +99,11 @@ func (n *notifier) dropTicket(t *ticket) {
 	n.mu.Unlock()
 }
 
-// subscribeTickets subscribes, once per node, the pattern of this Client's
-// ticket keys. Until every node confirmed it, waiters do not queue.
+// subscribeTickets subscribes, once per node, the Client's own channel, on
+// which releases tell it of its tickets (see lib/tell.lua). Until every
+// node confirmed it, waiters do not queue.
 func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
-	n.each(ctx, o, "psubscribe", func(ctx context.Context, s *subscriber) error {
+	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
 		l, _, err := s.listener(ctx, n)
 		if err != nil {
 			return err
@@ -113,9 +114,7 @@ func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 		if done {
 			return nil
 		}
-		// The pattern matches both a ticket's keyspace channel and the
-		// ticket's own channel, on which grants are published.
-		if err := l.PSubscribe(ctx, "*:t:"+n.c.id+":*"); err != nil {
+		if err := l.Subscribe(ctx, n.c.channel()); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -134,8 +133,12 @@ func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 	n.ticketsReady.Store(true)
 }
 
+// channel is the Client's own channel, named after its id as the scripts
+// find it in a ticket key (see lib/tell.lua).
+func (c *Client) channel() string { return "redlock:client:" + c.id }
+
 // lockQueued is Lock under Notify. The first attempt queues only when the
-// ticket pattern is already subscribed: an uncontended Lock then costs one
+// Client's channel is already subscribed: an uncontended Lock then costs one
 // round trip, and a contended one subscribes and tries again at once, so
 // that no release between its attempts goes unheard.
 func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {

@@ -41,13 +41,6 @@ func (f *fakeNotifier) Subscribe(_ context.Context, chs ...string) error {
 	return nil
 }
 
-func (f *fakeNotifier) PSubscribe(_ context.Context, pats ...string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.subs = append(f.subs, "+"+pats[0])
-	return nil
-}
-
 func (f *fakeNotifier) Unsubscribe(_ context.Context, chs ...string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -20,11 +20,10 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 // its slot moved to another known node.
 //
 // nodes returns the cluster's nodes by address, each with the ListenFunc
-// of a single-node client. It is asked again at every Subscribe and
-// PSubscribe; a node that appeared gets a Listener with everything
-// subscribed so far. deliver is called from one goroutine at a time.
+// of a single-node client. It is asked again at every Subscribe; a node
+// that appeared gets a Listener with everything subscribed so far. deliver is called from one goroutine at a time.
 func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), deliver func(channel, payload string)) (Listener, error) {
-	l := &eachListener{nodes: nodes, ls: map[string]Listener{}, channels: map[string]bool{}, patterns: map[string]bool{}}
+	l := &eachListener{nodes: nodes, ls: map[string]Listener{}, channels: map[string]bool{}}
 	l.deliver = func(channel, payload string) {
 		l.dmu.Lock()
 		defer l.dmu.Unlock()
@@ -47,7 +46,6 @@ type eachListener struct {
 	mu       sync.Mutex
 	ls       map[string]Listener // by node address
 	channels map[string]bool     // what a new node's Listener subscribes
-	patterns map[string]bool
 	closed   bool
 }
 
@@ -73,9 +71,6 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 		nl, err := listen(ctx, l.deliver)
 		if err == nil && len(l.channels) > 0 {
 			err = nl.Subscribe(ctx, slices.Collect(maps.Keys(l.channels))...)
-		}
-		if err == nil && len(l.patterns) > 0 {
-			err = nl.PSubscribe(ctx, slices.Collect(maps.Keys(l.patterns))...)
 		}
 		if err != nil {
 			if nl != nil {
@@ -113,10 +108,6 @@ func each(ls map[string]Listener, op func(Listener) error) error {
 // channels are recorded first, so a node that appears meanwhile gets them.
 func (l *eachListener) Subscribe(ctx context.Context, channels ...string) error {
 	return l.add(ctx, l.channels, channels, func(nl Listener) error { return nl.Subscribe(ctx, channels...) })
-}
-
-func (l *eachListener) PSubscribe(ctx context.Context, patterns ...string) error {
-	return l.add(ctx, l.patterns, patterns, func(nl Listener) error { return nl.PSubscribe(ctx, patterns...) })
 }
 
 func (l *eachListener) add(ctx context.Context, set map[string]bool, names []string, op func(Listener) error) error {

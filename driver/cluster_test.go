@@ -13,7 +13,6 @@ import (
 type fakeListener struct {
 	mu       sync.Mutex
 	channels map[string]bool
-	patterns map[string]bool
 	closed   bool
 	deliver  func(channel, payload string)
 }
@@ -23,15 +22,6 @@ func (f *fakeListener) Subscribe(_ context.Context, cs ...string) error {
 	defer f.mu.Unlock()
 	for _, c := range cs {
 		f.channels[c] = true
-	}
-	return nil
-}
-
-func (f *fakeListener) PSubscribe(_ context.Context, ps ...string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, p := range ps {
-		f.patterns[p] = true
 	}
 	return nil
 }
@@ -67,7 +57,7 @@ type fakeCluster struct {
 func (c *fakeCluster) add(addr string) *fakeListener {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := &fakeListener{channels: map[string]bool{}, patterns: map[string]bool{}}
+	f := &fakeListener{channels: map[string]bool{}}
 	c.nodes[addr] = f
 	return f
 }
@@ -97,12 +87,9 @@ func TestListenEach(t *testing.T) {
 	if err := l.Subscribe(ctx, "k1", "k2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PSubscribe(ctx, "t:*"); err != nil {
-		t.Fatal(err)
-	}
 	for name, f := range map[string]*fakeListener{"a": a, "b": b} {
-		if s := f.subscribed(); !slices.Equal(s, []string{"k1", "k2"}) || !f.patterns["t:*"] {
-			t.Fatalf("node %s subscribed %v and %v, want every channel and pattern", name, s, f.patterns)
+		if s := f.subscribed(); !slices.Equal(s, []string{"k1", "k2"}) {
+			t.Fatalf("node %s subscribed %v, want every channel", name, s)
 		}
 	}
 
@@ -114,8 +101,8 @@ func TestListenEach(t *testing.T) {
 	if err := l.Subscribe(ctx, "k3"); err != nil {
 		t.Fatal(err)
 	}
-	if s := n.subscribed(); !slices.Equal(s, []string{"k2", "k3"}) || !n.patterns["t:*"] {
-		t.Fatalf("the new node subscribed %v and %v, want [k2 k3] and the pattern", s, n.patterns)
+	if s := n.subscribed(); !slices.Equal(s, []string{"k2", "k3"}) {
+		t.Fatalf("the new node subscribed %v, want [k2 k3]", s)
 	}
 	if s := a.subscribed(); !slices.Equal(s, []string{"k2", "k3"}) {
 		t.Fatalf("node a subscribed %v after Unsubscribe(k1), Subscribe(k3)", s)

@@ -36,9 +36,6 @@ type Listener interface {
 	// Subscribe adds channels and returns once the server confirmed them,
 	// so that a message published after it returns is delivered.
 	Subscribe(ctx context.Context, channels ...string) error
-	// PSubscribe adds channel patterns and returns once the server
-	// confirmed them; they are resubscribed after a reconnect too.
-	PSubscribe(ctx context.Context, patterns ...string) error
 	// Unsubscribe drops channels. It may return before the server confirmed.
 	Unsubscribe(ctx context.Context, channels ...string) error
 	// Close closes the connection and waits for the goroutines the

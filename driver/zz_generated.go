@@ -108,7 +108,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "5219a4a229554ce4eed955e92d1fb74de37ab338",
+	SHA1:   "def98dc0e596eb10f4d3742086ea48ccf07a911a",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -174,7 +174,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "c41de31b05520493670dd034d2fd4245213253fd",
+	SHA1:   "ee41835f50b0182990e97b9fd82fa2af088c1612",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -186,7 +186,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "ae5f8d76762194d853993fc68d1ba759defb258e",
+	SHA1:   "8a91248006cac1537820d6a687336286b1423786",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -210,7 +210,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "e73445cd15c4a420d680d66e59cc305c6d9ca616",
+	SHA1:   "a5cd94221fa5022bf4922733e314a98d122137ae",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -253,7 +253,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "a2196fd4bfca543848fd68d012883fcb24c42dd6",
+	SHA1:   "ee7f0cbe393181432f3c0a5afbf17033d2f3c567",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -275,7 +275,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "cf9b5bb1d40678cc3c8c007a1aa46c97fe43a5e7",
+	SHA1:   "99c6aaebd9910a9d308278599e730335041482a8",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -294,7 +294,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "bb97426f49aad4d02ba9ccf63db87660044566a6",
+	SHA1:   "e3d485b669ac09ab5679a8d70694c25409792c40",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -357,7 +357,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "75581d18dbb3056252a9586c0b0fbc17c8a6c087",
+	SHA1:   "f6e65e6f3fa0921c147f11141436484bbf43b00b",
 	Source: lua.Source("rw_release.lua"),
 }
 

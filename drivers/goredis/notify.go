@@ -97,17 +97,6 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 	})
 }
 
-// PSubscribe sends PSUBSCRIBE and then the sync channel's SUBSCRIBE on the
-// same connection, so the sync channel's confirmation follows the patterns'.
-func (l *listener) PSubscribe(ctx context.Context, patterns ...string) error {
-	return l.confirm(ctx, func(tok string) error {
-		if err := l.ps.PSubscribe(ctx, patterns...); err != nil {
-			return err
-		}
-		return l.ps.Subscribe(ctx, tok)
-	})
-}
-
 // confirm runs send with a fresh sync channel and waits until the server
 // confirmed that channel's subscription.
 func (l *listener) confirm(ctx context.Context, send func(tok string) error) error {

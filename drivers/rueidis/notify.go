@@ -61,7 +61,7 @@ func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload strin
 	if d.cluster() {
 		return d.listenCluster(ctx, deliver)
 	}
-	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, patterns: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
+	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
 	l.mu.Lock()
 	errs := l.dedicateLocked()
 	l.mu.Unlock()
@@ -75,10 +75,9 @@ type listener struct {
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when run returns
 
-	mu       sync.Mutex
-	dc       rueidis.DedicatedClient
-	subs     map[string]bool // channels a new connection resubscribes
-	patterns map[string]bool // and patterns
+	mu   sync.Mutex
+	dc   rueidis.DedicatedClient
+	subs map[string]bool // channels a new connection resubscribes
 
 	// deliver must not run once Close returned: the hook, on the
 	// connection's reader goroutine, checks closed under dmu.
@@ -133,14 +132,11 @@ func (l *listener) redial() (<-chan error, bool) {
 	l.mu.Lock()
 	l.dc.Close()
 	errs := l.dedicateLocked()
-	dc, chans, pats := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.patterns))
+	dc, chans := l.dc, slices.Collect(maps.Keys(l.subs))
 	l.mu.Unlock()
 	cmds := rueidis.Commands{dc.B().Ping().Build()} // with nothing to resubscribe, still check the node
 	if len(chans) > 0 {
 		cmds = append(cmds, dc.B().Subscribe().Channel(chans...).Build())
-	}
-	if len(pats) > 0 {
-		cmds = append(cmds, dc.B().Psubscribe().Pattern(pats...).Build())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -164,17 +160,6 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 	dc := l.dc
 	l.mu.Unlock()
 	return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
-}
-
-// PSubscribe sends PSUBSCRIBE; rueidis returns once the server confirmed.
-func (l *listener) PSubscribe(ctx context.Context, patterns ...string) error {
-	l.mu.Lock()
-	for _, p := range patterns {
-		l.patterns[p] = true
-	}
-	dc := l.dc
-	l.mu.Unlock()
-	return dc.Do(ctx, dc.B().Psubscribe().Pattern(patterns...).Build()).Error()
 }
 
 func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {

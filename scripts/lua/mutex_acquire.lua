@@ -1,8 +1,8 @@
 -- Acquires a plain (non-reentrant) lock and draws a fencing token. A waiter
 -- that fails joins the lock's queue with a ticket key holding its grant
--- (its token and TTL): a release sets the lock to that token and publishes
--- the fencing token on the ticket's channel (see release_wake.lua), so
--- nobody barges in and the waiter needs no further request.
+-- (its token and TTL): a release sets the lock to that token and tells the
+-- waiter's client the fencing token (see lib/hand_on.lua), so nobody
+-- barges in and the waiter needs no further request.
 -- KEYS[1] lock: the lock key: the holder's token, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name; it never expires
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
@@ -28,8 +28,9 @@ end
 local wait = redis.call('pttl', KEYS[1])
 local first = 0
 if ARGV[3] == '1' then
-  -- The ticket expires with the lock (or the reservation), which wakes the
-  -- waiter when a holder dies without releasing.
+  -- The ticket expires with the lock (or the reservation): a waiter that
+  -- died is out of line by then, and a live one retries then, which
+  -- renews it.
   local life = wait
   if life < 0 then
     life = tonumber(ARGV[2])

@@ -1,8 +1,8 @@
 -- Gives up a read or write lease, or a wait, and hands on to who may go
 -- next when the lock is free: it grants the lock to a waiting writer once
 -- no reader is left (see lib/grant.lua), or else wakes every waiting
--- reader by deleting its ticket key. A waiter's own ticket is left to
--- expire: only its entry in line makes a release look at it.
+-- reader (see lib/tell.lua). A waiter's own ticket is left to expire: only
+-- its entry in line makes a release look at it.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
@@ -47,6 +47,6 @@ if writer then
   return released
 end
 for _, reader in ipairs(redis.call('zrange', KEYS[4], 0, -1)) do
-  redis.call('del', KEYS[5] .. reader)
+  tell(KEYS[5] .. reader, 0)
 end
 return released

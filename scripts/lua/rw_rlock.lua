@@ -1,8 +1,8 @@
 -- Grants a read lease while no writer holds the lock or waits for it:
 -- a waiting writer keeps new readers out, so readers cannot starve it. A
--- reader that must wait registers with a ticket key, which a release
--- deletes to wake it. A free lock with a writer waiting and no reader left
--- is granted to that writer (see lib/grant.lua). Read leases and waits lapse by server time, so a
+-- reader that must wait registers with a ticket key, through which a
+-- release wakes it (see lib/tell.lua). A free lock with a writer waiting
+-- and no reader left is granted to that writer (see lib/grant.lua). Read leases and waits lapse by server time, so a
 -- reader or a writer that died frees its share at its TTL.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
