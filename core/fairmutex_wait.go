@@ -14,9 +14,10 @@ import (
 // that gives up (its ctx ends, its attempts run out) takes its entry out at
 // once. Every waiter has a ticket key, "<prefix>{name}<suffix>:t:<token>".
 // A release that grants a waiter the lock (a FairMutex, an RWMutex's write
-// lock) publishes on its ticket (see notify_grant.go); one that wakes
-// waiters that must attempt (an RWMutex's readers) deletes their tickets.
-// Either event reaches only the waiter's Client, under Notify.
+// lock) tells the waiter's Client so (see notify_grant.go), and one that
+// frees the lock for waiters that must attempt (an RWMutex's readers)
+// wakes them the same way; under Notify the message reaches only that
+// Client (see lib/tell.lua).
 
 // lineTimes are a waiter's timings: its entry lapses after wait without a
 // refresh, and it attempts (so refreshes) at least every 2×retry plus a
