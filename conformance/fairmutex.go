@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -427,52 +426,35 @@ func testFairHistory(t *testing.T, e env) {
 	}
 	h := newHistory()
 	var (
-		acquired atomic.Int64
-		mu       sync.Mutex
-		last     uint64
-		wg       sync.WaitGroup
+		mu   sync.Mutex
+		last uint64
 	)
-	errs := make(chan error, clients)
-	for i := range clients {
-		m := e.client(t, fastPoll).FairMutex(n, core.WithTTL(5*time.Second))
-		lock, try := underLoad(m.Lock), underLoad(m.TryLock)
-		wg.Go(func() {
-			for r := 0; acquired.Load() < total; r++ {
-				call := time.Now()
-				var l *core.Lease
-				var err error
-				if r%5 == 0 {
-					l, err = try(ctx)
-				} else {
-					l, err = lock(ctx)
-				}
-				if errors.Is(err, core.ErrNotAcquired) && r%5 == 0 {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				acquired.Add(1)
-				held := h.acquired(i, leaseOp{}, call, l)
-				mu.Lock()
-				if l.Token() <= last {
-					errs <- errors.New("fencing token did not increase from one holder to the next")
-				}
-				last = l.Token()
-				mu.Unlock()
-				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
-					errs <- err
-					return
-				}
-			}
-		})
+	ms := make([]*core.FairMutex, clients)
+	for i := range ms {
+		ms[i] = e.client(t, fastPoll).FairMutex(n, core.WithTTL(5*time.Second))
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	compete(t, clients, func(i, r int) (bool, error) {
+		if h.taken.Load() >= total {
+			return false, nil
+		}
+		try := r%5 == 0
+		lock := ms[i].Lock
+		if try {
+			lock = ms[i].TryLock
+		}
+		l, held, ok, err := h.take(ctx, i, leaseOp{}, try, underLoad(lock))
+		if !ok {
+			return err == nil, err
+		}
+		mu.Lock()
+		increased := l.Token() > last
+		last = l.Token()
+		mu.Unlock()
+		if err := held.unlock(ctx, l); err != nil || increased {
+			return err == nil, err
+		}
+		return false, errors.New("fencing token did not increase from one holder to the next")
+	})
 	h.checkCount(t, total)
 	h.check(t, capacityModel(1))
 }

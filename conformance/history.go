@@ -1,15 +1,20 @@
 package conformance
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/redlockgo/redlock/core"
 )
 
 // A history is what competing Clients saw of one primitive: every
@@ -28,12 +33,57 @@ import (
 // exactly "no two validity windows overlap".
 type history struct {
 	start time.Time
+	taken atomic.Int64 // the acquisitions take recorded
 
 	mu  sync.Mutex
 	ops []porcupine.Operation
 }
 
 func newHistory() *history { return &history{start: time.Now()} }
+
+// compete runs clients goroutines at once, each calling round(i, r) for
+// r = 0, 1, … until it returns false or an error, and fails t with the
+// errors: the competing Clients of a history.
+func compete(t *testing.T, clients int, round func(i, r int) (bool, error)) {
+	t.Helper()
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			for r := 0; ; r++ {
+				more, err := round(i, r)
+				if err != nil {
+					errs <- err
+				}
+				if err != nil || !more {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// take runs lock for client i and records the lease it returns as op. ok
+// is false for an acquisition the history leaves out, as under Redlock a
+// failed one says nothing about the lock (see models.go): a Try call that
+// did not win, or ErrNoQuorum, a node slow to answer on a loaded machine.
+func (h *history) take(ctx context.Context, i int, op leaseOp, try bool, lock func(context.Context) (*core.Lease, error)) (l *core.Lease, held *holding, ok bool, err error) {
+	call := time.Now()
+	l, err = lock(ctx)
+	if (errors.Is(err, core.ErrNotAcquired) && try) || errors.Is(err, core.ErrNoQuorum) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	h.taken.Add(1)
+	return l, h.acquired(i, op, call, l), true, nil
+}
 
 // add records one operation of client over [call, ret].
 func (h *history) add(client int, in, out any, call, ret time.Time) {
@@ -95,6 +145,15 @@ type holding struct {
 func (h *history) acquired(client int, op leaseOp, call time.Time, l validity) *holding {
 	h.add(client, op, nil, call, time.Now())
 	return &holding{h: h, client: client, op: op, l: l}
+}
+
+// unlock releases l, the lease hd records, and returns the error of a
+// release that did not end the lease (see released).
+func (hd *holding) unlock(ctx context.Context, l *core.Lease) error {
+	if err := hd.release(func() error { return l.Unlock(ctx) }); !released(err) {
+		return err
+	}
+	return nil
 }
 
 // release calls unlock and records the end of the lease's window: the

@@ -1,11 +1,8 @@
 package conformance
 
 import (
-	"errors"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,54 +19,36 @@ func testMultiLockHistory(t *testing.T, e env) {
 	rounds, total := e.historyLength(t, 10)
 	sets := [][]string{{"a", "b"}, {"b", "c"}, {"a", "c"}, {"a", "b", "c"}, {"a"}, {"b"}, {"c"}}
 	h := newHistory()
-	var (
-		wg       sync.WaitGroup
-		acquired atomic.Int64
-	)
-	errs := make(chan error, clients)
-	for i := range clients {
-		c := e.client(t, core.WithTTL(time.Second), fastPoll)
-		wg.Go(func() {
-			for r := 0; r < rounds && (total == 0 || acquired.Load() < total); r++ {
-				set := sets[(i*3+r)%len(sets)]
-				names := make([]string, len(set))
-				for k, s := range set {
-					names[k] = base + "/" + s
-				}
-				lock, try := c.MultiLock(names).Lock, r%4 == 0
-				if len(names) == 1 {
-					lock = c.Mutex(names[0]).Lock
-				}
-				if try && len(names) == 1 {
-					lock = c.Mutex(names[0]).TryLock
-				} else if try {
-					lock = c.MultiLock(names).TryLock
-				}
-				call := time.Now()
-				l, err := lock(ctx)
-				// A failed acquisition is not in the history (models.go).
-				if (errors.Is(err, core.ErrNotAcquired) && try) || errors.Is(err, core.ErrNoQuorum) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				acquired.Add(1)
-				held := h.acquired(i, leaseOp{Names: strings.Join(slices.Sorted(slices.Values(set)), ",")}, call, l)
-				time.Sleep(time.Duration(r%3) * time.Millisecond)
-				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
-					errs <- err
-					return
-				}
-			}
-		})
+	cs := make([]*core.Client, clients)
+	for i := range cs {
+		cs[i] = e.client(t, core.WithTTL(time.Second), fastPoll)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	compete(t, clients, func(i, r int) (bool, error) {
+		if r >= rounds || (total > 0 && h.taken.Load() >= total) {
+			return false, nil
+		}
+		c, set := cs[i], sets[(i*3+r)%len(sets)]
+		names := make([]string, len(set))
+		for k, s := range set {
+			names[k] = base + "/" + s
+		}
+		lock, try := c.MultiLock(names).Lock, r%4 == 0
+		if len(names) == 1 {
+			lock = c.Mutex(names[0]).Lock
+		}
+		if try && len(names) == 1 {
+			lock = c.Mutex(names[0]).TryLock
+		} else if try {
+			lock = c.MultiLock(names).TryLock
+		}
+		l, held, ok, err := h.take(ctx, i, leaseOp{Names: strings.Join(slices.Sorted(slices.Values(set)), ",")}, try, lock)
+		if !ok {
+			return err == nil, err
+		}
+		time.Sleep(time.Duration(r%3) * time.Millisecond)
+		err = held.unlock(ctx, l)
+		return err == nil, err
+	})
 	h.checkCount(t, max(total, clients*10/3))
 	h.check(t, multiModel())
 }

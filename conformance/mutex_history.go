@@ -1,10 +1,7 @@
 package conformance
 
 import (
-	"errors"
 	"math"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,54 +17,33 @@ func testMutexHistory(t *testing.T, e env) {
 	const clients, abandonAt = 4, 6
 	rounds, total := e.historyLength(t, 12)
 	h := newHistory()
-	var (
-		wg       sync.WaitGroup
-		acquired atomic.Int64
-	)
-	errs := make(chan error, clients)
-	for i := range clients {
+	ms := make([]*core.Mutex, clients)
+	for i := range ms {
 		// A short TTL, so that the abandoned leases expire soon.
-		m := e.client(t, fastPoll).Mutex(n, core.WithTTL(300*time.Millisecond))
-		wg.Go(func() {
-			for r := 0; r < rounds && (total == 0 || acquired.Load() < total); r++ {
-				call := time.Now()
-				var l *core.Lease
-				var err error
-				if r%3 == 0 {
-					l, err = m.TryLock(ctx)
-				} else {
-					l, err = m.Lock(ctx)
-				}
-				// A failed acquisition is not in the history: under Redlock
-				// it says nothing about the lock (see models.go). ErrNoQuorum
-				// is a node that was slow to answer on a loaded machine.
-				if (errors.Is(err, core.ErrNotAcquired) && r%3 == 0) || errors.Is(err, core.ErrNoQuorum) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				acquired.Add(1)
-				held := h.acquired(i, leaseOp{}, call, l)
-				time.Sleep(time.Duration(r%4) * time.Millisecond)
-				if r == abandonAt && i%2 == 0 {
-					<-l.Done()
-					held.expired()
-					continue
-				}
-				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
-					errs <- err
-					return
-				}
-			}
-		})
+		ms[i] = e.client(t, fastPoll).Mutex(n, core.WithTTL(300*time.Millisecond))
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	compete(t, clients, func(i, r int) (bool, error) {
+		if r >= rounds || (total > 0 && h.taken.Load() >= total) {
+			return false, nil
+		}
+		try := r%3 == 0
+		lock := ms[i].Lock
+		if try {
+			lock = ms[i].TryLock
+		}
+		l, held, ok, err := h.take(ctx, i, leaseOp{}, try, lock)
+		if !ok {
+			return err == nil, err
+		}
+		time.Sleep(time.Duration(r%4) * time.Millisecond)
+		if r == abandonAt && i%2 == 0 {
+			<-l.Done()
+			held.expired()
+			return true, nil
+		}
+		err = held.unlock(ctx, l)
+		return err == nil, err
+	})
 	h.checkCount(t, max(total, clients*12/3))
 	h.check(t, capacityModel(1))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -397,58 +396,44 @@ func testRWHistory(t *testing.T, e env) {
 	}
 	h := newHistory()
 	var (
-		acquired  atomic.Int64
 		mu        sync.Mutex
 		lastWrite uint64
-		wg        sync.WaitGroup
 	)
-	errs := make(chan error, clients)
-	for i := range clients {
-		m := e.client(t, fastPoll).RWMutex(n, core.WithTTL(5*time.Second))
-		wg.Go(func() {
-			for r := 0; acquired.Load() < total; r++ {
-				write, try := (i+r)%10 == 0, r%7 == 0
-				lock := map[[2]bool]func(context.Context) (*core.Lease, error){
-					{false, false}: m.RLock, {false, true}: m.TryRLock, {true, false}: m.Lock, {true, true}: m.TryLock,
-				}[[2]bool{write, try}]
-				call := time.Now()
-				l, err := underLoad(lock)(ctx)
-				if errors.Is(err, core.ErrNotAcquired) && try {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				acquired.Add(1)
-				mode := "read"
-				if write {
-					mode = "write"
-				}
-				held := h.acquired(i, leaseOp{Mode: mode}, call, l)
-				mu.Lock()
-				if l.Token() <= lastWrite {
-					errs <- errors.New("a " + mode + " lease's token is not above the last write lease's")
-				}
-				if write {
-					lastWrite = l.Token()
-				}
-				mu.Unlock()
-				if !write {
-					time.Sleep(time.Duration(r%3) * time.Millisecond)
-				}
-				if err := held.release(func() error { return l.Unlock(ctx) }); !released(err) {
-					errs <- err
-					return
-				}
-			}
-		})
+	ms := make([]*core.RWMutex, clients)
+	for i := range ms {
+		ms[i] = e.client(t, fastPoll).RWMutex(n, core.WithTTL(5*time.Second))
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	compete(t, clients, func(i, r int) (bool, error) {
+		if h.taken.Load() >= total {
+			return false, nil
+		}
+		m := ms[i]
+		write, try := (i+r)%10 == 0, r%7 == 0
+		lock := map[[2]bool]func(context.Context) (*core.Lease, error){
+			{false, false}: m.RLock, {false, true}: m.TryRLock, {true, false}: m.Lock, {true, true}: m.TryLock,
+		}[[2]bool{write, try}]
+		mode := "read"
+		if write {
+			mode = "write"
+		}
+		l, held, ok, err := h.take(ctx, i, leaseOp{Mode: mode}, try, underLoad(lock))
+		if !ok {
+			return err == nil, err
+		}
+		mu.Lock()
+		above := l.Token() > lastWrite
+		if write {
+			lastWrite = l.Token()
+		}
+		mu.Unlock()
+		if !write {
+			time.Sleep(time.Duration(r%3) * time.Millisecond)
+		}
+		if err := held.unlock(ctx, l); err != nil || above {
+			return err == nil, err
+		}
+		return false, errors.New("a " + mode + " lease's token is not above the last write lease's")
+	})
 	writes := h.count(func(in any) bool { return !in.(leaseOp).End && in.(leaseOp).Mode == "write" })
 	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < total || writes == 0 {
 		t.Fatalf("only %d acquisitions (%d writes) recorded, want %d with some writes", got, writes, total)

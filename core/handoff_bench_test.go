@@ -24,9 +24,9 @@ import (
 // Lock), and Redis commands per acquisition from INFO commandstats: all of
 // them (cmds/acq, counting those run inside scripts) and those sent by a
 // client (requests/acq: the rest, less the commands that on this server
-// run only inside the lock scripts). Beside the bound it reports
-// idle-rtt-µs, a PING's round trip after as long idle, measured in the
-// same run.
+// run only inside the lock scripts), and the server's CPU time per
+// acquisition (INFO cpu). Beside the bound it reports idle-rtt-µs, a PING's round trip
+// after as long idle, measured in the same run.
 func BenchmarkHandoff(b *testing.B) {
 	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
 		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s) })
@@ -56,6 +56,7 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
+	serverFrom := serverCPU(b, ctx, admin)
 	b.ResetTimer()
 	start := time.Now()
 	for _, m := range mutexes {
@@ -86,6 +87,7 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	serverUsed := serverCPU(b, ctx, admin) - serverFrom
 	stats, err := admin.Info(ctx, "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
@@ -98,6 +100,7 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	b.ReportMetric(ms(percentile(latency, 100)), "acq-max-ms")
 	b.ReportMetric(float64(percentile(gaps, 50).Microseconds()), "handoff-p50-µs")
 	b.ReportMetric(float64(percentile(gaps, 99).Microseconds()), "handoff-p99-µs")
+	b.ReportMetric(float64(serverUsed.Microseconds())/n, "server-cpu-µs/acq")
 	all, inScripts := commandCalls(stats)
 	b.ReportMetric(float64(all)/n, "cmds/acq")
 	b.ReportMetric(float64(all-inScripts)/n, "requests/acq")
@@ -118,6 +121,27 @@ func idleRoundTrip(b *testing.B, ctx context.Context, admin *redis.Client, idle 
 		rtts = append(rtts, time.Since(start))
 	}
 	return percentile(rtts, 50)
+}
+
+// serverCPU is the CPU time the server used so far (INFO cpu).
+func serverCPU(b *testing.B, ctx context.Context, admin *redis.Client) time.Duration {
+	info, err := admin.Info(ctx, "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var used float64
+	for line := range strings.SplitSeq(info, "\r\n") {
+		for _, field := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(line, field); ok {
+				s, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				used += s
+			}
+		}
+	}
+	return time.Duration(used * float64(time.Second))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
