@@ -25,8 +25,8 @@ import (
 // them (cmds/acq, counting those run inside scripts) and those sent by a
 // client (requests/acq: the rest, less the commands that on this server
 // run only inside the lock scripts), and the server's CPU time per
-// acquisition (INFO cpu). Beside the bound it reports idle-rtt-µs, a PING's round trip
-// after as long idle, measured in the same run.
+// acquisition (INFO cpu). Beside the bound it reports idle-rtt-µs, a
+// PING's round trip after as long idle, measured in the same run.
 func BenchmarkHandoff(b *testing.B) {
 	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
 		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s) })

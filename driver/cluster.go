@@ -21,7 +21,8 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 //
 // nodes returns the cluster's nodes by address, each with the ListenFunc
 // of a single-node client. It is asked again at every Subscribe; a node
-// that appeared gets a Listener with everything subscribed so far. deliver is called from one goroutine at a time.
+// that appeared gets a Listener with everything subscribed so far. deliver
+// is called from one goroutine at a time.
 func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), deliver func(channel, payload string)) (Listener, error) {
 	l := &eachListener{nodes: nodes, ls: map[string]Listener{}, channels: map[string]bool{}}
 	l.deliver = func(channel, payload string) {

@@ -294,7 +294,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "e3d485b669ac09ab5679a8d70694c25409792c40",
+	SHA1:   "16ace7989783b45a5a709187fa65d7b20f5a152e",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -323,7 +323,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "0ea8c7d4dcd63f341456c7bfafcc403762e873d6",
+	SHA1:   "b3659b2eeff428ed3f27cb996fc856bcff6980b4",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -357,7 +357,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "f6e65e6f3fa0921c147f11141436484bbf43b00b",
+	SHA1:   "2100350afddd3982b6b36d3e415fc3dc4bd0a3e2",
 	Source: lua.Source("rw_release.lua"),
 }
 

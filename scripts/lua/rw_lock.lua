@@ -2,8 +2,9 @@
 -- writer that must wait registers (its wait lapses unless refreshed by its
 -- attempts), which keeps new readers out until it is through, and gets a
 -- ticket key holding its TTL, with which a release grants it the lock (see
--- lib/grant.lua) when it listens. A holder stays registered until it releases, so an
--- attempt undone for want of a quorum keeps readers out all the same.
+-- lib/grant.lua) when it listens. A holder stays registered until it
+-- releases, so an attempt undone for want of a quorum keeps readers out
+-- all the same.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
@@ -18,9 +19,9 @@
 -- holds the TTL a grant gives it; 0 when no one would tell it (Poll): its
 -- ticket holds 0 and a release leaves the lock free for the next attempt
 -- Returns: {1, fence, 0} when granted (or granted to the token before: the
--- TTL starts again); {0, 0, pttl} when not (pttl: the
--- writer's remaining milliseconds, or the time until the first read lease
--- lapses; -1 without expiry).
+-- TTL starts again); {0, 0, pttl} when not (pttl: the writer's remaining
+-- milliseconds, or the time until the first read lease lapses; -1 without
+-- expiry).
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('zremrangebyscore', KEYS[2], '-inf', now)

@@ -16,6 +16,7 @@
 -- and gave it up; 0 otherwise.
 
 -- #include lib/grant.lua
+
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local released = 0

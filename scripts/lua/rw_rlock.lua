@@ -2,8 +2,9 @@
 -- a waiting writer keeps new readers out, so readers cannot starve it. A
 -- reader that must wait registers with a ticket key, through which a
 -- release wakes it (see lib/tell.lua). A free lock with a writer waiting
--- and no reader left is granted to that writer (see lib/grant.lua). Read leases and waits lapse by server time, so a
--- reader or a writer that died frees its share at its TTL.
+-- and no reader left is granted to that writer (see lib/grant.lua). Read
+-- leases and waits lapse by server time, so a reader or a writer that died
+-- frees its share at its TTL.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
@@ -18,6 +19,7 @@
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
 
 -- #include lib/grant.lua
+
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('zremrangebyscore', KEYS[2], '-inf', now)
