@@ -229,13 +229,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if err != nil || r.Acquired {
 		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
 	}
-	got := make(chan locked, 1)
-	lockAsync(ctx, e.client(t).Mutex(n), got)
-	for c := int64(0); c < 2; time.Sleep(10 * time.Millisecond) { // until the waiter queued too
-		if c, err = e.admin(t, 0).ZCard(ctx, queue).Result(); err != nil || ctx.Err() != nil {
-			t.Fatalf("the waiter did not queue behind the leaver: %v %v", err, ctx.Err())
-		}
-	}
+	got := e.inLine(t, ctx, queue, 2, e.client(t).Mutex(n).Lock) // queued behind the leaver
 	start := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -261,19 +255,9 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	queue := lockKey(names[0]) + ":q"
-	var got [2]chan locked
+	var got [2]<-chan locked
 	for i := range got {
-		got[i] = make(chan locked, 1)
-		m := e.client(t).MultiLock(names)
-		go func() {
-			l, err := m.Lock(ctx)
-			got[i] <- locked{l, err, time.Now()}
-		}()
-		for c := int64(0); c < int64(i+1); time.Sleep(10 * time.Millisecond) {
-			if c, err = e.admin(t, 0).ZCard(ctx, queue).Result(); err != nil || ctx.Err() != nil {
-				t.Fatalf("waiter %d did not queue at %s: %v %v", i, names[0], err, ctx.Err())
-			}
-		}
+		got[i] = e.inLine(t, ctx, queue, int64(i+1), e.client(t).MultiLock(names).Lock)
 	}
 	for i := range got {
 		start := time.Now()

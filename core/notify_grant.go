@@ -14,9 +14,9 @@ import (
 // holds the lock without a request of its own once grants from a majority
 // of nodes are live: granted after its last attempt, so that its validity
 // counts from that attempt's start, and not undone since. A grant its own
-// attempt found is not news (the attempt used it, or undid it on failure), nor is
-// any from a node on which an attempt failed, as the attempt's cleanup may
-// undo a grant made meanwhile.
+// attempt found is not news (the attempt used it, or undid it on failure),
+// nor is any from a node on which an attempt failed, as the attempt's
+// cleanup may undo a grant made meanwhile.
 
 // grants is what a waiter heard of grants and what its attempts found, by
 // node.
@@ -53,9 +53,9 @@ func (g *grants) hear(node int, fence int64) {
 }
 
 // observe notes one node's answer to an attempt. A nil g (a waiter that
-// is not queued) notes nothing.
+// hears no grants: TryLock, or Poll) notes nothing.
 func (g *grants) observe(node int, r grant, err error) {
-	if g == nil || g.found == nil {
+	if g == nil {
 		return
 	}
 	g.mu.Lock()
