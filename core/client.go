@@ -50,7 +50,9 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 		if d == nil {
 			return nil, invalid("driver %d is nil", i)
 		}
-		c.nodes = append(c.nodes, &node{d: d, log: o.logger, natives: map[driver.Native]bool{}})
+		single, _ := d.(driver.SingleServer)
+		c.nodes = append(c.nodes, &node{d: d, log: o.logger, natives: map[driver.Native]bool{},
+			singleServer: single != nil && single.SingleServer()})
 	}
 	if err := o.backoff.validate(); err != nil {
 		return nil, err

@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // MultiLock holds several Mutex names as one: an acquisition takes all of
@@ -25,9 +28,12 @@ import (
 // waiter queues at the name it stopped at, as a Mutex waiter does, and is
 // served in turn there.
 //
-// Each name is its own key and script call, not one multi-key script, so
-// that names hashing to different Redis Cluster slots work; an attempt
-// costs one round trip per name.
+// Where a node is one server (see driver.SingleServer), a plain
+// MultiLock's attempt and release are one script over all names instead:
+// it takes every name or none, and stops at the same name. On a Redis
+// Cluster its names hash to different slots, which one script cannot
+// touch, so there, and for a MultiLock with an owner, an attempt costs one
+// round trip per name.
 type MultiLock struct {
 	c     *Client
 	names []string // sorted
@@ -165,25 +171,17 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		h[i] = newMutexHold(k, holder, &o)
 	}
 	start := time.Now()
-	// Each node's reply holds the grants in name order, up to and
-	// including the first refusal, or up to the failed call.
-	replies := fanout(ctx, c, &o, func(ctx context.Context, _ int, n *node) ([]grant, error) {
-		var gs []grant
-		for j, mh := range h {
-			var t *ticket
-			if tickets != nil {
-				t = tickets[j]
-			}
-			g, err := mh.acquire(ctx, n, o.ttl, t)
-			if err != nil {
-				return gs, err
-			}
-			gs = append(gs, g)
-			if !g.Acquired {
-				break
+	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
+		gs, err := h.acquire(ctx, n, o.ttl, tickets)
+		for j, t := range tickets {
+			switch {
+			case j < len(gs):
+				t.grants.observe(i, gs[j], nil)
+			case err != nil:
+				t.grants.observe(i, grant{}, err)
 			}
 		}
-		return gs, nil
+		return gs, err
 	})
 	t := tallyAll(replies, len(h))
 	l := newLease(c, strings.Join(m.names, ","), o, h, uint64(t.fence))
@@ -202,6 +200,12 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	// an owner's earlier holds of the other names stay.
 	fanout(context.WithoutCancel(ctx), c, &o, func(ctx context.Context, i int, n *node) (bool, error) {
 		r := replies[i]
+		if h.whole(n) {
+			if r.err == nil && !allGranted(r.v, len(h)) {
+				return true, nil // refused: it took none
+			}
+			return h.release(ctx, n)
+		}
 		taken := len(r.v)
 		if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
 			taken--
@@ -259,6 +263,75 @@ type multiHold []mutexHold
 
 func (h multiHold) id() string { return h[0].holder }
 
+// acquire takes the names on node n: in one script where it can (see
+// whole), or one by one in order. The reply holds the grants in name
+// order, up to and including the first refusal, or up to the failed call.
+// A queued waiter passes its tickets, by name.
+func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket) ([]grant, error) {
+	if h.whole(n) {
+		return h.acquireWhole(ctx, n, ttl, tickets)
+	}
+	var gs []grant
+	for j, mh := range h {
+		var t *ticket
+		if tickets != nil {
+			t = tickets[j]
+		}
+		g, err := mh.acquire(ctx, n, ttl, t)
+		if err != nil {
+			return gs, err
+		}
+		gs = append(gs, g)
+		if !g.Acquired {
+			break
+		}
+	}
+	return gs, nil
+}
+
+// whole reports whether node n takes and releases all the names in one
+// script: a plain lease, on a single server.
+func (h multiHold) whole(n *node) bool { return n.singleServer && !h[0].owned }
+
+// acquireWhole takes every name on n in one script (multi_acquire.lua),
+// or none. Its reply has the shape of the per-name chain's: refused at
+// name i, it lists i names as granted, though it holds none of them (the
+// undo knows), and then the refusal. A queued waiter's tickets share one
+// arrival, the first's, at whichever name it queues.
+func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket) ([]grant, error) {
+	keys := make([]string, 0, 4*len(h))
+	join, arrival := int64(0), int64(0)
+	for j, mh := range h {
+		ticket := mh.keys.noTicket
+		if tickets != nil && tickets[j].join {
+			ticket, join, arrival = tickets[j].key, 1, tickets[0].arrival
+		}
+		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
+	}
+	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival)
+	switch {
+	case err != nil:
+		return nil, err
+	case r.Acquired:
+		gs := make([]grant, len(h))
+		for j := range gs {
+			gs[j] = grant{Acquired: true, Fence: r.Fence}
+		}
+		return gs, nil
+	case r.At < 0 || r.At >= int64(len(h)):
+		return nil, fmt.Errorf("%w: multi_acquire.lua refused name %d of %d", driver.ErrUnexpectedReply, r.At, len(h))
+	}
+	gs := make([]grant, r.At+1)
+	for j := range gs {
+		gs[j].Acquired = true
+	}
+	gs[r.At] = grant{HolderTTL: r.HolderTTL, First: r.First}
+	if r.First && tickets != nil {
+		tickets[r.At].first.Store(true)
+	}
+	return gs, nil
+}
+
 // extend extends every name, even after one failed, so that the node
 // keeps what it still holds.
 func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
@@ -276,6 +349,14 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 // MultiLocks over the same names wait at the lowest, and the one woken by
 // its release then finds the others free.
 func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
+	if h.whole(n) {
+		keys := make([]string, 0, 3*len(h))
+		for _, mh := range h {
+			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue)
+		}
+		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve)
+		return v == int64(len(h)), err
+	}
 	all := true
 	var errs []error
 	for _, mh := range slices.Backward(h) {

@@ -92,14 +92,17 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 }
 
 // queuedAt marks the names at which an attempt that joined may have
-// queued its ticket on some node: the one a node refused, or was asked for
-// when its call failed.
+// queued its ticket on some node: the one a node refused, or any it had
+// not passed when its call failed (one script for all names fails
+// without saying where it stopped).
 func queuedAt(replies []reply[[]grant], joined []bool) {
 	for _, r := range replies {
 		k := len(r.v)
 		switch {
-		case r.err != nil && k < len(joined):
-			joined[k] = true
+		case r.err != nil:
+			for j := k; j < len(joined); j++ {
+				joined[j] = true
+			}
 		case r.err == nil && k > 0 && !r.v[k-1].Acquired:
 			joined[k-1] = true
 		}

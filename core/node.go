@@ -14,8 +14,9 @@ import (
 // map is the one place that decides whether a native command replaces a
 // script; the primitives never look at the driver's or the server's name.
 type node struct {
-	d   driver.Driver
-	log *slog.Logger
+	d            driver.Driver
+	log          *slog.Logger
+	singleServer bool // one script may touch any keys (driver.SingleServer)
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not

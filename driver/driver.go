@@ -69,3 +69,14 @@ func IsWrongType(err error) bool {
 func replyLengthError(s Script, want, got int) error {
 	return fmt.Errorf("%w: %s.lua returned %d integers, want %d", ErrUnexpectedReply, s.Name, got, want)
 }
+
+// SingleServer is the optional interface of a driver that knows whether
+// its client talks to one server (a master, with its replicas): then one
+// script may touch keys of any hash slot. Package core takes and releases
+// a MultiLock's names in one script (MultiLockAcquire, MultiLockRelease)
+// only where SingleServer reports true; on a Redis Cluster, behind a
+// client that shards keys across servers, or with a driver that does not
+// implement it, it runs one script per name.
+type SingleServer interface {
+	SingleServer() bool
+}

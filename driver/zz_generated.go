@@ -47,6 +47,12 @@ type Scripts interface {
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error)
+	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none, and draws one fencing token for all.
+	// It runs scripts/lua/multi_acquire.lua.
+	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64) (MultiLockAcquireReply, error)
+	// MultiLockRelease releases every name of a MultiLock that holds token, handing each on to its oldest waiter.
+	// It runs scripts/lua/multi_release.lua.
+	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
 	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (FairMutexAcquireReply, error)
@@ -108,7 +114,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "def98dc0e596eb10f4d3742086ea48ccf07a911a",
+	SHA1:   "a9b107da9212a9295523c61bc61a9363fd536c78",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -139,7 +145,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "4cdf931a10943d0c081f52c1082c8d24297662f7",
+	SHA1:   "bbe1da054a506f372a416241316ecc9830887f50",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -240,6 +246,51 @@ var FenceRaiseScript = Script{
 
 // DecodeFenceRaise turns the reply of fence_raise.lua, or the error that came instead, into its Go form.
 func DecodeFenceRaise(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// MultiLockAcquireReply is the reply of scripts/lua/multi_acquire.lua.
+type MultiLockAcquireReply struct {
+	Acquired  bool          // every name is now held with the token
+	Fence     int64         // every name's fencing counter after this acquisition; 0 when not acquired
+	HolderTTL time.Duration // when not acquired, the remaining time of the name's holder; negative without expiry
+	First     bool          // when not acquired, the waiter joined that name's queue at its head
+	At        int64         // when not acquired, the index of the first name held by another token
+}
+
+// MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
+var MultiLockAcquireScript = Script{
+	Name:   "multi_acquire",
+	SHA1:   "8b31b9cb6985422ad6dd43a9b58187d0bf79ddc2",
+	Source: lua.Source("multi_acquire.lua"),
+}
+
+// DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
+func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error) {
+	if err != nil {
+		return MultiLockAcquireReply{}, err
+	}
+	if len(v) != 5 {
+		return MultiLockAcquireReply{}, replyLengthError(MultiLockAcquireScript, 5, len(v))
+	}
+	return MultiLockAcquireReply{
+		Acquired:  v[0] == 1,
+		At:        v[4],
+		Fence:     v[1],
+		First:     v[3] == 1,
+		HolderTTL: time.Duration(v[2]) * time.Millisecond,
+	}, nil
+}
+
+// MultiLockReleaseScript is scripts/lua/multi_release.lua.
+var MultiLockReleaseScript = Script{
+	Name:   "multi_release",
+	SHA1:   "5f4887a29c61e0356527b1eaa221e80640558bc2",
+	Source: lua.Source("multi_release.lua"),
+}
+
+// DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
+func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 

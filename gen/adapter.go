@@ -48,17 +48,29 @@ func scriptMethod(c client, op spec.Op) jen.Code {
 	call := jen.Id("d").Dot(helper).CallFunc(func(g *jen.Group) {
 		g.Id("ctx")
 		g.Qual(driverPkg, op.Name+"Script")
-		g.Index().String().ValuesFunc(func(k *jen.Group) {
-			for _, p := range op.Keys {
-				k.Id(p.Name)
-			}
-		})
+		g.Add(keys(op))
 		for _, p := range op.Args {
 			g.Add(c.arg(jen.Id(p.Name), p.Type))
 		}
 	})
 	return jen.Commentf("%s runs scripts/lua/%s.lua.", op.Name, op.Script).Line().
 		Add(method(op, op.Name, jen.Qual(driverPkg, "Decode"+op.Name).Call(call)))
+}
+
+// keys renders the KEYS of a script call: the key parameters in a
+// []string, and a Strings key (always the last) appended to them.
+func keys(op spec.Op) jen.Code {
+	var fixed []jen.Code
+	for _, p := range op.Keys {
+		if p.Type == spec.Strings {
+			if len(fixed) == 0 {
+				return jen.Id(p.Name)
+			}
+			return jen.Append(jen.Index().String().Values(fixed...), jen.Id(p.Name).Op("..."))
+		}
+		fixed = append(fixed, jen.Id(p.Name))
+	}
+	return jen.Index().String().Values(fixed...)
 }
 
 // nativeMethod renders a native command: its first word is the command,

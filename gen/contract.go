@@ -70,6 +70,8 @@ func goType(t spec.Type) jen.Code {
 		return jen.Bool()
 	case spec.Millis:
 		return jen.Qual("time", "Duration")
+	case spec.Strings:
+		return jen.Index().String()
 	}
 	return jen.String()
 }

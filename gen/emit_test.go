@@ -136,3 +136,16 @@ func TestProbeValue(t *testing.T) {
 		}
 	}
 }
+
+// A Strings key is passed as the KEYS it holds, after any String keys.
+func TestScriptMethodStringsKeys(t *testing.T) {
+	op := oneField(spec.Int)
+	op.Keys = []spec.Param{{Name: "names", Type: spec.Strings}}
+	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "Take(ctx context.Context, names []string,") || !strings.Contains(got, "driver.TakeScript, names, token") {
+		t.Errorf("only a Strings key:\n%s", got)
+	}
+	op.Keys = []spec.Param{{Name: "lock", Type: spec.String}, {Name: "names", Type: spec.Strings}}
+	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "driver.TakeScript, append([]string{lock}, names...), token") {
+		t.Errorf("a String key, then a Strings key:\n%s", got)
+	}
+}

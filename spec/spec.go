@@ -16,12 +16,16 @@ const (
 	Bool
 	// Millis is a time.Duration sent and received as whole milliseconds.
 	Millis
+	// Strings is a []string of keys, the last key parameter: it fills
+	// KEYS from its place on, so one script serves any number of names.
+	// The script header declares it as KEYS[i..].
+	Strings
 )
 
 // Param is one KEYS[i] or ARGV[i] of a script, in order.
 type Param struct {
 	Name string // the Go parameter name; the script header uses the same name
-	Type Type   // String, Int or Millis for arguments; keys are always String
+	Type Type   // String, Int or Millis for arguments; String or Strings for keys
 }
 
 // Field is one element of a script's integer reply, in order. An operation

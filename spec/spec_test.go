@@ -21,8 +21,10 @@ var pinnedSHA1 = map[string]string{
 	"extend":                "a50a84e650eff4a38701e8514404a056612b1be8",
 	"extend_owned":          "95822b0ab03e6134c6a64175d417b34ea1f1c6dc",
 	"fence_raise":           "180c6e0c53e09854a0bf69cc421e99eae2b41c77",
-	"mutex_acquire":         "def98dc0e596eb10f4d3742086ea48ccf07a911a",
-	"mutex_acquire_owned":   "4cdf931a10943d0c081f52c1082c8d24297662f7",
+	"mutex_acquire":         "a9b107da9212a9295523c61bc61a9363fd536c78",
+	"mutex_acquire_owned":   "bbe1da054a506f372a416241316ecc9830887f50",
+	"multi_acquire":         "8b31b9cb6985422ad6dd43a9b58187d0bf79ddc2",
+	"multi_release":         "5f4887a29c61e0356527b1eaa221e80640558bc2",
 	"fair_acquire":          "ee7f0cbe393181432f3c0a5afbf17033d2f3c567",
 	"fair_release":          "99c6aaebd9910a9d308278599e730335041482a8",
 	"rw_lock":               "b3659b2eeff428ed3f27cb996fc856bcff6980b4",
@@ -101,35 +103,41 @@ func TestNamesAreUnique(t *testing.T) {
 // and a Bool argument has no wire form.
 func TestTypes(t *testing.T) {
 	for _, op := range spec.Ops {
-		for _, k := range op.Keys {
-			if k.Type != spec.String {
-				t.Errorf("%s: key %s is not a String", op.Name, k.Name)
+		for i, k := range op.Keys {
+			switch {
+			case k.Type == spec.Strings && i != len(op.Keys)-1:
+				t.Errorf("%s: key %s is Strings but not the last key", op.Name, k.Name)
+			case k.Type == spec.Strings && len(op.Natives) > 0:
+				t.Errorf("%s: key %s is Strings, which no native command takes", op.Name, k.Name)
+			case k.Type != spec.String && k.Type != spec.Strings:
+				t.Errorf("%s: key %s is neither String nor Strings", op.Name, k.Name)
 			}
 		}
 		for _, a := range op.Args {
-			if a.Type == spec.Bool {
-				t.Errorf("%s: argument %s is a Bool", op.Name, a.Name)
+			if a.Type == spec.Bool || a.Type == spec.Strings {
+				t.Errorf("%s: argument %s is a Bool or Strings", op.Name, a.Name)
 			}
 		}
 		if len(op.Reply) == 0 {
 			t.Errorf("%s: no reply field", op.Name)
 		}
 		for _, f := range op.Reply {
-			if f.Type == spec.String {
-				t.Errorf("%s: reply field %s is a String", op.Name, f.Name)
+			if f.Type == spec.String || f.Type == spec.Strings {
+				t.Errorf("%s: reply field %s is a String or Strings", op.Name, f.Name)
 			}
 		}
 	}
 }
 
 var (
-	headerParam = regexp.MustCompile(`^-- (KEYS|ARGV)\[(\d+)\] (\w+):`)
+	headerParam = regexp.MustCompile(`^-- (KEYS|ARGV)\[(\d+)(\.\.)?\] (\w+):`)
 	bodyRef     = regexp.MustCompile(`\b(KEYS|ARGV)\[(\d+)\]`)
 )
 
 // The script header is the script's documentation and the spec is what the
 // Go code sends: they must agree on every KEYS[i] and ARGV[i], and the body
 // must use exactly the declared ones, or a script reads a slot no caller fills.
+// A Strings key is declared KEYS[i..] and read at computed indexes.
 func TestScriptHeadersMatchSpec(t *testing.T) {
 	for _, op := range spec.Ops {
 		src := lua.Source(op.Script + ".lua")
@@ -148,7 +156,7 @@ func TestScriptHeadersMatchSpec(t *testing.T) {
 				if want := fmt.Sprint(len(declared[m[1]]) + 1); m[2] != want {
 					t.Errorf("%s.lua: %s[%s] declared where %s[%s] was expected", op.Script, m[1], m[2], m[1], want)
 				}
-				declared[m[1]] = append(declared[m[1]], m[3])
+				declared[m[1]] = append(declared[m[1]], m[4]+m[3])
 			}
 			hasReturns = hasReturns || strings.HasPrefix(line, "-- Returns:")
 		}
@@ -168,8 +176,10 @@ func TestScriptHeadersMatchSpec(t *testing.T) {
 			}
 		}
 		want := map[string]bool{}
-		for i := range op.Keys {
-			want[fmt.Sprintf("KEYS[%d]", i+1)] = true
+		for i, k := range op.Keys {
+			if k.Type != spec.Strings {
+				want[fmt.Sprintf("KEYS[%d]", i+1)] = true
+			}
 		}
 		for i := range op.Args {
 			want[fmt.Sprintf("ARGV[%d]", i+1)] = true
@@ -191,7 +201,11 @@ func checkNames(t *testing.T, where string, header []string, ps []spec.Param) {
 	t.Helper()
 	var names []string
 	for _, p := range ps {
-		names = append(names, p.Name)
+		if p.Type == spec.Strings {
+			names = append(names, p.Name+"..") // declared as KEYS[i..]
+		} else {
+			names = append(names, p.Name)
+		}
 	}
 	if !slices.Equal(header, names) {
 		t.Errorf("%s: header declares %q, spec has %q", where, header, names)

@@ -83,3 +83,10 @@ func (d *Driver) Protocol() int { return d.protocol }
 
 // Close does nothing yet: the driver opens no connections of its own.
 func (d *Driver) Close() error { return nil }
+
+// SingleServer reports whether the client is a *redis.Client (one node, or
+// a master found through Sentinel), not a cluster client or a Ring.
+func (d *Driver) SingleServer() bool {
+	_, ok := d.client.(*redis.Client)
+	return ok
+}

@@ -47,3 +47,6 @@ func (d *Driver) Protocol() int { return 2 }
 
 // Close does nothing: the driver opens no connections of its own.
 func (d *Driver) Close() error { return nil }
+
+// SingleServer returns true: a redigo pool dials one server.
+func (d *Driver) SingleServer() bool { return true }

@@ -71,6 +71,16 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return driver.DecodeFenceRaise(d.evalInt(ctx, driver.FenceRaiseScript, []string{lock, fence}, holder, chosen))
 }
 
+// MultiLockAcquire runs scripts/lua/multi_acquire.lua.
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64) (driver.MultiLockAcquireReply, error) {
+	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival))
+}
+
+// MultiLockRelease runs scripts/lua/multi_release.lua.
+func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration) (int64, error) {
+	return driver.DecodeMultiLockRelease(d.evalInt(ctx, driver.MultiLockReleaseScript, keys, token, reserve.Milliseconds()))
+}
+
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.
 func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (driver.FairMutexAcquireReply, error) {
 	return driver.DecodeFairMutexAcquire(d.evalInts(ctx, driver.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds()))

@@ -49,3 +49,10 @@ func (d *Driver) Protocol() int { return 3 }
 
 // Close does nothing yet: the driver opens no connections of its own.
 func (d *Driver) Close() error { return nil }
+
+// SingleServer reports whether the client talks to one node, or to a
+// master found through Sentinel, rather than to a Redis Cluster.
+func (d *Driver) SingleServer() bool {
+	m := d.client.Mode()
+	return m == rueidis.ClientModeStandalone || m == rueidis.ClientModeSentinel
+}

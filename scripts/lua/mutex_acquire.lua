@@ -15,6 +15,9 @@
 -- TTL starts again); {0, 0, wait, first} when not (wait: how long the lock
 -- stays taken or reserved in ms, -1 when it has no expiry; first: 1 when
 -- the waiter is now at the head of the queue).
+
+-- #include lib/join.lua
+
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
 if kind == 'none' or granted then
@@ -28,20 +31,6 @@ end
 local wait = redis.call('pttl', KEYS[1])
 local first = 0
 if ARGV[3] == '1' then
-  -- The ticket expires with the lock (or the reservation): a waiter that
-  -- died is out of line by then, and a live one retries then, which
-  -- renews it.
-  local life = wait
-  if life < 0 then
-    life = tonumber(ARGV[2])
-  end
-  redis.call('zadd', KEYS[3], 'NX', ARGV[4], KEYS[4])
-  if redis.call('zrank', KEYS[3], KEYS[4]) == 0 then
-    first = 1
-  end
-  redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1], 'PX', life + 1)
-  if redis.call('pttl', KEYS[3]) < life + tonumber(ARGV[2]) then
-    redis.call('pexpire', KEYS[3], life + tonumber(ARGV[2]))
-  end
+  first = join(KEYS[3], KEYS[4], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1], wait, tonumber(ARGV[2]))
 end
 return {0, 0, wait, first}

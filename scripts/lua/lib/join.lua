@@ -1,0 +1,21 @@
+-- Queues a waiter whose attempt failed: its ticket joins the lock's queue
+-- at its arrival and holds value (what a release hands it: see
+-- hand_on.lua). The ticket expires with the lock, or after ttl when the
+-- lock has no expiry (wait < 0): a waiter that died is out of line by
+-- then, and a live one retries then, which renews it. Returns 1 when the
+-- waiter is now at the head of the queue, 0 otherwise.
+local function join(queue, ticket, arrival, value, wait, ttl)
+  local life = wait
+  if life < 0 then
+    life = ttl
+  end
+  redis.call('zadd', queue, 'NX', arrival, ticket)
+  redis.call('set', ticket, value, 'PX', life + 1)
+  if redis.call('pttl', queue) < life + ttl then
+    redis.call('pexpire', queue, life + ttl)
+  end
+  if redis.call('zrank', queue, ticket) == 0 then
+    return 1
+  end
+  return 0
+end
