@@ -245,7 +245,8 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 
 // testMultiLockWaitsInLine checks that MultiLock waiters are served in the
 // order they queued at the name they wait for, and that a release grants
-// the next one the name, so that the releasing Client cannot take it back.
+// the next one the names, so that the releasing Client cannot take them
+// back: on one server, all of them, as the waiter wants the same names.
 func testMultiLockWaitsInLine(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	names := []string{n + "/a", n + "/b"}
@@ -254,12 +255,24 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var attempts atomic.Int64
+	d := e.h.Open(t, e.addrs[0])
+	waiters, err := core.New([]core.Driver{countingDriver{d, d.(driver.Notifier), &attempts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { waiters.Close() })
 	queue := lockKey(names[0]) + ":q"
 	var got [2]<-chan locked
 	for i := range got {
-		got[i] = e.inLine(t, ctx, queue, int64(i+1), e.client(t).MultiLock(names).Lock)
+		got[i] = e.inLine(t, ctx, queue, int64(i+1), waiters.MultiLock(names).Lock)
+	}
+	for seen := int64(-1); seen != attempts.Load(); { // until both wait
+		seen = attempts.Load()
+		time.Sleep(200 * time.Millisecond)
 	}
 	for i := range got {
+		before := attempts.Load()
 		start := time.Now()
 		if err := held.Unlock(ctx); err != nil {
 			t.Fatal(err)
@@ -267,7 +280,11 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 		if _, err := holder.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("TryLock right after release %d: %v, want ErrNotAcquired: the release grants the first name to the waiter first in line", i, err)
 		}
+
 		held = expectWoken(t, got[i], start)
+		if n := attempts.Load() - before; n != 0 {
+			t.Fatalf("waiter %d made %d attempts after release %d, want none: on one server the release grants every name to the waiter for the same names", i, n, i)
+		}
 		if i == 0 && len(got[1]) > 0 {
 			t.Fatal("the second waiter acquired along with the first")
 		}
@@ -280,6 +297,16 @@ type countingDriver struct {
 	driver.Driver
 	driver.Notifier
 	attempts *atomic.Int64
+}
+
+func (d countingDriver) SingleServer() bool {
+	s, ok := d.Driver.(driver.SingleServer)
+	return ok && s.SingleServer()
+}
+
+func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration) (driver.MultiLockAcquireReply, error) {
+	d.attempts.Add(1)
+	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve)
 }
 
 func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64) (driver.MutexAcquireReply, error) {

@@ -155,21 +155,14 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	if err := ctx.Err(); err != nil {
 		return nil, allTally{}, nil, err
 	}
-	c, o := m.c, m.opts
-	// A node answers one request per name in turn: the node timeout
-	// bounds each of them, so the chain gets one per name. The lease
-	// keeps these options, for its extensions and release.
-	o.nodeTimeout = time.Duration(len(m.names)) * o.perNodeTimeout()
+	c := m.c
 	switch {
-	case o.owner != "":
-		holder = o.owner
+	case m.opts.owner != "":
+		holder = m.opts.owner
 	case holder == "":
 		holder = rand.Text()
 	}
-	h := make(multiHold, len(m.keys))
-	for i, k := range m.keys {
-		h[i] = newMutexHold(k, holder, &o)
-	}
+	h, o := m.hold(holder)
 	start := time.Now()
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
 		gs, err := h.acquire(ctx, n, o.ttl, tickets)
@@ -218,6 +211,20 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		return nil, t, replies, err
 	}
 	return nil, t, replies, ErrNotAcquired
+}
+
+// hold is the lease's hold with holder, and the options the lease keeps
+// for its extensions and release. A node may answer one request per name
+// in turn: the node timeout bounds each of them, so the chain gets one per
+// name.
+func (m *MultiLock) hold(holder string) (multiHold, options) {
+	o := m.opts
+	o.nodeTimeout = time.Duration(len(m.names)) * o.perNodeTimeout()
+	h := make(multiHold, len(m.keys))
+	for i, k := range m.keys {
+		h[i] = newMutexHold(k, holder, &o)
+	}
+	return h, o
 }
 
 // allTally sums up an attempt over several names.
@@ -308,7 +315,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival)
+	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve)
 	switch {
 	case err != nil:
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
+	"strings"
+	"time"
 )
 
 // A MultiLock waits under Notify in the queue of the name it is blocked
@@ -14,6 +17,11 @@ import (
 // another name, it leaves the queues it joined before, handing on what a
 // release granted it there, so that it never holds a name while it waits
 // for another (which could deadlock MultiLocks over overlapping names).
+// On a single server the attempt's script does that leaving itself, and a
+// release of the same names may grant the waiter all of them at once
+// (multi_release.lua): where every node does so, grants from a majority
+// give the waiter its lease without a request, as they give a Mutex
+// waiter.
 
 // lockQueued is Lock under Notify, for a MultiLock without an owner.
 func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
@@ -24,6 +32,9 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		tickets[i] = n.newTicket(o, name, token, wake)
 		defer n.dropTicket(tickets[i])
 	}
+	h, ho := m.hold(token)
+	whole := func(i int) bool { return h.whole(m.c.nodes[i]) }
+	grantsAll := !slices.ContainsFunc(m.c.nodes, func(nd *node) bool { return !h.whole(nd) })
 	joined := make([]bool, len(m.names)) // the names whose queues may hold the ticket
 	leave := func(on func(int) bool, except int) {
 		for i, j := range joined {
@@ -32,6 +43,17 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				joined[i] = false
 			}
 		}
+	}
+	// quit leaves every queue on the nodes where on(i) and, on a single
+	// server, gives back what a release granted the waiter there.
+	quit := func(on func(int) bool) {
+		leave(on, -1)
+		fanout(context.WithoutCancel(ctx), m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
+			if !on(i) || !whole(i) {
+				return false, nil
+			}
+			return h.release(ctx, nd)
+		})
 	}
 	var head *notifyWatch // the lock key of the name waited for, at the head of its queue
 	defer func() {
@@ -42,8 +64,9 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	everywhere := func(int) bool { return true }
 	for attempt := 0; ; attempt++ {
 		join := n.ticketsReady.Load()
+		sent := time.Now()
 		for _, t := range tickets {
-			t.join = join
+			t.join, t.sent = join, sent
 		}
 		l, miss, replies, err := m.attempt(ctx, token, tickets)
 		if join {
@@ -52,14 +75,14 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		switch {
 		case err == nil:
 			if len(m.c.nodes) > 1 {
-				// Where a node did not grant every name, its undo left the
-				// ticket queued at the name it stopped at.
+				// Where a node did not grant every name, the ticket may be
+				// queued at the name it stopped at.
 				missed := func(i int) bool { return replies[i].err != nil || !allGranted(replies[i].v, len(m.names)) }
-				m.c.inBackground(func() { leave(missed, -1) })
+				m.c.inBackground(func() { quit(missed) })
 			}
 			return l, nil
 		case !errors.Is(err, ErrNotAcquired), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
-			leave(everywhere, -1)
+			quit(everywhere)
 			return nil, err
 		}
 		if !join {
@@ -67,7 +90,8 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				continue
 			}
 		}
-		leave(everywhere, miss.blocked)
+		// A single server that answered left the other queues already.
+		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked)
 		t := tickets[miss.blocked]
 		if head != nil && head.key != m.keys[miss.blocked].lock {
 			head.stop()
@@ -79,16 +103,39 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			head = &notifyWatch{n: n, key: m.keys[miss.blocked].lock, o: o, ctx: ctx, wake: wake}
 			if err := n.join(ctx, head); err != nil {
 				head = nil
-				leave(everywhere, -1)
+				quit(everywhere)
 				return nil, err
 			}
 			continue
 		}
 		if err := n.waitTicket(ctx, o, t, attempt, miss.holderTTL); err != nil {
-			leave(everywhere, -1)
+			quit(everywhere)
 			return nil, err
 		}
+		if grantsAll {
+			if l := m.grantedLease(tickets, h, &ho, quit); l != nil {
+				return l, nil
+			}
+		}
 	}
+}
+
+// grantedLease is the lease that grants of all names from a majority of
+// nodes gave a waiter, through any of its tickets (see notify_grant.go).
+// The waiter leaves the queues of the nodes that did not grant it, and
+// gives back what they granted it later.
+func (m *MultiLock) grantedLease(tickets []*ticket, h multiHold, o *options, quit func(func(int) bool)) *Lease {
+	for _, t := range tickets {
+		l, granted := t.grantedLease(m.c, o, strings.Join(m.names, ","), h)
+		if l == nil {
+			continue
+		}
+		if len(m.c.nodes) > 1 {
+			m.c.inBackground(func() { quit(func(i int) bool { return !granted[i] }) })
+		}
+		return l
+	}
+	return nil
 }
 
 // queuedAt marks the names at which an attempt that joined may have

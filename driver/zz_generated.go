@@ -47,10 +47,10 @@ type Scripts interface {
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error)
-	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none, and draws one fencing token for all.
+	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
-	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64) (MultiLockAcquireReply, error)
-	// MultiLockRelease releases every name of a MultiLock that holds token, handing each on to its oldest waiter.
+	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration) (MultiLockAcquireReply, error)
+	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.
 	// It runs scripts/lua/multi_release.lua.
 	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
@@ -180,7 +180,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "ee41835f50b0182990e97b9fd82fa2af088c1612",
+	SHA1:   "2250b01e9beb9f82d810886a0f0b11ac12355c07",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -192,7 +192,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "8a91248006cac1537820d6a687336286b1423786",
+	SHA1:   "179e0bee790ed72755de76baedcc8bd51e9dfa87",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -216,7 +216,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "a5cd94221fa5022bf4922733e314a98d122137ae",
+	SHA1:   "87049a8e6033c77b17c0b51df54ade2ea766a10b",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -261,7 +261,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "8b31b9cb6985422ad6dd43a9b58187d0bf79ddc2",
+	SHA1:   "d513f2626e1d162c2f308eaf8e8b24c0011cecfc",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -285,7 +285,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "5f4887a29c61e0356527b1eaa221e80640558bc2",
+	SHA1:   "14a35ab53ce2116557ba15c4dc87762c8395404b",
 	Source: lua.Source("multi_release.lua"),
 }
 

@@ -72,8 +72,8 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64) (driver.MultiLockAcquireReply, error) {
-	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival))
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration) (driver.MultiLockAcquireReply, error) {
+	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds()))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.

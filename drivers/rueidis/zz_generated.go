@@ -73,8 +73,8 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64) (driver.MultiLockAcquireReply, error) {
-	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10)))
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration) (driver.MultiLockAcquireReply, error) {
+	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10), strconv.FormatInt(reserve.Milliseconds(), 10)))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.

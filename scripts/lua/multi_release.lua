@@ -1,18 +1,50 @@
--- Releases every name of a MultiLock lease at once (see multi_acquire.lua):
--- each name that holds the token is handed on to its oldest waiter as
--- release_wake.lua does, or deleted when no one waits.
+-- Releases every name of a MultiLock lease at once (see multi_acquire.lua).
+-- When it held them all and the one waiter at the head of any of their
+-- queues is a MultiLock over the same names, it grants that waiter all of
+-- them and tells it the fencing token (see lib/take_all.lua), so that the
+-- waiter needs no request of its own. Otherwise each name is handed on to
+-- its oldest waiter as release_wake.lua does, or deleted when no one
+-- waits.
 -- KEYS[1..] keys: for each name in order, its lock, fence and queue keys (release_wake.lua's KEYS)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- Returns: the number of names that held the token and were released.
 
 -- #include lib/hand_on.lua
+-- #include lib/names_digest.lua
+-- #include lib/take_all.lua
 
-local released = 0
+local held, released = {}, 0
 for i = 1, #KEYS, 3 do
-  if redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1] then
-    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2])
+  held[i] = redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1]
+  if held[i] then
     released = released + 1
+  end
+end
+if released == #KEYS / 3 then
+  local same = '^m:' .. namesDigest(3) .. ':(%d+):(.+)$'
+  local heir, at, ttl, token
+  local others = false
+  for i = 1, #KEYS, 3 do
+    local ticket, value = liveHead(KEYS[i + 2])
+    if ticket then
+      local t, tok = string.match(value, same)
+      if tok and not heir then
+        heir, at, ttl, token = ticket, i, t, tok
+      else
+        others = true
+      end
+    end
+  end
+  if heir and not others then
+    redis.call('zrem', KEYS[at + 2], heir)
+    tell(heir, takeAll(3, token, ttl))
+    return released
+  end
+end
+for i = 1, #KEYS, 3 do
+  if held[i] then
+    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2])
   end
 end
 return released

@@ -2,31 +2,51 @@
 -- tells that waiter's client (see tell.lua).
 -- A plain Lock's ticket holds its grant ("g:<ttl>:<token>"): the lock is
 -- set to its token at once and the message is the fencing token, so the
--- waiter returns without another request. Any other waiter gets the lock
--- reserved a moment (message 0) and takes it with an attempt. With no one
--- waiting, the lock is deleted. Tickets are left to expire, never deleted:
--- a DEL event would wake their waiters again.
+-- waiter returns without another request. A MultiLock waiter's ticket
+-- ("m:<names>:<ttl>:<token>", see multi_acquire.lua) is granted this name
+-- too, but told 0: it still needs its other names, which its next attempt
+-- takes. Any other waiter gets the lock reserved a moment (message 0) and
+-- takes it with an attempt. With no one waiting, the lock is deleted.
+-- Tickets are left to expire, never deleted: a DEL event would wake their
+-- waiters again.
 
 -- #include lib/tell.lua
 
-local function handOn(lock, fence, queue, reserve)
+-- liveHead returns the queue's oldest live ticket and what it holds,
+-- dropping the dead ones before it; nil when no one waits.
+local function liveHead(queue)
   while true do
-    local head = redis.call('zpopmin', queue)
+    local head = redis.call('zrange', queue, 0, 0)
     if #head == 0 then
-      redis.call('del', lock)
-      return
+      return nil
     end
-    local ticket = redis.call('get', head[1])
-    if ticket then
-      local ttl, token = string.match(ticket, '^g:(%d+):(.+)$')
-      if token then
-        redis.call('set', lock, token, 'PX', ttl)
-        tell(head[1], redis.call('incr', fence))
-      else
-        redis.call('set', lock, 'reserved:' .. head[1], 'PX', reserve)
-        tell(head[1], 0)
-      end
-      return
+    local value = redis.call('get', head[1])
+    if value then
+      return head[1], value
     end
+    redis.call('zrem', queue, head[1])
   end
+end
+
+local function handOn(lock, fence, queue, reserve)
+  local ticket, value = liveHead(queue)
+  if not ticket then
+    redis.call('del', lock)
+    return
+  end
+  redis.call('zrem', queue, ticket)
+  local ttl, token = string.match(value, '^g:(%d+):(.+)$')
+  if token then
+    redis.call('set', lock, token, 'PX', ttl)
+    tell(ticket, redis.call('incr', fence))
+    return
+  end
+  ttl, token = string.match(value, '^m:%x+:(%d+):(.+)$')
+  if token then
+    redis.call('set', lock, token, 'PX', ttl)
+    redis.call('incr', fence)
+  else
+    redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
+  end
+  tell(ticket, 0)
 end
