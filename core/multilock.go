@@ -30,10 +30,11 @@ import (
 //
 // Where a node is one server (see driver.SingleServer), a plain
 // MultiLock's attempt and release are one script over all names instead:
-// it takes every name or none, and stops at the same name. On a Redis
-// Cluster its names hash to different slots, which one script cannot
-// touch, so there, and for a MultiLock with an owner, an attempt costs one
-// round trip per name.
+// it takes every name or none, and stops at the same name. A release there
+// grants all the names to a waiter for the same names, which then needs
+// no request (see multilock_queue.go). On a Redis Cluster the names hash
+// to different slots, which one script cannot touch, so there, and for a
+// MultiLock with an owner, an attempt costs one round trip per name.
 type MultiLock struct {
 	c     *Client
 	names []string // sorted
