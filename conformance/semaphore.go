@@ -33,6 +33,9 @@ func runSemaphore(t *testing.T, e env) {
 		"AvailableCountsIt": testSemaphoreAvailable,
 		"ByID":              testSemaphoreByID,
 	}
+	if e.strategy == core.Notify { // Poll waiters do not wait in line
+		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
+	}
 	if len(e.addrs) >= 3 {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
@@ -53,14 +56,14 @@ func runSemaphore(t *testing.T, e env) {
 var slowNodes = core.WithNodeTimeout(200 * time.Millisecond)
 
 // semKey is the key of a semaphore called name with the default prefix,
-// with suffix "" for its permits and ":holders", ":size", ":fence",
-// ":signal" for its other keys.
+// with suffix "" for its permits and ":holders", ":size", ":fence", ":q"
+// (its waiters' line) for its other keys.
 func semKey(name, suffix string) string { return lockKey(name) + ":semaphore" + suffix }
 
 // semKeys are all of a semaphore's keys.
 func semKeys(name string) []string {
 	var ks []string
-	for _, s := range []string{"", ":holders", ":size", ":fence", ":signal"} {
+	for _, s := range []string{"", ":holders", ":size", ":fence", ":q"} {
 		ks = append(ks, semKey(name, s))
 	}
 	return ks
@@ -250,18 +253,11 @@ func testSemaphoreAcquireN(t *testing.T, e env) {
 			t.Fatalf("node %d holds %d permits after a refused TryAcquire(2), want 2: a partial grant", i, got)
 		}
 	}
-	got := make(chan locked, 1)
-	waiter := e.client(t).Semaphore(n, 3)
-	go func() {
-		l, err := waiter.Acquire(ctx, 3)
-		got <- locked{l, err, time.Now()}
-	}()
-	time.Sleep(100 * time.Millisecond)
-	// The waiter for 3 holds none of the free permit while it waits.
 	one, err := e.client(t).Semaphore(n, 3).TryAcquire(ctx, 1)
 	if err != nil {
-		t.Fatalf("TryAcquire(1) of the one free permit while Acquire(3) waits: %v", err)
+		t.Fatalf("TryAcquire(1) of the one free permit: %v", err)
 	}
+	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 3), 3)
 	if err := two.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +265,12 @@ func testSemaphoreAcquireN(t *testing.T, e env) {
 	case r := <-got:
 		t.Fatalf("Acquire(3) returned (%v) with 2 of 3 permits free", r.err)
 	case <-time.After(200 * time.Millisecond):
+	}
+	// The waiter for 3 holds none of the free permits while it waits.
+	for i := range e.addrs {
+		if held := e.heldSlots(t, ctx, i, n); held != 1 {
+			t.Fatalf("node %d holds %d permits while Acquire(3) waits with 1 held by another lease, want 1: a partial grant", i, held)
+		}
 	}
 	released := time.Now()
 	if err := one.Unlock(ctx); err != nil {
@@ -461,15 +463,14 @@ func testSemaphoreLease(t *testing.T, e env) {
 }
 
 // semWaiter starts s.Acquire(n) in a goroutine and returns once it waits:
-// under Notify once it watches the semaphore's signal key.
+// under Notify once it is in line (the first waiter there).
 func (e env) semWaiter(t *testing.T, ctx context.Context, s *core.Semaphore, n int) <-chan locked {
 	t.Helper()
-	got := make(chan locked, 1)
-	go func() {
-		l, err := s.Acquire(ctx, n)
-		got <- locked{l, err, time.Now()}
-	}()
-	e.awaitWatching(t, ctx, semKey(s.Name(), ":signal"))
+	if e.strategy == core.Notify {
+		return e.inLine(t, ctx, semKey(s.Name(), ":q"), 1, func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, n) })
+	}
+	got := startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, n) })
+	time.Sleep(100 * time.Millisecond)
 	return got
 }
 
@@ -516,22 +517,58 @@ func testSemaphoreWakePassesOn(t *testing.T, e env) {
 	}
 	c := e.client(t)
 	const waiters = 3
-	got := make(chan locked, waiters)
-	for range waiters {
-		go func() {
-			l, err := c.Semaphore(n, 3).Acquire(ctx, 1)
-			got <- locked{l, err, time.Now()}
-		}()
+	var got [waiters]<-chan locked
+	for i := range got {
+		if e.strategy == core.Notify {
+			got[i] = e.inLine(t, ctx, semKey(n, ":q"), int64(i+1), func(ctx context.Context) (*core.Lease, error) { return c.Semaphore(n, 3).Acquire(ctx, 1) })
+		} else {
+			got[i] = startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return c.Semaphore(n, 3).Acquire(ctx, 1) })
+		}
 	}
-	e.awaitWatching(t, ctx, semKey(n, ":signal"))
 	time.Sleep(100 * time.Millisecond) // all three wait
 	released := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for range waiters {
-		expectWoken(t, got, released)
+	for _, w := range got {
+		expectWoken(t, w, released)
 	}
+}
+
+// testSemaphoreFirstComeFirstServed checks that under Notify waiters take
+// permits in the order they joined the line, and that a release keeps the
+// permit for the waiter first in line: a TryAcquire right after it fails.
+func testSemaphoreFirstComeFirstServed(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).Semaphore(n, 1).TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [3]<-chan locked
+	for i := range got {
+		s := e.client(t).Semaphore(n, 1)
+		got[i] = e.inLine(t, ctx, semKey(n, ":q"), int64(i+1), func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, 1) })
+	}
+	barger := e.client(t).Semaphore(n, 1)
+	for i := range got {
+		released := time.Now()
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := barger.TryAcquire(ctx, 1); !errors.Is(err, core.ErrNotAcquired) {
+			if l != nil {
+				l.Unlock(ctx)
+			}
+			t.Fatalf("TryAcquire right after release %d: %v, want ErrNotAcquired: the permit goes to the waiter first in line", i, err)
+		}
+		held = expectWoken(t, got[i], released)
+		for j, later := range got[i+1:] {
+			if len(later) > 0 {
+				t.Fatalf("waiter %d acquired before waiter %d, which joined the line before it", i+1+j, i)
+			}
+		}
+	}
+	held.Unlock(ctx)
 }
 
 func testSemaphoreBadInput(t *testing.T, e env) {

@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -36,10 +37,18 @@ import (
 // nodes' votes, and so that a slot free on a majority is found even where
 // leases hold theirs on different majorities.
 //
-// Under Notify, a refused acquisition marks the semaphore's signal key and
-// a release deletes it, which wakes the waiters; a waiter also retries
-// when enough permits expire, which no event announces. An operation costs
-// the server time in proportion to n and the permits held.
+// Under Notify, waiters are served first come, first served: each waits
+// in a line kept in Redis, as a FairMutex waiter does (its entry lapses
+// unless its attempts refresh it), and takes permits only when it is
+// first in line. A release, or a waiter leaving the line, wakes the waiter
+// first in line through its ticket (see lib/tell.lua); a waiter that takes
+// permits and leaves enough for the next one wakes that one. A waiter also
+// retries when enough permits expire, which nothing announces, and at
+// least every quarter TTL. Under Poll, and with TryAcquire, an attempt
+// does not wait in line and takes permits only when no one waits in line.
+// With a quorum, a waiter's place is the time its Acquire began, the same
+// on every node (see FairMutex for what that means across clocks). An
+// operation costs the server time in proportion to n and the permits held.
 //
 // Token returns the acquisition's fencing token, from a per-name counter:
 // on one node it increases with every acquisition; with a quorum (and
@@ -59,7 +68,8 @@ type semaphoreKeys struct {
 	holders string // hash: slot → token, and t:<token> → its slots
 	size    string // the number of permits stored by SetPermits
 	fence   string // fencing counter; never expires
-	signal  string // the key waiters watch: refused attempts set it, releases delete it
+	queue   string // sorted set of the waiters' tickets, by place
+	tickets string // the prefix of the waiters' ticket keys
 }
 
 // Semaphore returns the semaphore called name with permits permits (until
@@ -75,7 +85,8 @@ func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore 
 		holders: key(o, name, ":semaphore:holders"),
 		size:    key(o, name, ":semaphore:size"),
 		fence:   key(o, name, ":semaphore:fence"),
-		signal:  key(o, name, ":semaphore:signal"),
+		queue:   key(o, name, ":semaphore:q"),
+		tickets: key(o, name, ":semaphore:t:"),
 	}}
 }
 
@@ -90,8 +101,8 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	a, _, err := s.attempt(ctx, n)
-	return a.l, err
+	l, _, err := s.attempt(ctx, n, nil)
+	return l, err
 }
 
 // Acquire waits until it takes n permits at once, ctx ends (its error is
@@ -104,17 +115,25 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	a, err := acquire(ctx, s.c, &s.opts, s.keys.signal, func(ctx context.Context) (admission, time.Duration, error) {
-		return s.attempt(ctx, n)
-	})
-	if err != nil {
-		return nil, err
+	w := &semaphoreWaiter{ticket: s.keys.tickets + s.c.waiterToken()}
+	if len(s.c.nodes) > 1 {
+		w.place = time.Now().UnixMicro()
 	}
-	if a.more {
-		// A release wakes one waiter per Client; there is room for more.
-		s.c.wait.passOn(s.keys.signal)
-	}
-	return a.l, nil
+	w.wait, _ = lineTimes(&s.opts)
+	out := semaphoreHold{keys: s.keys, ticket: w.ticket}
+	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, strings.TrimPrefix(w.ticket, s.keys.tickets), out,
+		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
+			w.join = g != nil // under Poll no one would wake it
+			return s.attempt(ctx, n, w)
+		})
+}
+
+// semaphoreWaiter is an Acquire's place in line.
+type semaphoreWaiter struct {
+	ticket string
+	join   bool  // wait in line: under Notify
+	place  int64 // with a quorum, the time Acquire began; else the server gives it
+	wait   time.Duration
 }
 
 // SetPermits stores the number of permits in Redis, for every client, and
@@ -130,7 +149,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be at least 1", permits, s.name)
 	}
 	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
-		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.signal, int64(permits))
+		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits))
 	})
 	return noQuorum(ctx, s.c, replies)
 }
@@ -175,29 +194,31 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 	return nil
 }
 
-// admission is a successful acquisition, and whether room was left for
-// another waiter.
-type admission struct {
-	l    *Lease
-	more bool
-}
-
 // attempt runs one round: every node at once, each giving n slots or
 // none. On failure it returns the time until enough permits expire as a
-// hint.
-func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duration, error) {
+// hint. A waiter in Acquire passes its place in line; nil does not join.
+func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return admission{}, 0, err
+		return nil, 0, err
 	}
-	c, o := s.c, &s.opts
-	h := semaphoreHold{keys: s.keys, token: rand.Text(), n: int64(n)}
+	c, o, k := s.c, &s.opts, s.keys
+	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
+	if w != nil {
+		ticket, place, wait = w.ticket, w.place, w.wait
+		if w.join {
+			join = 1
+		}
+	}
+	// The lease's release, and the undo, leave the waiter in line: its
+	// taking the slots took it out.
+	h := semaphoreHold{keys: k, token: rand.Text(), n: int64(n), ticket: k.tickets}
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(1 << 52)
 	start := time.Now()
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, nd *node) (driver.SemaphoreAcquireReply, error) {
-		k := s.keys
-		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.signal, h.token, int64(n), o.ttl, int64(s.permits), seed)
+		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
+			h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait)
 	})
 	t := tallyPermits(replies)
 	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
@@ -208,8 +229,13 @@ func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duratio
 				if until, ok := o.validUntil(start, o.ttl); ok {
 					// Give back the other slots a minority gave.
 					l.release(ctx, func(i int) bool { return !won(i) && replies[i].v.Status == 1 })
+					if w != nil && w.join && len(c.nodes) > 1 {
+						// Where it did not win, it is still in line, and
+						// would hold that line up until its entry lapsed.
+						c.inBackground(func() { s.leaveLine(ctx, w.ticket, func(i int) bool { return !won(i) }) })
+					}
 					l.start(until)
-					return admission{l: l, more: t.roomLeft >= c.quorum}, 0, nil
+					return l, 0, nil
 				}
 			}
 		}
@@ -218,23 +244,39 @@ func (s *Semaphore) attempt(ctx context.Context, n int) (admission, time.Duratio
 	// and those that did not answer. A refusal wrote nothing to undo.
 	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Status == 1 })
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return admission{}, 0, err
+		return nil, 0, err
 	}
 	if t.tooMany >= c.quorum {
-		return admission{}, 0, invalid("cannot take %d permits of semaphore %q, which has %d", n, s.name, t.size)
+		return nil, 0, invalid("cannot take %d permits of semaphore %q, which has %d", n, s.name, t.size)
 	}
-	return admission{}, t.retry, ErrNotAcquired
+	if t.granted > 0 {
+		// Nodes that gave it permits took it out of line, so none of
+		// them will wake it: it tries again at once, which puts it back.
+		return nil, 0, ErrNotAcquired
+	}
+	return nil, t.retry, ErrNotAcquired
+}
+
+// leaveLine takes a waiter's ticket out of line on the nodes where on(i),
+// which wakes the waiter first in line there.
+func (s *Semaphore) leaveLine(ctx context.Context, ticket string, on func(int) bool) {
+	h := semaphoreHold{keys: s.keys, ticket: ticket}
+	fanout(context.WithoutCancel(ctx), s.c, &s.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
+		if !on(i) {
+			return false, nil
+		}
+		return h.release(ctx, nd)
+	})
 }
 
 // permitTally sums up one attempt's replies.
 type permitTally struct {
-	slots    int64         // the digest of the slots most nodes gave
-	granted  int           // nodes that gave those slots
-	roomLeft int           // of those, the ones with permits left free
-	fence    int64         // the highest fencing counter among them
-	tooMany  int           // nodes that have fewer permits than asked for
-	retry    time.Duration // the shortest wait for enough permits to expire; -1 unknown
-	size     int64         // the number of permits a node refusing too many reported
+	slots   int64         // the digest of the slots most nodes gave
+	granted int           // nodes that gave those slots
+	fence   int64         // the highest fencing counter among them
+	tooMany int           // nodes that have fewer permits than asked for
+	retry   time.Duration // the shortest wait for enough permits to expire; -1 unknown
+	size    int64         // the number of permits a node refusing too many reported
 }
 
 func tallyPermits(replies []reply[driver.SemaphoreAcquireReply]) permitTally {
@@ -254,9 +296,6 @@ func tallyPermits(replies []reply[driver.SemaphoreAcquireReply]) permitTally {
 		case r.v.Status == 1:
 			if r.v.Slots == t.slots {
 				t.fence = max(t.fence, r.v.Fence)
-				if r.v.Free > 0 {
-					t.roomLeft++
-				}
 			}
 		case r.v.Status < 0:
 			t.tooMany++
@@ -284,10 +323,13 @@ func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fe
 }
 
 // semaphoreHold is a Semaphore lease's hold: n slots given to its token.
+// Its release also takes ticket out of line: that of a waiter that gives
+// up (holding no slots), or none (the tickets prefix) for a lease.
 type semaphoreHold struct {
-	keys  semaphoreKeys
-	token string
-	n     int64
+	keys   semaphoreKeys
+	token  string
+	n      int64
+	ticket string
 }
 
 func (h semaphoreHold) id() string { return strconv.FormatInt(h.n, 10) + "-" + h.token }
@@ -298,6 +340,6 @@ func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) 
 }
 
 func (h semaphoreHold) release(ctx context.Context, nd *node) (bool, error) {
-	v, err := nd.d.SemaphoreRelease(ctx, h.keys.permits, h.keys.holders, h.keys.signal, h.token, h.n)
+	v, err := nd.d.SemaphoreRelease(ctx, h.keys.permits, h.keys.holders, h.keys.queue, h.ticket, h.token, h.n)
 	return v == 1, err
 }

@@ -58,7 +58,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	if err != nil || n < 1 || !isToken(token) {
 		return semaphoreHold{}, invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: token, n: n}, nil
+	return semaphoreHold{keys: s.keys, token: token, n: n, ticket: s.keys.tickets}, nil
 }
 
 // isToken reports whether s looks like a token from crypto/rand.Text: 26

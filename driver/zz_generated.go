@@ -71,18 +71,18 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64) (int64, error)
-	// SemaphoreAcquire takes n free permit slots at once, or none, purging expired ones, and draws a fencing token.
+	// SemaphoreAcquire takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
-	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64) (SemaphoreAcquireReply, error)
-	// SemaphoreRelease gives a lease's n permits back and wakes the waiters.
+	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration) (SemaphoreAcquireReply, error)
+	// SemaphoreRelease gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_release.lua.
-	SemaphoreRelease(ctx context.Context, permits string, holders string, signal string, token string, n int64) (int64, error)
+	SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error)
 	// SemaphoreExtend resets the expiry of a lease's n permits while all of them are held.
 	// It runs scripts/lua/semaphore_extend.lua.
 	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, ttl time.Duration) (int64, error)
-	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiters.
+	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
-	SemaphoreSetPermits(ctx context.Context, size string, signal string, permits int64) (int64, error)
+	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64) (int64, error)
 	// SemaphoreAvailable counts the free permits, purging expired ones.
 	// It runs scripts/lua/semaphore_available.lua.
 	SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error)
@@ -180,7 +180,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "2250b01e9beb9f82d810886a0f0b11ac12355c07",
+	SHA1:   "84bd7c6180b6cac6261aefc94053e9076a54ee3f",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -192,7 +192,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "179e0bee790ed72755de76baedcc8bd51e9dfa87",
+	SHA1:   "af66e1c3a2a26db3291639d239dc1e1c5788ab0f",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -216,7 +216,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "87049a8e6033c77b17c0b51df54ade2ea766a10b",
+	SHA1:   "9c740cfbd7e703e53fbb54a6d54554da136c94d0",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -261,7 +261,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "d513f2626e1d162c2f308eaf8e8b24c0011cecfc",
+	SHA1:   "4f1327ee6b8d567ddefc64b91320065c8dbcc988",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -285,7 +285,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "14a35ab53ce2116557ba15c4dc87762c8395404b",
+	SHA1:   "9eaa0ccce637ba87e07d515871eb0468c26f9f47",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -419,9 +419,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
 type SemaphoreAcquireReply struct {
-	Status int64         // 1 when acquired, 0 when fewer than n permits are free, -1 when n exceeds the number of permits (nothing written)
+	Status int64         // 1 when acquired, 0 when fewer than n permits are free or another waiter is first in line, -1 when n exceeds the number of permits (nothing written)
 	Fence  int64         // the fencing counter after this acquisition; 0 when not acquired
-	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire
+	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first
 	Free   int64         // the permits left free after the call
 	Size   int64         // the number of permits in force
 	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
@@ -430,7 +430,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "8afe54e0aa79d4c16464ee4357ed58996fd66425",
+	SHA1:   "2ac025afb8793ba9cfe3bfb2c7b6ac992db4fe24",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -455,7 +455,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "4b2a8e1b1099f7fce2e2d31e901111dd99ca5822",
+	SHA1:   "696bdd504c733dc93fb9c51c6dbddad35dfb4412",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -479,7 +479,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "acd1d292269c506e23553fadd85167b09f57656a",
+	SHA1:   "6c7774c04a9b223c1c5543545c33f594515dc833",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

@@ -113,13 +113,13 @@ func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers stri
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
-func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, signal string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64) (driver.SemaphoreAcquireReply, error) {
-	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, signal}, token, n, ttl.Milliseconds(), defaultSize, seed))
+func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration) (driver.SemaphoreAcquireReply, error) {
+	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds()))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
-func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, signal string, token string, n int64) (int64, error) {
-	return driver.DecodeSemaphoreRelease(d.evalInt(ctx, driver.SemaphoreReleaseScript, []string{permits, holders, signal}, token, n))
+func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error) {
+	return driver.DecodeSemaphoreRelease(d.evalInt(ctx, driver.SemaphoreReleaseScript, []string{permits, holders, queue, ticket}, token, n))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
@@ -128,8 +128,8 @@ func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders st
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
-func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, signal string, permits int64) (int64, error) {
-	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, signal}, permits))
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64) (int64, error) {
+	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, queue}, permits))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.

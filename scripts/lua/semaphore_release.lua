@@ -1,13 +1,19 @@
--- Gives a semaphore lease's permits back and, when that or the purge of
--- expired permits freed any, deletes the signal key so that its keyspace
--- event wakes the waiters.
+-- Gives a semaphore lease's permits back, or takes a waiter that gives up
+-- out of line, and then, when that or the purge of expired permits freed
+-- any, tells the waiter first in line (see semaphore_acquire.lua), which
+-- wakes it to attempt.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
--- KEYS[3] signal: the key refused acquisitions set
--- ARGV[1] token: the lease's token
+-- KEYS[3] queue: sorted set of waiting tickets, by place
+-- KEYS[4] ticket: the ticket of a waiter that leaves the line
+-- ARGV[1] token: the lease's token; empty for a waiter that leaves
 -- ARGV[2] n: how many permits the lease holds
 -- Returns: 1 when all n permits were still held (and are now free); 0 when
 -- they had expired or were released before.
+
+-- #include lib/live_head.lua
+-- #include lib/tell.lua
+
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expired = redis.call('zrangebyscore', KEYS[1], '-inf', now)
@@ -27,8 +33,12 @@ if list then
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
 end
-if #expired + held > 0 then
-  redis.call('del', KEYS[3])
+local left = redis.call('zrem', KEYS[3], KEYS[4])
+if #expired + held + left > 0 then
+  local head = liveHead(KEYS[3])
+  if head then
+    tell(head, 0)
+  end
 end
 if held == tonumber(ARGV[2]) then
   return 1

@@ -1,11 +1,18 @@
 -- Stores the number of permits of a semaphore, for every client, and
--- deletes the signal key so that its keyspace event wakes the waiters,
--- which may fit now.
+-- tells the waiter first in line (see semaphore_acquire.lua), which may
+-- fit now.
 -- KEYS[1] size: the stored number of permits
--- KEYS[2] signal: the key refused acquisitions set
+-- KEYS[2] queue: sorted set of waiting tickets, by place
 -- ARGV[1] permits: the new number of permits
 -- Returns: the number stored before; 0 when none was.
+
+-- #include lib/live_head.lua
+-- #include lib/tell.lua
+
 local prev = tonumber(redis.call('get', KEYS[1]) or '0')
 redis.call('set', KEYS[1], ARGV[1])
-redis.call('del', KEYS[2])
+local head = liveHead(KEYS[2])
+if head then
+  tell(head, 0)
+end
 return prev
