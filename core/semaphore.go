@@ -94,9 +94,9 @@ func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore 
 func (s *Semaphore) Name() string { return s.name }
 
 // TryAcquire makes one attempt to take n permits at once. It returns
-// ErrNotAcquired when fewer than n are free, ErrNoQuorum when too few
-// nodes answered, and ErrInvalid when n is not positive or exceeds the
-// number of permits.
+// ErrNotAcquired when fewer than n are free or waiters wait in line (they
+// come first), ErrNoQuorum when too few nodes answered, and ErrInvalid
+// when n is not positive or exceeds the number of permits.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
