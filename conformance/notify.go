@@ -180,12 +180,7 @@ func testWakesOneWaiter(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	var attempts atomic.Int64
-	d := e.h.Open(t, e.addrs[0])
-	c, err := core.New([]core.Driver{countingDriver{d, d.(driver.Notifier), &attempts}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := e.countingClient(t, &attempts)
 	const waiters = 4
 	got := make(chan locked, waiters)
 	for range waiters {
@@ -256,12 +251,7 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	var attempts atomic.Int64
-	d := e.h.Open(t, e.addrs[0])
-	waiters, err := core.New([]core.Driver{countingDriver{d, d.(driver.Notifier), &attempts}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { waiters.Close() })
+	waiters := e.countingClient(t, &attempts)
 	queue := lockKey(names[0]) + ":q"
 	var got [2]<-chan locked
 	for i := range got {
@@ -290,6 +280,18 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 		}
 	}
 	held.Unlock(ctx)
+}
+
+// countingClient is a Client (Notify) on the first node whose acquisition
+// attempts, Mutex and MultiLock, add to attempts.
+func (e env) countingClient(t *testing.T, attempts *atomic.Int64) *core.Client {
+	d := e.h.Open(t, e.addrs[0])
+	c, err := core.New([]core.Driver{countingDriver{d, d.(driver.Notifier), attempts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // countingDriver counts acquisition attempts and keeps the Notifier.
