@@ -7,7 +7,6 @@ import (
 	mrand "math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -115,13 +114,14 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	w := &semaphoreWaiter{ticket: s.keys.tickets + s.c.waiterToken()}
+	token := s.c.waiterToken()
+	w := &semaphoreWaiter{ticket: s.keys.tickets + token}
 	if len(s.c.nodes) > 1 {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
 	out := semaphoreHold{keys: s.keys, ticket: w.ticket}
-	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, strings.TrimPrefix(w.ticket, s.keys.tickets), out,
+	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, token, out,
 		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
 			w.join = g != nil // under Poll no one would wake it
 			return s.attempt(ctx, n, w)
@@ -251,7 +251,8 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	}
 	if t.granted > 0 {
 		// Nodes that gave it permits took it out of line, so none of
-		// them will wake it: it tries again at once, which puts it back.
+		// them will wake it: it tries again after its backoff rather
+		// than at the hint, which puts it back in line.
 		return nil, 0, ErrNotAcquired
 	}
 	return nil, t.retry, ErrNotAcquired

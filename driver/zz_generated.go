@@ -430,7 +430,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "2ac025afb8793ba9cfe3bfb2c7b6ac992db4fe24",
+	SHA1:   "18bf03c58bb4487527a8569a20c84145418f62f3",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 

@@ -97,9 +97,9 @@ for _, k in ipairs({KEYS[1], KEYS[2]}) do
     redis.call('pexpire', k, ttl)
   end
 end
-local next, wants = liveHead(KEYS[5])
-if next and free - n >= tonumber(wants) then
-  tell(next, 0)
+local after, wants = liveHead(KEYS[5])
+if after and free - n >= tonumber(wants) then
+  tell(after, 0)
 end
 local digest = tonumber(string.sub(redis.sha1hex(list), 1, 13), 16)
 return {1, redis.call('incr', KEYS[4]), 0, free - n, size, digest}
