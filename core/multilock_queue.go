@@ -44,6 +44,23 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			}
 		}
 	}
+	// won takes the ticket out of line on the nodes where on(i), once the
+	// waiter holds its lease. A grant that reached it there late is part
+	// of the lease now, which the lease's release gives back on every
+	// node: handing it on now would wake a waiter that cannot win.
+	won := func(on func(int) bool) {
+		for i, j := range joined {
+			if j {
+				k, t := m.keys[i], tickets[i]
+				fanout(context.WithoutCancel(ctx), m.c, o, func(ctx context.Context, i int, nd *node) (int64, error) {
+					if !on(i) {
+						return 0, nil
+					}
+					return nd.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, "", o.reserve())
+				})
+			}
+		}
+	}
 	// quit leaves every queue on the nodes where on(i) and, on a single
 	// server, gives back what a release granted the waiter there.
 	quit := func(on func(int) bool) {
@@ -78,7 +95,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				// Where a node did not grant every name, the ticket may be
 				// queued at the name it stopped at.
 				missed := func(i int) bool { return replies[i].err != nil || !allGranted(replies[i].v, len(m.names)) }
-				m.c.inBackground(func() { quit(missed) })
+				m.c.inBackground(func() { won(missed) })
 			}
 			return l, nil
 		case !errors.Is(err, ErrNotAcquired), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
@@ -113,7 +130,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			return nil, err
 		}
 		if grantsAll {
-			if l := m.grantedLease(tickets, h, &ho, quit); l != nil {
+			if l := m.grantedLease(tickets, h, &ho, won); l != nil {
 				return l, nil
 			}
 		}
@@ -122,16 +139,16 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 
 // grantedLease is the lease that grants of all names from a majority of
 // nodes gave a waiter, through any of its tickets (see notify_grant.go).
-// The waiter leaves the queues of the nodes that did not grant it, and
-// gives back what they granted it later.
-func (m *MultiLock) grantedLease(tickets []*ticket, h multiHold, o *options, quit func(func(int) bool)) *Lease {
+// The waiter then leaves (won) the queues of the nodes that did not grant
+// it.
+func (m *MultiLock) grantedLease(tickets []*ticket, h multiHold, o *options, won func(func(int) bool)) *Lease {
 	for _, t := range tickets {
 		l, granted := t.grantedLease(m.c, o, strings.Join(m.names, ","), h)
 		if l == nil {
 			continue
 		}
 		if len(m.c.nodes) > 1 {
-			m.c.inBackground(func() { quit(func(i int) bool { return !granted[i] }) })
+			m.c.inBackground(func() { won(func(i int) bool { return !granted[i] }) })
 		}
 		return l
 	}
