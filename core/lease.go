@@ -16,6 +16,11 @@ type Lease struct {
 	hold  hold
 	fence uint64
 	done  chan struct{}
+	// extending is held by one Extend round at a time, so that the servers
+	// apply the rounds in the order their outcomes are recorded: an
+	// earlier round's shorter TTL, answered last, would otherwise leave
+	// until later than the keys' expiry.
+	extending chan struct{}
 
 	mu     sync.Mutex
 	until  time.Time
@@ -32,7 +37,7 @@ type hold interface {
 }
 
 func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
-	return &Lease{c: c, name: name, opts: o, hold: h, fence: fence, done: make(chan struct{})}
+	return &Lease{c: c, name: name, opts: o, hold: h, fence: fence, done: make(chan struct{}), extending: make(chan struct{}, 1)}
 }
 
 // Token returns the fencing token: greater than every token returned before
@@ -109,11 +114,14 @@ func (l *Lease) endLocked(err error) {
 	close(l.done)
 }
 
-// watch extends the lease every third of its TTL until it ends or the
-// client closes. A failed extension is retried sooner; if none reaches a
-// majority before the validity deadline, expire ends the lease.
+// watch extends the lease by its TTL whenever less than two thirds of the
+// TTL is left (every third of the TTL, unless an Extend by hand gave it
+// more), until it ends or the client closes. A failed extension is
+// retried sooner; if none reaches a majority before the validity
+// deadline, expire ends the lease.
 func (l *Lease) watch() {
 	ttl := l.opts.ttl
+	due := ttl - ttl/3 // extend when no more than this is left
 	t := time.NewTimer(ttl / 3)
 	defer t.Stop()
 	for {
@@ -123,6 +131,10 @@ func (l *Lease) watch() {
 		case <-l.c.closing:
 			return
 		case <-t.C:
+		}
+		if left := time.Until(l.Until()); left > due {
+			t.Reset(left - due) // a longer Extend by hand is not cut short
+			continue
 		}
 		// The round may take until the validity deadline: a slow answer
 		// that still arrives in time keeps the lease.
@@ -155,6 +167,8 @@ func (l *Lease) state(ctx context.Context) error {
 // lock. It fails with ErrLost when a majority no longer holds it (Done
 // closes), with ErrNotHeld after Unlock, and with ErrNoQuorum when too few
 // nodes answered, in which case the lease stays valid until Until.
+// Extensions of one lease run one at a time (the watchdog's included); one
+// that waits for its turn returns ctx's error when ctx ends first.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.state(ctx); err != nil {
 		return err
@@ -163,6 +177,12 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	o.ttl = ttl
 	if err := o.validate(l.name); err != nil {
 		return err
+	}
+	select {
+	case l.extending <- struct{}{}:
+		defer func() { <-l.extending }()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	start := time.Now()
 	replies := fanout(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {

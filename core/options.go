@@ -67,8 +67,10 @@ func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl }
 // one of its leases was unlocked.
 func WithOwner(owner string) Option { return func(o *options) { o.owner = owner } }
 
-// WithAutoExtend keeps every lease extended at a third of its TTL while it
-// is held; see Lease.Done for what happens when that fails.
+// WithAutoExtend keeps every lease extended while it is held: by its TTL
+// whenever less than two thirds of the TTL is left, so every third of the
+// TTL, and later after an Extend by hand for longer. See Lease.Done for
+// what happens when that fails.
 func WithAutoExtend() Option { return func(o *options) { o.autoExtend = true } }
 
 // WithFencing(false) skips, in quorum mode, the extra round trip that makes
