@@ -15,7 +15,7 @@ type waiter interface {
 	watch(ctx context.Context, o *options, key string) (watch, error)
 	// passOn wakes one local waiter of key. A keyspace event wakes one
 	// waiter per Client; a primitive whose acquisition found room for more
-	// than its caller (an open latch, free permits) passes the wake-up on
+	// than its caller (an open latch) passes the wake-up on
 	// after returning, so that each woken waiter wakes the next.
 	passOn(key string)
 	close() error

@@ -422,7 +422,6 @@ type SemaphoreAcquireReply struct {
 	Status int64         // 1 when acquired, 0 when fewer than n permits are free or another waiter is first in line, -1 when n exceeds the number of permits (nothing written)
 	Fence  int64         // the fencing counter after this acquisition; 0 when not acquired
 	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first
-	Free   int64         // the permits left free after the call
 	Size   int64         // the number of permits in force
 	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
 }
@@ -430,7 +429,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "18bf03c58bb4487527a8569a20c84145418f62f3",
+	SHA1:   "80a2be625432a93697ad0bc833b8e1e0ecc3f625",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -439,15 +438,14 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 	if err != nil {
 		return SemaphoreAcquireReply{}, err
 	}
-	if len(v) != 6 {
-		return SemaphoreAcquireReply{}, replyLengthError(SemaphoreAcquireScript, 6, len(v))
+	if len(v) != 5 {
+		return SemaphoreAcquireReply{}, replyLengthError(SemaphoreAcquireScript, 5, len(v))
 	}
 	return SemaphoreAcquireReply{
 		Fence:  v[1],
-		Free:   v[3],
 		Retry:  time.Duration(v[2]) * time.Millisecond,
-		Size:   v[4],
-		Slots:  v[5],
+		Size:   v[3],
+		Slots:  v[4],
 		Status: v[0],
 	}, nil
 }

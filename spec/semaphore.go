@@ -13,7 +13,6 @@ var semaphoreOps = []Op{
 			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free or another waiter is first in line, -1 when n exceeds the number of permits (nothing written)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"Retry", Millis, "when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first"},
-			{"Free", Int, "the permits left free after the call"},
 			{"Size", Int, "the number of permits in force"},
 			{"Slots", Int, "a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired"},
 		},

@@ -39,7 +39,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "6e409b14df5417178775bd09cbb834819136c4b1",
 	"latch_unset":           "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
-	"semaphore_acquire":     "18bf03c58bb4487527a8569a20c84145418f62f3",
+	"semaphore_acquire":     "80a2be625432a93697ad0bc833b8e1e0ecc3f625",
 	"semaphore_available":   "2179b1d7c386f6cbc8ff32833051e95a12f36793",
 	"semaphore_extend":      "fb2cb8d46063a277741b68407b62b3ca06d1dfd0",
 	"semaphore_fence_raise": "2844da328f5569b07d79757b18ae0669f26119e2",

@@ -24,14 +24,13 @@
 -- ARGV[6] join: 1 to wait in line, 0 not to
 -- ARGV[7] place: the waiter's place in line (µs since the epoch, the same on every node); 0 for the server's time
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
--- Returns: {status, fence, retry, free, size, slots}: status 1 when acquired,
+-- Returns: {status, fence, retry, size, slots}: status 1 when acquired,
 -- 0 when fewer than n permits are free or another waiter is first in line,
 -- -1 when n exceeds size (nothing written); fence, the counter after an
 -- acquisition (else 0); retry, when fewer than n are free, the
 -- milliseconds until enough expire (-1 when another waiter is first, 0
--- when acquired); free, the permits left free after the call; size, the
--- number of permits in force; slots, a 52-bit digest of the slots given
--- (else 0).
+-- when acquired); size, the number of permits in force; slots, a 52-bit
+-- digest of the slots given (else 0).
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
@@ -39,7 +38,7 @@
 local size = tonumber(redis.call('get', KEYS[3]) or ARGV[4])
 local n = tonumber(ARGV[2])
 if n > size then
-  return {-1, 0, 0, 0, size, 0}
+  return {-1, 0, 0, size, 0}
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -66,10 +65,10 @@ if free < n then
   -- n <= size, so at least n - free slots are held: the (n - free)-th
   -- earliest expiry frees enough.
   local e = redis.call('zrange', KEYS[1], n - free - 1, n - free - 1, 'WITHSCORES')
-  return {0, 0, tonumber(e[2]) - now, math.max(free, 0), size, 0}
+  return {0, 0, tonumber(e[2]) - now, size, 0}
 end
 if head and head ~= KEYS[6] then
-  return {0, 0, -1, free, size, 0}
+  return {0, 0, -1, size, 0}
 end
 redis.call('zrem', KEYS[5], KEYS[6])
 -- At most size - free slots are held, so n of 1..size are free. Starting
@@ -102,4 +101,4 @@ if after and free - n >= tonumber(wants) then
   tell(after, 0)
 end
 local digest = tonumber(string.sub(redis.sha1hex(list), 1, 13), 16)
-return {1, redis.call('incr', KEYS[4]), 0, free - n, size, digest}
+return {1, redis.call('incr', KEYS[4]), 0, size, digest}
