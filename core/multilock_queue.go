@@ -36,10 +36,12 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	whole := func(i int) bool { return h.whole(m.c.nodes[i]) }
 	grantsAll := !slices.ContainsFunc(m.c.nodes, func(nd *node) bool { return !h.whole(nd) })
 	joined := make([]bool, len(m.names)) // the names whose queues may hold the ticket
-	leave := func(on func(int) bool, except int) {
+	// leave takes the tickets out of line on the nodes where on(i), but at
+	// except; keep as in leaveQueue.
+	leave := func(on func(int) bool, except int, keep bool) {
 		for i, j := range joined {
 			if j && i != except {
-				leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on)
+				leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep)
 				joined[i] = false
 			}
 		}
@@ -48,23 +50,11 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// waiter holds its lease. A grant that reached it there late is part
 	// of the lease now, which the lease's release gives back on every
 	// node: handing it on now would wake a waiter that cannot win.
-	won := func(on func(int) bool) {
-		for i, j := range joined {
-			if j {
-				k, t := m.keys[i], tickets[i]
-				fanout(context.WithoutCancel(ctx), m.c, o, func(ctx context.Context, i int, nd *node) (int64, error) {
-					if !on(i) {
-						return 0, nil
-					}
-					return nd.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, "", o.reserve())
-				})
-			}
-		}
-	}
+	won := func(on func(int) bool) { leave(on, -1, true) }
 	// quit leaves every queue on the nodes where on(i) and, on a single
 	// server, gives back what a release granted the waiter there.
 	quit := func(on func(int) bool) {
-		leave(on, -1)
+		leave(on, -1, false)
 		fanout(context.WithoutCancel(ctx), m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
 			if !on(i) || !whole(i) {
 				return false, nil
@@ -108,7 +98,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			}
 		}
 		// A single server that answered left the other queues already.
-		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked)
+		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, false)
 		t := tickets[miss.blocked]
 		if head != nil && head.key != m.keys[miss.blocked].lock {
 			head.stop()

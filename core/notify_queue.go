@@ -232,17 +232,19 @@ func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) boo
 }
 
 func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
-	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on)
+	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on, false)
 }
 
 // leaveQueue takes ticket t out of the queue of the lock keys k on the
 // nodes where on(i), handing on a grant or reservation made to it
-// meanwhile. Where the ticket's token holds the lock, that hands on the
-// lock: call it only where the waiter does not hold it.
-func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool) {
+// meanwhile, unless keep: a waiter that won keeps a grant that reached it
+// late, as part of its lease. Where the ticket's token holds the lock,
+// handing on hands on the lock: then keep it, or call this only where the
+// waiter does not hold it.
+func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep bool) {
 	token := t.token
-	if o.owner != "" {
-		token = "" // an owner's waiter is reserved the lock, never granted it
+	if o.owner != "" || keep {
+		token = "" // no grant to hand on: an owner's waiter is only reserved the lock
 	}
 	fanout(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
 		if !on(i) {
