@@ -61,6 +61,7 @@ var primitives = []struct {
 	{"FairMutex", runFairMutex}, {"RWMutex", runRWMutex},
 	{"MultiLock", runMultiLock},
 	{"Semaphore", runSemaphore}, {"Latch", runLatch},
+	{"Client", runClient},
 }
 
 // env is one cell: a driver on a topology with a wait strategy. In a
@@ -131,11 +132,18 @@ func (e env) client(t testing.TB, opts ...core.Option) *core.Client {
 
 func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.Client {
 	t.Helper()
+	return e.clientOver(t, e.drivers(t, addrs), opts...)
+}
+
+// clientOver returns a Client over ds with the cell's options, closed at
+// t.Cleanup.
+func (e env) clientOver(t testing.TB, ds []core.Driver, opts ...core.Option) *core.Client {
+	t.Helper()
 	// The default node timeout, a tenth of the TTL, is 20-30ms for the
 	// short TTLs of some cases: too little on a loaded 2-core CI machine
 	// running every cell at once. Cases that test timeouts set their own.
 	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy), core.WithNodeTimeout(150 * time.Millisecond)}, serverOptions[e.server]...)
-	c, err := core.New(e.drivers(t, addrs), append(defaults, opts...)...)
+	c, err := core.New(ds, append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("core.New(%s): %v", e.h.Driver, err)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -14,19 +15,23 @@ import (
 
 func runFairMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"BadInput":         testFairBadInput,
-		"Exclusive":        testFairExclusive,
-		"NoBarging":        testFairNoBarging,
-		"FirstComeFirst":   testFairOrder,
-		"GiveUpLeavesLine": testFairGiveUp,
-		"CrashedHolder":    testFairCrashedHolder,
-		"CrashedHead":      testFairCrashedHead,
-		"AutoExtend":       testFairAutoExtend,
-		"History":          testFairHistory,
+		"LateAttemptAfterGiveUp": testLateAttemptAfterGiveUp("FairMutex"),
+		"BadInput":               testFairBadInput,
+		"Exclusive":              testFairExclusive,
+		"NoBarging":              testFairNoBarging,
+		"FirstComeFirst":         testFairOrder,
+		"GiveUpLeavesLine":       testFairGiveUp,
+		"CrashedHolder":          testFairCrashedHolder,
+		"CrashedHead":            testFairCrashedHead,
+		"AutoExtend":             testFairAutoExtend,
+		"History":                testFairHistory,
 	}
+	maps.Copy(cases, hostile(e, "FairMutex"))
+	maps.Copy(cases, randomFaults(e, "FairMutex"))
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown
+		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ func runLatch(t *testing.T, e env) {
 		"ContextEndsWait":    testLatchContextEndsWait,
 		"BadInput":           testLatchBadInput,
 	}
+	maps.Copy(cases, hostile(e, "Latch"))
 	if len(e.addrs) >= 3 {
 		cases["QuorumMinorityDown"] = testLatchMinorityDown
 		cases["QuorumFailedSetIsUndone"] = testLatchSetUndone
@@ -44,7 +46,7 @@ func latchKey(name string) string { return lockKey(name) + ":latch" }
 func testLatchReleasesAll(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	const count, clients, perClient = 3, 3, 3
-	if ok, err := e.client(t).Latch(n).TrySetCount(ctx, count); err != nil || !ok {
+	if ok, err := e.latchClient(t).Latch(n).TrySetCount(ctx, count); err != nil || !ok {
 		t.Fatalf("TrySetCount(%d) on a new latch: got (%v, %v), want true", count, ok, err)
 	}
 	h := newHistory()
@@ -54,7 +56,7 @@ func testLatchReleasesAll(t *testing.T, e env) {
 	}
 	got := make(chan returned, clients*perClient)
 	for c := range clients {
-		l := e.client(t).Latch(n)
+		l := e.latchClient(t).Latch(n)
 		for w := range perClient {
 			go func() {
 				call := time.Now()
@@ -68,7 +70,7 @@ func testLatchReleasesAll(t *testing.T, e env) {
 	}
 	e.awaitWatching(t, ctx, latchKey(n))
 	time.Sleep(100 * time.Millisecond) // all of them wait
-	counter := e.client(t).Latch(n)
+	counter := e.latchClient(t).Latch(n)
 	var last time.Time
 	for i := range count {
 		call := time.Now()
@@ -95,7 +97,7 @@ func testLatchReleasesAll(t *testing.T, e env) {
 
 func testLatchTrySetOnce(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	a, b := e.client(t).Latch(n), e.client(t).Latch(n)
+	a, b := e.latchClient(t).Latch(n), e.latchClient(t).Latch(n)
 	if ok, err := a.TrySetCount(ctx, 2); err != nil || !ok {
 		t.Fatalf("TrySetCount(2) on a new latch: got (%v, %v), want true", ok, err)
 	}
@@ -121,7 +123,7 @@ func testLatchTrySetOnce(t *testing.T, e env) {
 
 func testLatchCount(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l := e.client(t).Latch(n)
+	l := e.latchClient(t).Latch(n)
 	if c, err := l.Count(ctx); err != nil || c != 0 {
 		t.Fatalf("Count of a new latch: got (%d, %v), want 0", c, err)
 	}
@@ -152,7 +154,7 @@ func testLatchCount(t *testing.T, e env) {
 func testLatchExpiry(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const expiry = 400 * time.Millisecond
-	l := e.client(t).Latch(n, core.WithLatchExpiry(expiry))
+	l := e.latchClient(t).Latch(n, core.WithLatchExpiry(expiry))
 	set := time.Now()
 	if ok, err := l.TrySetCount(ctx, 5); err != nil || !ok {
 		t.Fatalf("TrySetCount(5): got (%v, %v)", ok, err)
@@ -163,7 +165,7 @@ func testLatchExpiry(t *testing.T, e env) {
 			t.Fatalf("node %d: the latch's TTL is %v, want within (0, %v]", i, ttl, expiry)
 		}
 	}
-	if err := e.client(t).Latch(n).Wait(ctx); err != nil {
+	if err := e.latchClient(t).Latch(n).Wait(ctx); err != nil {
 		t.Fatalf("Wait on a latch that expires: %v", err)
 	}
 	// The server drops expired keys within about 100ms (hz 10); a waiter
@@ -195,12 +197,12 @@ func testLatchExpiry(t *testing.T, e env) {
 // looked only after both must still return, as the latch did open.
 func testLatchRearm(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l := e.client(t).Latch(n)
+	l := e.latchClient(t).Latch(n)
 	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
 		t.Fatalf("TrySetCount(1): got (%v, %v)", ok, err)
 	}
 	done := make(chan error, 1)
-	waiter := e.client(t).Latch(n)
+	waiter := e.latchClient(t).Latch(n)
 	go func() { done <- waiter.Wait(ctx) }()
 	e.awaitWatching(t, ctx, latchKey(n))
 	opened := time.Now()
@@ -222,13 +224,13 @@ func testLatchRearm(t *testing.T, e env) {
 
 func testLatchContextEndsWait(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l := e.client(t).Latch(n)
+	l := e.latchClient(t).Latch(n)
 	if ok, err := l.TrySetCount(ctx, 1); err != nil || !ok {
 		t.Fatalf("TrySetCount(1): got (%v, %v)", ok, err)
 	}
 	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 	defer cancel()
-	if err := e.client(t).Latch(n).Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+	if err := e.latchClient(t).Latch(n).Wait(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Wait past its deadline: got %v, want context.DeadlineExceeded", err)
 	}
 	// WithMaxAttempts does not bound Wait, which ends with its context.
@@ -330,7 +332,7 @@ func testLatchSetUndone(t *testing.T, e env) {
 			t.Fatal(err)
 		}
 	}
-	if ok, err := e.client(t).Latch(n).TrySetCount(ctx, 3); err != nil || ok {
+	if ok, err := e.latchClient(t).Latch(n).TrySetCount(ctx, 3); err != nil || ok {
 		t.Fatalf("TrySetCount with a count set on a majority: got (%v, %v), want false", ok, err)
 	}
 	if k := e.onNodes(t, ctx, latchKey(n)); k != q {
@@ -342,7 +344,7 @@ func testLatchSetUndone(t *testing.T, e env) {
 // count, and Wait returns only when a majority is at zero.
 func testLatchCountHighest(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l := e.client(t).Latch(n)
+	l := e.latchClient(t).Latch(n)
 	if ok, err := l.TrySetCount(ctx, 2); err != nil || !ok {
 		t.Fatalf("TrySetCount(2): got (%v, %v)", ok, err)
 	}
@@ -367,4 +369,12 @@ func testLatchCountHighest(t *testing.T, e env) {
 	if err := l.Wait(ctx); err != nil {
 		t.Fatalf("Wait with every node at zero: %v", err)
 	}
+}
+
+// latchClient is the cell's client with a node timeout of a second: the
+// Latch cases check what a Wait sees, not how fast, and a Wait on five
+// nodes, loaded by the cell's other cases, has seen every node's call
+// time out at the cells' 150ms.
+func (e env) latchClient(t testing.TB) *core.Client {
+	return e.client(t, core.WithNodeTimeout(time.Second))
 }

@@ -100,7 +100,7 @@ func join(names []string) string {
 }
 
 func describeLease(in, _ any) string {
-	op := in.(leaseOp)
+	op, _ := in.(leaseOp) // nil for an operation that never got its input
 	what := "lease"
 	switch {
 	case op.Mode != "":

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -29,8 +30,21 @@ func runMultiLock(t *testing.T, e env) {
 		"LockWaitsForAll":     testMultiLockWaitsForAll,
 		"History":             testMultiLockHistory,
 	}
+	maps.Copy(cases, randomFaults(e, "MultiLock"))
 	if len(e.addrs) >= 3 {
 		cases["QuorumOfNodesWithAll"] = testMultiQuorum
+		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("MultiLock")
+	}
+	// Not on a cluster, where a MultiLock takes its names one by one
+	// (MutexAcquire), which the case does not hold back.
+	if !e.cluster {
+		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
+	}
+	if e.strategy == core.Notify && e.cluster {
+		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
+	}
+	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
+		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {
@@ -104,19 +118,40 @@ func reversed(names []string) []string {
 	return r
 }
 
+// testMultiAllOrNothing holds one of three names, the first, the middle
+// or the last, and tries a MultiLock over all three, plain and of an
+// owner (which takes the names one by one): refused, it leaves none
+// held, and takes all once the name is free.
 func testMultiAllOrNothing(t *testing.T, e env) {
 	ctx := ctxFor(t, 10*time.Second)
+	for _, at := range []int{0, 1, 2} {
+		for _, owner := range []string{"", "a"} {
+			t.Run(fmt.Sprintf("held%d/owner=%q", at, owner), func(t *testing.T) {
+				multiAllOrNothing(t, ctx, e, at, owner)
+			})
+		}
+	}
+}
+
+func multiAllOrNothing(t *testing.T, ctx context.Context, e env, at int, owner string) {
 	ns := e.multiNames(t, ctx, 3)
-	held, err := e.client(t).Mutex(ns[1]).TryLock(ctx)
+	held, err := e.client(t).Mutex(ns[at], core.WithOwner("holder")).TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ml := e.client(t).MultiLock(reversed(ns))
+	var opts []core.Option
+	if owner != "" {
+		opts = append(opts, core.WithOwner(owner))
+	}
+	ml := e.client(t).MultiLock(reversed(ns), opts...)
 	if l, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) || l != nil {
 		t.Fatalf("TryLock with one name held: got (%v, %v), want ErrNotAcquired", l, err)
 	}
 	other := e.client(t)
-	for _, n := range []string{ns[0], ns[2]} {
+	for i, n := range ns {
+		if i == at {
+			continue
+		}
 		if k := e.onNodes(t, ctx, lockKey(n)); k != 0 {
 			t.Fatalf("%s is held on %d nodes after a failed MultiLock", n, k)
 		}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -12,16 +13,32 @@ import (
 
 func runMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"Exclusive":           testExclusive,
-		"LockWaitsForRelease": testLockWaitsForRelease,
-		"ContextEndsWait":     testContextEndsWait,
-		"ExpiryLosesLease":    testExpiryLosesLease,
-		"Extend":              testExtend,
-		"AutoExtend":          testAutoExtend,
-		"Reentrant":           testReentrant,
-		"Do":                  testDo,
-		"FencingIncreases":    testFencingIncreases,
-		"History":             testMutexHistory,
+		"LateAttemptAfterGiveUp": testLateAttemptAfterGiveUp("Mutex"),
+		"Exclusive":              testExclusive,
+		"LockWaitsForRelease":    testLockWaitsForRelease,
+		"ContextEndsWait":        testContextEndsWait,
+		"ExpiryLosesLease":       testExpiryLosesLease,
+		"Extend":                 testExtend,
+		"AutoExtend":             testAutoExtend,
+		"Reentrant":              testReentrant,
+		"Do":                     testDo,
+		"FencingIncreases":       testFencingIncreases,
+		"History":                testMutexHistory,
+	}
+	maps.Copy(cases, partialFailureMutexCases)
+	maps.Copy(cases, hostile(e, "Mutex"))
+	maps.Copy(cases, randomFaults(e, "Mutex"))
+	if e.strategy == core.Notify {
+		cases["ForgedGrantIgnored"] = testForgedGrantIgnored
+		cases["WakesOnDel"] = testWakesOnDel
+	}
+	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
+	if e.strategy == core.Notify && len(e.addrs) == 3 {
+		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")
+		cases["RotationForgetsGrants"] = testRotationForgetsGrants
+	}
+	if len(e.addrs) == 3 {
+		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

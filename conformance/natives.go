@@ -11,9 +11,9 @@ import (
 )
 
 // testNativeDetection checks, through the debug log, that each server's
-// native compare-and-delete and compare-and-set commands are detected:
-// Valkey 9 has DELIFEQ and SET IFEQ, Redis 7 has neither (Lua is used),
-// miniredis has DELEX ... IFEQ but not SET ... IFEQ.
+// native compare-and-delete commands are detected: Valkey 9 has DELIFEQ,
+// Redis 7 has neither it nor DELEX (Lua is used), miniredis has DELEX ...
+// IFEQ. (Extensions always run a script: see extend.lua.)
 func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 	var log bytes.Buffer
 	e := env{h: h, addrs: []string{addr}, strategy: core.Poll}
@@ -40,7 +40,7 @@ func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 // natives are the probes each server's log must show, and their outcome.
 // DELEX is probed only where DELIFEQ is missing.
 var natives = map[string]map[string]bool{
-	"redis7":    {"ReleaseDelifeq": false, "ReleaseDelex": false, "ExtendSetIfeq": false},
-	"valkey9":   {"ReleaseDelifeq": true, "ExtendSetIfeq": true},
-	"miniredis": {"ReleaseDelifeq": false, "ReleaseDelex": true, "ExtendSetIfeq": false},
+	"redis7":    {"ReleaseDelifeq": false, "ReleaseDelex": false},
+	"valkey9":   {"ReleaseDelifeq": true},
+	"miniredis": {"ReleaseDelifeq": false, "ReleaseDelex": true},
 }

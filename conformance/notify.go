@@ -106,6 +106,9 @@ func expectWoken(t *testing.T, got <-chan locked, since time.Time) *core.Lease {
 	return r.l
 }
 
+// testWakesOnDel deletes a held lock behind the library's back (a holder
+// that someone else cleaned up): the waiter at the head of the queue
+// listens to the lock key and must be woken at once.
 func testWakesOnDel(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	if _, err := e.client(t).Mutex(n).Lock(ctx); err != nil {
@@ -119,54 +122,6 @@ func testWakesOnDel(t *testing.T, e env) {
 		}
 	}
 	expectWoken(t, got, start).Unlock(ctx)
-}
-
-// testWakesOnExpiry has the lock held by a key without expiry, so that the
-// waiter's only fallback is the backoff cap (10s), then gives the key a
-// short TTL: only the expired event can wake the waiter in time.
-func testWakesOnExpiry(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	for i := range e.addrs {
-		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slow := core.WithBackoff(core.Backoff{Base: time.Millisecond, Cap: 10 * time.Second, Multiplier: 2})
-	got := e.waiter(t, ctx, e.client(t, slow).Mutex(n), lockKey(n))
-	ttl := 300 * time.Millisecond
-	start := time.Now()
-	for i := range e.addrs {
-		if err := e.admin(t, i).PExpire(ctx, lockKey(n), ttl).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("waiting Lock: %v", r.err)
-	}
-	// The server expires keys within about 100ms (hz 10) of their TTL.
-	if d := r.at.Sub(start); d > ttl+500*time.Millisecond {
-		t.Fatalf("the waiter acquired %v after the holder's TTL of %v was set; want within %v", d, ttl, ttl+500*time.Millisecond)
-	}
-	r.l.Unlock(ctx)
-}
-
-func testWakesOnUnlock(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
-	start := time.Now()
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	l := expectWoken(t, got, start)
-	if l.Token() <= held.Token() {
-		t.Errorf("the waiter's token %d is not above the holder's %d", l.Token(), held.Token())
-	}
-	l.Unlock(ctx)
 }
 
 // testWakesOneWaiter checks that a release wakes one waiter, not all:
@@ -220,7 +175,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	d := e.h.Open(t, e.addrs[0])
 	lock, fence, queue, ticket := lockKey(n), lockKey(n)+":fence", lockKey(n)+":q", lockKey(n)+":t:leaver:1"
 	const token = "leaver"
-	r, err := d.MutexAcquire(ctx, lock, fence, queue, ticket, token, 30*time.Second, 1, time.Now().UnixMicro())
+	r, err := d.MutexAcquire(ctx, lock, fence, queue, ticket, token, 30*time.Second, 1, time.Now().UnixMicro(), "SECRET", time.Minute, "")
 	if err != nil || r.Acquired {
 		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
 	}
@@ -232,7 +187,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if v, err := e.admin(t, 0).Get(ctx, lock).Result(); v != token {
 		t.Fatalf("after the release the lock holds %q (err %v), want the leaver's token %q: it was granted to the first in line", v, err, token)
 	}
-	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond); passed != 1 || err != nil {
+	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond, time.Minute, 10*time.Second); passed != 1 || err != nil {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
@@ -306,14 +261,14 @@ func (d countingDriver) SingleServer() bool {
 	return ok && s.SingleServer()
 }
 
-func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration) (driver.MultiLockAcquireReply, error) {
+func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (driver.MultiLockAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve)
+	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, earlier)
 }
 
-func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64) (driver.MutexAcquireReply, error) {
+func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64, secret string, idle time.Duration, earlier string) (driver.MutexAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival)
+	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, earlier)
 }
 
 // exclusive holds a lock on addr until the test ends: the spare node's

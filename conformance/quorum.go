@@ -3,9 +3,11 @@ package conformance
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/internal/testenv"
 )
@@ -64,6 +66,8 @@ func runQuorum(t *testing.T, e env) {
 			t.Fatalf("TryLock whose context ended while every node was slow: got %v, want only context.DeadlineExceeded", err)
 		}
 	})
+	t.Run("MinorityFreeNoSpin", func(t *testing.T) { testMinorityFreeNoSpin(t, e) })
+	t.Run("LateUndoSparesGrant", func(t *testing.T) { testLateUndoSparesGrant("Mutex")(t, e) })
 	t.Run("FailedAttemptCleansUp", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
 		taken := minority + 1 // nodes 1..taken: a majority out of reach
@@ -160,5 +164,34 @@ func (e env) majorityDown(t *testing.T, keys func(name string) []string, locks .
 	}
 	if k, _ := e.admin(t, 0).Exists(ctx, keys(n)...).Result(); k != 0 {
 		t.Fatalf("the failed acquisitions left %d keys on the node that answered", k)
+	}
+}
+
+// testMinorityFreeNoSpin waits a second for a lock held on a majority and
+// free on the rest. Each attempt wins the free nodes and undoes that: a
+// waiter must not be woken by its own undo (a DEL there), but wait for
+// the holders' release or expiry, as often as Poll's backoff would retry
+// at most.
+func testMinorityFreeNoSpin(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	for i := e.tolerated(); i < len(e.addrs); i++ {
+		e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 10*time.Second)
+	}
+	var attempts atomic.Int64
+	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Op == "MutexAcquire" && call.Node == 0 {
+			attempts.Add(1)
+		}
+		return faults.Fault{}
+	})
+	wait, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := c.Mutex(n).Lock(wait); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock held on a majority: got %v, want context.DeadlineExceeded", err)
+	}
+	// Poll's default backoff (10ms doubling, capped) retries some 10 times
+	// in a second; allow twice that.
+	if got := attempts.Load(); got > 20 {
+		t.Errorf("%d attempts in 1s on a lock held on a majority of nodes: the waiter spins", got)
 	}
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -13,22 +14,27 @@ import (
 
 func runRWMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"BadInput":              testRWBadInput,
-		"ReadersShare":          testRWReadersShare,
-		"WriterWaitsForReaders": testRWWriterWaits,
-		"WriterKeepsReadersOut": testRWWriterKeepsReadersOut,
-		"WriterNotStarved":      testRWWriterNotStarved,
-		"CrashedReader":         testRWCrashedReader,
-		"CrashedWriter":         testRWCrashedWriter,
-		"CrashedWaitingWriter":  testRWCrashedWaitingWriter,
-		"GiveUpLeaves":          testRWGiveUp,
-		"AutoExtend":            testRWAutoExtend,
-		"ExpiryLosesLease":      testRWExpiry,
-		"History":               testRWHistory,
+		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("RWMutex"),
+		"BadInput":                testRWBadInput,
+		"ReadersShare":            testRWReadersShare,
+		"WriterWaitsForReaders":   testRWWriterWaits,
+		"WriterKeepsReadersOut":   testRWWriterKeepsReadersOut,
+		"WriterNotStarved":        testRWWriterNotStarved,
+		"CrashedReader":           testRWCrashedReader,
+		"CrashedWriter":           testRWCrashedWriter,
+		"CrashedWaitingWriter":    testRWCrashedWaitingWriter,
+		"GiveUpLeaves":            testRWGiveUp,
+		"AutoExtend":              testRWAutoExtend,
+		"ExpiryLosesLease":        testRWExpiry,
+		"History":                 testRWHistory,
+		"LateExtendCannotShorten": testLateExtendCannotShorten("RWMutex"),
 	}
+	maps.Copy(cases, hostile(e, "RWMutex"))
+	maps.Copy(cases, randomFaults(e, "RWMutex"))
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
+		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -18,21 +19,24 @@ import (
 
 func runSemaphore(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"Bound":             testSemaphoreBound,
-		"CrashedHolder":     testSemaphoreCrashedHolder,
-		"AcquireNAtomic":    testSemaphoreAcquireN,
-		"SetPermits":        testSemaphoreSetPermits,
-		"ExpiredPurged":     testSemaphoreExpiredPurged,
-		"Lease":             testSemaphoreLease,
-		"WakesOnRelease":    testSemaphoreWakesOnRelease,
-		"WakePassesOn":      testSemaphoreWakePassesOn,
-		"BadInput":          testSemaphoreBadInput,
-		"ContextEndsWait":   testSemaphoreContextEndsWait,
-		"FencingIncreases":  testSemaphoreFencing,
-		"SetPermitsWakes":   testSemaphoreSetPermitsWakes,
-		"AvailableCountsIt": testSemaphoreAvailable,
-		"ByID":              testSemaphoreByID,
+		"Bound":                   testSemaphoreBound,
+		"CrashedHolder":           testSemaphoreCrashedHolder,
+		"AcquireNAtomic":          testSemaphoreAcquireN,
+		"SetPermits":              testSemaphoreSetPermits,
+		"ExpiredPurged":           testSemaphoreExpiredPurged,
+		"Lease":                   testSemaphoreLease,
+		"WakesOnRelease":          testSemaphoreWakesOnRelease,
+		"WakePassesOn":            testSemaphoreWakePassesOn,
+		"BadInput":                testSemaphoreBadInput,
+		"ContextEndsWait":         testSemaphoreContextEndsWait,
+		"FencingIncreases":        testSemaphoreFencing,
+		"SetPermitsWakes":         testSemaphoreSetPermitsWakes,
+		"AvailableCountsIt":       testSemaphoreAvailable,
+		"ByID":                    testSemaphoreByID,
+		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
+	maps.Copy(cases, hostile(e, "Semaphore"))
+	maps.Copy(cases, randomFaults(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
 	}
@@ -40,6 +44,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
+	}
+	if len(e.addrs) == 3 {
+		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -8,6 +9,8 @@ import (
 // Backoff is exponential backoff with full jitter: before retry n (from 0)
 // a caller sleeps a uniformly random time in [0, min(Cap, Base×Multiplier^n)),
 // so that competing clients spread out instead of retrying in step.
+// WithBackoff and New take one with 0 < Base <= Cap <= a year and a finite
+// Multiplier >= 1, and report any other with ErrInvalid.
 type Backoff struct {
 	Base       time.Duration
 	Cap        time.Duration
@@ -28,8 +31,8 @@ func (b Backoff) Delay(n int) time.Duration {
 }
 
 func (b Backoff) validate() error {
-	if b.Base <= 0 || b.Cap < b.Base || b.Multiplier < 1 {
-		return invalid("backoff %+v needs 0 < Base <= Cap and Multiplier >= 1", b)
+	if b.Base <= 0 || b.Cap < b.Base || b.Cap > maxDuration || !(b.Multiplier >= 1) || math.IsInf(b.Multiplier, 1) {
+		return invalid("backoff %+v needs 0 < Base <= Cap <= %v and a finite Multiplier >= 1", b, maxDuration)
 	}
 	return nil
 }

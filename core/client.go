@@ -20,6 +20,14 @@ type Driver = driver.Driver
 // Client binds a set of independent nodes. With one node, a primitive is
 // held when that node grants it; with N nodes, when a majority (N/2+1)
 // does, as Redlock specifies. A Client is safe for concurrent use.
+//
+// A primitive's keys are the key prefix, its name in braces, and a suffix
+// ("redlock:{orders}:fence"): the name is the keys' hash tag, which keeps
+// them in one Redis Cluster slot for the scripts that touch several. So a
+// name must be neither empty nor hold '}', and a prefix must hold no
+// brace: either would end, empty or move the hash tag, and could let two
+// names share keys. The primitives' calls report such a name or prefix
+// with ErrInvalid before anything is written; '{' in a name is fine.
 type Client struct {
 	id     string // tells this Client's queue tickets apart
 	nodes  []*node
@@ -28,13 +36,14 @@ type Client struct {
 	wait   waiter
 
 	closed     atomic.Bool
-	closing    chan struct{}  // closed by Close; stops watchdogs
+	closing    chan struct{}  // closed by Close; stops watchdogs and waits
 	background sync.WaitGroup // watchdogs, and queue clean-ups after a Lock
-
+	sending    sync.RWMutex   // read-held by each fan-out; Close takes it to wait for them
 }
 
 // New returns a Client over drivers, one per independent node. It fails
-// with ErrInvalid for no drivers or a nil one, and, with the Notify wait
+// with ErrInvalid for no drivers, a nil one, or an option that cannot
+// work, and, with the Notify wait
 // strategy (the default), with ErrNotifyUnsupported or ErrConfigRefused
 // when a node cannot deliver keyspace notifications.
 func New(drivers []Driver, opts ...Option) (*Client, error) {
@@ -54,7 +63,10 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 		c.nodes = append(c.nodes, &node{d: d, log: o.logger, natives: map[driver.Native]bool{},
 			singleServer: single != nil && single.SingleServer()})
 	}
-	if err := o.backoff.validate(); err != nil {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if err := o.checkTimeout(); err != nil {
 		return nil, err
 	}
 	w, err := newWaiter(c)
@@ -65,13 +77,21 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Close stops every watchdog and the client's own connections. It leaves
-// held locks to expire at their TTL and does not close the drivers' clients.
+// Close stops every watchdog, every waiting call (which returns
+// ErrClosed) and the client's own connections; once it returned, the
+// Client sends nothing more. It leaves held locks, and the places in line
+// of the calls it stopped, to expire at their TTL, and does not close the
+// drivers' clients.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	close(c.closing)
+	// A barrier: it waits for the fan-outs sending under the read lock;
+	// later ones see closed and send nothing.
+	c.sending.Lock()
+	//lint:ignore SA2001 the empty critical section is the barrier above
+	c.sending.Unlock()
 	c.background.Wait()
 	var errs []error
 	errs = append(errs, c.wait.close())
@@ -84,14 +104,13 @@ func (c *Client) Close() error {
 // Mutex returns the lock called name. Options given here override the
 // Client's for this lock. Bad options are reported by its methods.
 func (c *Client) Mutex(name string, opts ...Option) *Mutex {
-	o := c.opts
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := c.options("Mutex", opts)
 	return &Mutex{c: c, name: name, opts: o, keys: c.keys(o, name)}
 }
 
-// check reports a closed client, a nil context or bad options.
+// check reports a closed client, a nil context, bad options, or a
+// context that ended already, before anything is sent: a call whose
+// context ended could not use what it wrote, only undo it.
 func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if ctx == nil {
 		return invalid("nil context; pass context.Background() or a context with a deadline")
@@ -99,7 +118,16 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return o.validate(name)
+	if err := o.validate(name); err != nil {
+		return err
+	}
+	if err := o.checkTimeout(); err != nil {
+		return err
+	}
+	if o.wait == Notify && c.opts.wait == Poll {
+		return invalid("WithWaitStrategy(Notify) given to a %s of a Client that waits by Poll; give New WithWaitStrategy(Notify), or leave it out here", o.what)
+	}
+	return ended(ctx)
 }
 
 // keyNames are the keys of one primitive; they share the hash tag {name},
@@ -116,7 +144,8 @@ func (c *Client) keys(o options, name string) keyNames {
 }
 
 // key names one of the keys of the primitive called name: the prefix, the
-// hash tag, and a suffix that tells the primitive's keys apart.
+// hash tag, and a suffix that tells the primitive's keys apart. The name
+// is the whole hash tag as long as checkName and validate accept it.
 func key(o options, name, suffix string) string {
 	return o.keyPrefix + "{" + name + "}" + suffix
 }
@@ -129,9 +158,18 @@ type reply[T any] struct {
 
 // fanout runs op on every node at once, each request bounded by the node
 // timeout, and returns the replies in node order. An attempt thus costs the
-// slowest node's round trip, not the sum of all.
+// slowest node's round trip, not the sum of all. Once Close began it sends
+// nothing: every reply is ErrClosed.
 func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
 	out := make([]reply[T], len(c.nodes))
+	c.sending.RLock()
+	defer c.sending.RUnlock()
+	if c.closed.Load() {
+		for i := range out {
+			out[i].err = ErrClosed
+		}
+		return out
+	}
 	call := func(i int) {
 		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
 		out[i].v, out[i].err = op(nctx, i, c.nodes[i])
@@ -151,7 +189,8 @@ func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx conte
 }
 
 // notWon is the error of an acquisition attempt that did not win:
-// ErrNoQuorum when too few nodes answered, ctx's error when ctx ended
+// ErrNoQuorum when too few nodes answered (ErrServerError when enough
+// answered, some with an error reply), ctx's error when ctx ended
 // during the attempt (a grant may have been lost to it, for example while
 // the fencing token was made durable), and ErrNotAcquired otherwise.
 func notWon[T any](ctx context.Context, c *Client, replies []reply[T]) error {
@@ -179,21 +218,35 @@ func ended(ctx context.Context) error {
 }
 
 // noQuorum reports whether so many nodes failed that a majority is out of
-// reach, joining their errors under ErrNoQuorum. When ctx itself ended, the
-// nodes failed because of it: ctx's error is returned instead, so that a
-// caller can tell its own cancellation from unreachable nodes.
+// reach, joining their errors under ErrNoQuorum when too few nodes
+// answered at all, and under ErrServerError when enough answered but some
+// with an error reply (a script refused, WRONGTYPE): the servers are up,
+// and the message says what they answered. When the Client closed or ctx
+// ended, the nodes failed because of it: ErrClosed or ctx's error is
+// returned instead, so that a caller can tell its own doing from
+// unreachable nodes.
 func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	var errs []error
+	refused := 0
 	for i, r := range replies {
 		if r.err != nil {
+			if c.nodes[i].d.IsServerError(r.err) {
+				refused++
+			}
 			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
 		}
 	}
 	if len(c.nodes)-len(errs) >= c.quorum {
 		return nil
 	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
 	if err := ended(ctx); err != nil {
 		return err
+	}
+	if len(c.nodes)-len(errs)+refused >= c.quorum {
+		return errors.Join(append([]error{ErrServerError}, errs...)...)
 	}
 	return errors.Join(append([]error{ErrNoQuorum}, errs...)...)
 }

@@ -14,18 +14,21 @@
 //
 // # Release and extension
 //
-// Unlock is compare-and-delete and Extend compare-and-set on the lease's
-// random token, so only the holder can release or extend, and a lease that
-// expired can never touch the next holder's key. Each node is probed once
-// for native commands (Valkey 9 DELIFEQ, Redis 8.4 DELEX ... IFEQ, SET ...
-// IFEQ on Redis 8.4 and Valkey 8.1) and falls back to a Lua script where the
-// server lacks them.
+// Unlock is compare-and-delete on the lease's random token, so only the
+// holder can release, and a lease that expired can never touch the next
+// holder's key. Each node is probed once for native commands (Valkey 9
+// DELIFEQ, Redis 8.4 DELEX ... IFEQ) and falls back to a Lua script where
+// the server lacks them. Extend is a script that lengthens the key's
+// expiry, never shortens it, while the token holds it: an extension whose
+// reply was lost may still land after a later, longer one, and must not
+// cut the lease short (SET ... IFEQ ... PX, the native compare-and-set,
+// would). A lease records the shorter validity it asked for; the key may
+// outlive it.
 //
 // # Fencing tokens
 //
 // Every acquisition draws a token from a per-name counter (the key
-// "<prefix>{name}:fence", which never expires) in the same script that
-// grants it. Claim: if lease A's validity window ends before lease B is
+// "<prefix>{name}:fence") in the same script that grants it. Claim: if lease A's validity window ends before lease B is
 // granted, Token(A) < Token(B).
 //
 // On one node this is immediate: the counter is incremented atomically with
@@ -45,13 +48,28 @@
 // all the argument needs. Counters that move in step (every acquisition
 // reaches every node) make this the usual case.
 //
-// Assumptions: a node keeps its data (the counter) across restarts, or
-// stays down for longer than the TTL after losing it and is not counted
-// until then; clocks advance at nearly the same rate (the drift factor
-// bounds the difference); and the validity window is respected by the
-// caller, which is what Lease.Until and Lease.Done are for. WithFencing(false)
-// drops the extra round trip (when one is needed) and with it the
-// guarantee across holders.
+// A counter lives WithIdleExpiry (10 minutes by default) after the name's
+// last acquisition, so a name no one uses leaves nothing behind. A counter
+// that does not exist, because it expired or because its node lost its
+// data, starts again from the server's clock: milliseconds since the epoch
+// times 1024. That is above every token it drew before as long as the
+// name drew fewer than 1024 tokens a millisecond on average, and the
+// argument above holds across a lost counter as long as no node's clock
+// stepped back, or runs behind another node's, by as much as the idle
+// expiry: a raise to T on node n and a new start there are at least that
+// far apart.
+//
+// Assumptions: the servers' clocks, as above; clocks advance at nearly the
+// same rate (the drift factor bounds the difference); a node that lost its
+// data is not counted again before the lock keys it held would have
+// expired (the TTL), else it may grant a lock that another holder still
+// has; and the validity window is respected by the caller, which is what
+// Lease.Until and Lease.Done are for. With persistence (appendfsync
+// always) and a maxmemory-policy that never evicts the library's keys
+// (noeviction, or volatile-* with other keys to evict first), a node
+// keeps its counters and locks across restarts, and the clock assumption
+// is needed only for idle names. WithFencing(false) drops the extra round
+// trip (when one is needed) and with it the guarantee across holders.
 //
 // A reentrant acquisition (WithOwner) also draws a fresh, larger token: use
 // the newest token for fenced writes.
@@ -87,4 +105,27 @@
 // not use the native compare-and-delete commands, which cannot wake the
 // next waiter. A Poll client releasing a lock that Notify clients wait on
 // does not wake them; they retry at the holder's TTL.
+//
+// A waiter trusts a grant only when it carries the secret that its last
+// attempt stored in its ticket, which the release script reads and
+// echoes. So a grant made before that attempt and delivered late (the
+// lock may have expired since, while the waiter's validity counts from
+// the attempt's start) is ignored, and so is a message from anyone who
+// cannot read the ticket's value: seeing ticket names in the queue, in
+// keyspace events or on the Clients' channels is not enough to forge one.
+//
+// # Access control
+//
+// The library's Redis user needs, on every node: read and write access to
+// the keys under its prefix (~redlock:* with the default prefix); EVALSHA
+// and EVAL; PUBLISH and SUBSCRIBE on the channels redlock:client:* and,
+// under Notify, __keyspace@<db>__:<prefix>*; and CONFIG GET and SET of
+// notify-keyspace-events, unless the servers' configuration already has
+// the flags (New then only reads them). What protects the locks from other
+// users: none may write the library's keys (a writer can set any lock); a
+// user that can publish on redlock:client:* but cannot read the library's
+// keys cannot make a waiter believe it holds a lock; a user that can also
+// read them can learn a waiter's secret, so give untrusted users neither
+// (for example "resetchannels &app:*" and key patterns that exclude the
+// prefix).
 package core

@@ -8,10 +8,12 @@ import (
 )
 
 var (
-	// ErrInvalid is returned, wrapped with what was wrong, for input that
-	// cannot be used: no nodes, a nil driver, an empty name, a TTL that is
-	// not positive or not above the drift allowance, a nil context. Nothing
-	// is written to any server when it is returned.
+	// ErrInvalid is returned, wrapped with what was wrong and what to do,
+	// for input that cannot be used: no nodes, a nil driver, an empty name
+	// or one holding '}', a key prefix holding a brace, a TTL that is not
+	// positive or not above the drift allowance, an option value that
+	// cannot work or an option that does not apply to the primitive, a nil
+	// context. Nothing is written to any server when it is returned.
 	ErrInvalid = driver.ErrInvalid
 
 	// ErrNotAcquired is returned by the Try calls (TryLock, TryRLock,
@@ -34,9 +36,19 @@ var (
 	ErrLost = fmt.Errorf("%w: the lease was lost before release (its key expired or was deleted); stop using what it protected", ErrNotHeld)
 
 	// ErrNoQuorum is returned, joined with each node's error, when too many
-	// nodes failed to answer for a majority to be possible. It fails fast:
+	// nodes failed to answer for a majority to be possible (a node that
+	// answered with an error reply answered: see ErrServerError). It fails fast:
 	// waiting would not help while the nodes are down.
 	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer; check that the Redis servers are up and reachable")
+
+	// ErrServerError is returned, joined with each node's error reply,
+	// when nodes answered but too few of them without an error for a
+	// majority: a script or command was refused (WRONGTYPE: a key holds
+	// data of another kind, as when another program uses the same name;
+	// NOPERM: an ACL forbids it; OOM: the server is out of memory). The
+	// nodes are up: retrying will not help until what the reply names is
+	// fixed.
+	ErrServerError = errors.New("redlock: a server answered with an error")
 
 	// ErrClosed is returned by every call on a Client after Close, and on
 	// the primitives and leases it made.

@@ -56,7 +56,7 @@ type fairKeys struct {
 // FairMutex returns the fair lock called name. Options given here override
 // the Client's for this lock. Bad options are reported by its methods.
 func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
-	o := c.withOptions(opts)
+	o := c.options("FairMutex", opts)
 	return &FairMutex{c: c, name: name, opts: o, keys: fairKeys{
 		lock:    key(o, name, ":fair"),
 		fence:   key(o, name, ":fence"),
@@ -87,14 +87,14 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	token := m.c.waiterToken()
 	var place int64 // on one node, the server gives the next place in line
 	if len(m.c.nodes) > 1 {
 		place = time.Now().UnixMicro()
 	}
 	wait, _ := lineTimes(&m.opts)
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, token, m.hold(token, false),
-		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
+	out := func(token string) hold { return m.hold(token, false) }
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, out,
+		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
 			return m.attempt(ctx, token, place, wait, g)
 		})
 }
@@ -110,18 +110,19 @@ func (m *FairMutex) check(ctx context.Context) error {
 // A waiter in line passes its grants, for the attempt to note what it found.
 func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
+	secret := g.expect(rand.Text())
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
-		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait)
+		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait, secret, o.idle)
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err
 	}
-	return grantRound(ctx, m.c, o, m.name, m.hold(token, false), m.hold(token, true), ask,
+	return grantRound(ctx, m.c, o, m.name, m.hold(token, false), m.hold(token, true), wait > 0, ask,
 		fenceDurable(m.c, o, k.lock, k.fence, token))
 }
 
 func (m *FairMutex) hold(token string, keep bool) fairHold {
-	return fairHold{keys: m.keys, token: token, keep: keep}
+	return fairHold{keys: m.keys, token: token, keep: keep, idle: m.opts.idle, ttl: m.opts.ttl}
 }
 
 // fairHold is a FairMutex lease's hold: its token in the lock key. keep
@@ -130,17 +131,19 @@ type fairHold struct {
 	keys  fairKeys
 	token string
 	keep  bool
+	idle  time.Duration // how long the fencing counter outlives its last draw
+	ttl   time.Duration // how long a late attempt of a waiter that left is refused
 }
 
 func (h fairHold) id() string { return h.token }
 
 func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
-	v, err := n.extend(ctx, h.keys.lock, h.token, ttl)
+	v, err := n.d.Extend(ctx, h.keys.lock, h.token, ttl)
 	return v == 1, err
 }
 
 func (h fairHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.FairMutexRelease(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep))
+	v, err := n.d.FairMutexRelease(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep), h.idle, h.ttl)
 	return v == 1, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -22,8 +23,8 @@ import (
 // lineTimes are a waiter's timings: its entry lapses after wait without a
 // refresh, and it attempts (so refreshes) at least every 2×retry plus a
 // round trip, under either strategy (see lineOptions). With the default
-// node timeout wait is the TTL: a dead waiter holds the line up no longer
-// than a dead holder would.
+// node timeout and a TTL of 200ms or more wait is the TTL: a dead waiter
+// holds the line up no longer than a dead holder would.
 func lineTimes(o *options) (wait, retry time.Duration) {
 	retry = o.ttl / 4
 	wait = max(o.ttl, 2*retry+2*o.perNodeTimeout())
@@ -44,6 +45,16 @@ func lineOptions(o options, retry time.Duration) options {
 // grant or wake-up reaches under Notify (see lib/tell.lua).
 func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 
+// lineAttempt is one attempt of a waiter in line with token; g is nil
+// under Poll, where no one tells the waiter of a grant.
+type lineAttempt func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error)
+
+// errRejoin is a waiter's attempt that failed, and whose undo failed on
+// some node: that undo may still land there, later, and delete whatever
+// holds the token then (a grant, or a later attempt's lease). The waiter
+// leaves the line and joins again with a fresh token (see waitOn).
+var errRejoin = errors.New("core: an undo may land late; rejoin with a fresh token")
+
 // waitInLine is Lock for a primitive whose waiters queue in Redis: it runs
 // the shared wait loop on the waiter's ticket, retrying at most every
 // retry even when the holder's TTL is longer, and on failure (ctx ended,
@@ -51,33 +62,69 @@ func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 // A Client closed meanwhile leaves its entries to lapse. Under Notify the
 // ticket is registered, and a lease that grants gave the waiter (see
 // notify_grant.go) saves it an attempt; attempt notes in g what the nodes
-// answered. g is nil under Poll: no one tells the waiter of a grant.
-func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token string, out hold,
-	attempt func(ctx context.Context, g *grants) (*Lease, time.Duration, error)) (*Lease, error) {
+// answered. out is the hold that takes a waiter with token out of line.
+func waitInLine(ctx context.Context, c *Client, o *options, name, tickets string, out func(token string) hold, attempt lineAttempt) (*Lease, error) {
+	return waitOn(ctx, c, o, name, func(token string) string { return tickets + token }, true, out, attempt)
+}
+
+// waitOn is waitInLine on key(token): the waiter's ticket when ticketed,
+// else a key whose keyspace events wake the waiter (an RWMutex's waiting
+// readers, see rw_release.lua), which it watches as a Mutex waiter
+// watches its lock; such a waiter hears no grants, and once it holds, it
+// passes the wake-up on to the Client's next waiter of key, as a Latch
+// waiter does. An attempt that returns errRejoin takes the waiter out of
+// line, and it joins again with a fresh token: at the place it had with a
+// quorum, where the place is the time Lock began; at the back on a single
+// server, which gives the places.
+func waitOn(ctx context.Context, c *Client, o *options, name string, key func(token string) string, ticketed bool,
+	out func(token string) hold, attempt lineAttempt) (*Lease, error) {
+	lo := *o
+	for {
+		token := c.waiterToken()
+		l, tried, err := waitAs(ctx, c, &lo, name, key(token), ticketed, token, out(token), attempt)
+		if !errors.Is(err, errRejoin) {
+			return l, err
+		}
+		if lo.maxAttempts > 0 {
+			if lo.maxAttempts -= tried; lo.maxAttempts <= 0 {
+				return nil, ErrNotAcquired
+			}
+		}
+	}
+}
+
+// waitAs is waitOn with one token, until it holds, fails or must rejoin;
+// it also returns how many attempts it made.
+func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticketed bool, token string, out hold,
+	attempt lineAttempt) (*Lease, int, error) {
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
-	ticketKey := tickets + token
 	t, g := &ticket{}, (*grants)(nil) // t stands in under Poll: no grant reaches it
-	if n, ok := c.wait.(*notifier); ok && o.wait == Notify {
-		t = n.register(ticketKey, token, nil)
+	if n, ok := c.wait.(*notifier); ok && o.wait == Notify && ticketed {
+		t = n.register(key, token, nil)
 		g = &t.grants
 		defer n.dropTicket(t)
 	}
-	l, err := acquire(ctx, c, &wo, ticketKey, func(ctx context.Context) (*Lease, time.Duration, error) {
+	tried := 0
+	l, err := acquire(ctx, c, &wo, key, func(ctx context.Context) (*Lease, time.Duration, error) {
 		if l, _ := t.grantedLease(c, o, name, out); l != nil {
 			return l, 0, nil
 		}
 		t.sent = time.Now()
-		l, hint, err := attempt(ctx, g)
+		tried++
+		l, hint, err := attempt(ctx, token, g)
 		if hint < 0 || hint > retry {
 			hint = retry
 		}
 		return l, hint, err
 	})
-	if err != nil && !c.closed.Load() {
+	switch {
+	case err == nil && !ticketed:
+		c.wait.passOn(key)
+	case err != nil && !c.closed.Load():
 		newLease(c, name, *o, out, 0).release(ctx, func(int) bool { return true })
 	}
-	return l, err
+	return l, tried, err
 }
 
 // grantRound is one Redlock round for an attempt whose nodes answer with a
@@ -85,8 +132,9 @@ func waitInLine(ctx context.Context, c *Client, o *options, name, tickets, token
 // granted and validity is left, after durable made the fencing token
 // durable (nil: the lease is not exclusive and has no such step). On
 // failure it releases undo on every node that granted or may have, and
-// returns the holders' shortest remaining TTL as a hint.
-func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold,
+// returns the holders' shortest remaining TTL as a hint; when that undo
+// failed on a node and the waiter reuses its token (rejoin), errRejoin.
+func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *node) (grant, error),
 	durable func(context.Context, []reply[grant], int64) bool) (*Lease, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
@@ -109,12 +157,15 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 			}
 		}
 	}
-	newLease(c, name, *o, undo, 0).release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
+	undone := newLease(c, name, *o, undo, 0).release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
 	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
 		return nil, 0, ErrClosed
 	}
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, 0, err
+	}
+	if rejoin && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
+		return nil, 0, errRejoin
 	}
 	return nil, holderTTL, ErrNotAcquired
 }
@@ -124,18 +175,9 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 // the way a plain Mutex does.
 func fenceDurable(c *Client, o *options, lock, fence, token string) func(context.Context, []reply[grant], int64) bool {
 	return func(ctx context.Context, replies []reply[grant], chosen int64) bool {
-		h := mutexHold{keys: keyNames{lock: lock, fence: fence}, holder: token}
+		h := mutexHold{keys: keyNames{lock: lock, fence: fence}, holder: token, idle: o.idle}
 		return h.makeFenceDurable(ctx, c, o, replies, chosen)
 	}
-}
-
-// withOptions returns the Client's options overridden by opts.
-func (c *Client) withOptions(opts []Option) options {
-	o := c.opts
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
 }
 
 // checkNotOwned reports WithOwner given to a primitive that is not

@@ -38,10 +38,7 @@ type Latch struct {
 // Client's; WithLatchExpiry is the one that matters most. Bad input is
 // reported by its methods.
 func (c *Client) Latch(name string, opts ...Option) *Latch {
-	o := c.opts
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := c.options("Latch", opts)
 	// Wait returns when the latch opens or its context ends: a bound on
 	// attempts would only add an error that means neither.
 	o.maxAttempts = 0
@@ -53,13 +50,18 @@ func (l *Latch) Name() string { return l.name }
 
 // TrySetCount sets the count when no count is set (the latch is new,
 // opened, or expired), and reports whether it did. It returns ErrInvalid
-// for n below 1 and ErrNoQuorum when too few nodes answered.
+// for a count below 1 or above MaxLatchCount (the scripts count in Lua
+// numbers, which hold integers exactly up to 2^53) and ErrNoQuorum when
+// too few nodes answered.
 func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	if count <= 0 {
+	switch {
+	case count <= 0:
 		return false, invalid("TrySetCount(%d) on latch %q: the count must be at least 1", count, l.name)
+	case count > MaxLatchCount:
+		return false, invalid("TrySetCount(%d) on latch %q: the count must be at most MaxLatchCount (2^53)", count, l.name)
 	}
 	// A random generation (below 2^53, which Lua numbers hold exactly) lets
 	// a waiter see that the latch opened and was set again before it looked.

@@ -3,12 +3,16 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
 
 // Lease is one acquisition of a primitive: its fencing token, its validity
 // deadline, and the signal that it ended. It is safe for concurrent use.
+// The nil *Lease that a failed acquisition returns answers as a lease no
+// longer held: Unlock, Extend and Err return ErrNotHeld, Done is closed,
+// and Token, ID and Until are zero.
 type Lease struct {
 	c     *Client
 	name  string
@@ -44,17 +48,30 @@ func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
 // for this name (see the package documentation for the argument and its
 // assumptions). Pass it to the resource the lock protects, which should
 // reject writes carrying a token lower than one it has seen.
-func (l *Lease) Token() uint64 { return l.fence }
+func (l *Lease) Token() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.fence
+}
 
-// ID identifies the acquisition on the servers: the random token (or the
-// owner, WithOwner) its keys hold. For a semaphore lease it is the permit
+// ID identifies the acquisition on the servers: the random token its keys
+// hold (a field of the owner's lock, WithOwner). For a semaphore lease it is the permit
 // ID, with which any Client can extend or release its permits
 // (Semaphore.Extend, Semaphore.Release).
-func (l *Lease) ID() string { return l.hold.id() }
+func (l *Lease) ID() string {
+	if l == nil {
+		return ""
+	}
+	return l.hold.id()
+}
 
 // Until returns the end of the validity window: the lease may be relied on
 // before it, and not after it unless extended.
 func (l *Lease) Until() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.until
@@ -64,11 +81,21 @@ func (l *Lease) Until() time.Time {
 // validity ran out without an extension, or an extension found the key
 // gone). With WithAutoExtend it closes before the validity deadline when a
 // majority can no longer be extended.
-func (l *Lease) Done() <-chan struct{} { return l.done }
+func (l *Lease) Done() <-chan struct{} {
+	if l == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return l.done
+}
 
 // Err returns nil while the lease is held, ErrLost when it was lost, and
 // ErrNotHeld after Unlock.
 func (l *Lease) Err() error {
+	if l == nil {
+		return ErrNotHeld
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err
@@ -170,6 +197,9 @@ func (l *Lease) state(ctx context.Context) error {
 // Extensions of one lease run one at a time (the watchdog's included); one
 // that waits for its turn returns ctx's error when ctx ends first.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	if l == nil {
+		return ErrNotHeld
+	}
 	if err := l.state(ctx); err != nil {
 		return err
 	}
@@ -203,10 +233,37 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := noQuorum(ctx, l.c, replies); err != nil {
 		return err
 	}
+	if held(replies) < l.c.quorum && unanswered(replies)+held(replies) >= l.c.quorum {
+		// Nodes that did not answer may still hold it: the extension is
+		// not confirmed, but the lease is not known to be lost either.
+		return errors.Join(ErrNoQuorum, nodeErrors(l.c, replies))
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.endLocked(ErrLost)
 	return l.err
+}
+
+// unanswered is how many nodes failed to answer.
+func unanswered(replies []reply[bool]) int {
+	n := 0
+	for _, r := range replies {
+		if r.err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// nodeErrors joins the nodes' errors, each naming its node.
+func nodeErrors[T any](c *Client, replies []reply[T]) error {
+	var errs []error
+	for i, r := range replies {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Unlock releases the lease on every node. It returns nil when a majority
@@ -214,6 +271,9 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // ErrNotHeld when Unlock was called before, and ErrNoQuorum when too few
 // nodes answered (the keys then expire at their TTL).
 func (l *Lease) Unlock(ctx context.Context) error {
+	if l == nil {
+		return ErrNotHeld
+	}
 	if err := l.state(ctx); errors.Is(err, ErrInvalid) || errors.Is(err, ErrClosed) {
 		return err
 	}

@@ -47,10 +47,7 @@ type MultiLock struct {
 // given twice) and bad options are reported by its methods with
 // ErrInvalid, before anything is written.
 func (c *Client) MultiLock(names []string, opts ...Option) *MultiLock {
-	o := c.opts
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := c.options("MultiLock", opts)
 	sorted := slices.Sorted(slices.Values(names))
 	m := &MultiLock{c: c, names: sorted, opts: o}
 	for _, n := range sorted {
@@ -157,14 +154,16 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		return nil, allTally{}, nil, err
 	}
 	c := m.c
-	switch {
-	case m.opts.owner != "":
-		holder = m.opts.owner
-	case holder == "":
-		holder = rand.Text()
+	rejoin := holder != "" && m.opts.owner == "" // a waiter's token, its attempts share
+	if holder == "" || m.opts.owner != "" {
+		holder = rand.Text() // an owner's attempt, never granted, has its own
 	}
 	h, o := m.hold(holder)
 	start := time.Now()
+	secret := rand.Text() // one for the tickets of all names: one of them queues
+	for _, t := range tickets {
+		t.secret = t.grants.expect(secret)
+	}
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
 		gs, err := h.acquire(ctx, n, o.ttl, tickets)
 		for j, t := range tickets {
@@ -192,7 +191,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	// Undo on each node what it may have granted: the names it granted,
 	// and the one in flight when its call failed. Nothing more, so that
 	// an owner's earlier holds of the other names stay.
-	fanout(context.WithoutCancel(ctx), c, &o, func(ctx context.Context, i int, n *node) (bool, error) {
+	undone := fanout(context.WithoutCancel(ctx), c, &o, func(ctx context.Context, i int, n *node) (bool, error) {
 		r := replies[i]
 		if h.whole(n) {
 			if r.err == nil && !allGranted(r.v, len(h)) {
@@ -210,6 +209,9 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	})
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, t, replies, err
+	}
+	if rejoin && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
+		return nil, t, replies, errRejoin
 	}
 	return nil, t, replies, ErrNotAcquired
 }
@@ -298,8 +300,9 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 }
 
 // whole reports whether node n takes and releases all the names in one
-// script: a plain lease, on a single server.
-func (h multiHold) whole(n *node) bool { return n.singleServer && !h[0].owned }
+// script: a plain lease, on a single server. No names (an undo of a
+// chain refused at its first name) is not whole: there is nothing to do.
+func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && !h[0].owned() }
 
 // acquireWhole takes every name on n in one script (multi_acquire.lua),
 // or none. Its reply has the shape of the per-name chain's: refused at
@@ -308,15 +311,15 @@ func (h multiHold) whole(n *node) bool { return n.singleServer && !h[0].owned }
 // arrival, the first's, at whichever name it queues.
 func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
-	join, arrival := int64(0), int64(0)
+	join, arrival, secret, earlier := int64(0), int64(0), "", ""
 	for j, mh := range h {
 		ticket := mh.keys.noTicket
 		if tickets != nil && tickets[j].join {
-			ticket, join, arrival = tickets[j].key, 1, tickets[0].arrival
+			ticket, join, arrival, secret, earlier = tickets[j].key, 1, tickets[0].arrival, tickets[j].secret, tickets[j].earlierTokens()
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve)
+	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve, secret, h[0].idle, earlier)
 	switch {
 	case err != nil:
 		return nil, err
@@ -362,7 +365,7 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 		for _, mh := range h {
 			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue)
 		}
-		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve)
+		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle)
 		return v == int64(len(h)), err
 	}
 	all := true
@@ -395,7 +398,7 @@ func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 				continue
 			}
 			wg.Go(func() {
-				v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence)
+				v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence, mh.idle)
 				raised[j], errs[j] = v == 1, err
 			})
 		}

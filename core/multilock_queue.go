@@ -11,7 +11,8 @@ import (
 
 // A MultiLock waits under Notify in the queue of the name it is blocked
 // at, as a Mutex waiter does (see notify_queue.go), with one ticket per
-// name and one token for all its attempts: a release of that name grants
+// name and one token for its attempts (a fresh one after an undo that
+// failed on some node, see ticket.rotate): a release of that name grants
 // it to the waiter, which its next attempt takes as its own, and nobody
 // barges in. It waits in one queue at a time: once an attempt blocked at
 // another name, it leaves the queues it joined before, handing on what a
@@ -38,10 +39,10 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	joined := make([]bool, len(m.names)) // the names whose queues may hold the ticket
 	// leave takes the tickets out of line on the nodes where on(i), but at
 	// except; keep as in leaveQueue.
-	leave := func(on func(int) bool, except int, keep bool) {
+	leave := func(on func(int) bool, except int, keep, forGood bool) {
 		for i, j := range joined {
 			if j && i != except {
-				leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep)
+				leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep, forGood)
 				joined[i] = false
 			}
 		}
@@ -50,11 +51,11 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// waiter holds its lease. A grant that reached it there late is part
 	// of the lease now, which the lease's release gives back on every
 	// node: handing it on now would wake a waiter that cannot win.
-	won := func(on func(int) bool) { leave(on, -1, true) }
+	won := func(on func(int) bool) { leave(on, -1, true, true) }
 	// quit leaves every queue on the nodes where on(i) and, on a single
 	// server, gives back what a release granted the waiter there.
 	quit := func(on func(int) bool) {
-		leave(on, -1, false)
+		leave(on, -1, false, true)
 		fanout(context.WithoutCancel(ctx), m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
 			if !on(i) || !whole(i) {
 				return false, nil
@@ -79,6 +80,14 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		if join {
 			queuedAt(replies, joined)
 		}
+		if errors.Is(err, errRejoin) {
+			token = rand.Text()
+			for _, t := range tickets {
+				t.rotate(token)
+			}
+			h, ho = m.hold(token)
+			err = ErrNotAcquired
+		}
 		switch {
 		case err == nil:
 			if len(m.c.nodes) > 1 {
@@ -98,7 +107,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			}
 		}
 		// A single server that answered left the other queues already.
-		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, false)
+		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, false, false)
 		t := tickets[miss.blocked]
 		if head != nil && head.key != m.keys[miss.blocked].lock {
 			head.stop()

@@ -80,18 +80,18 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		return nil, 0, err
 	}
 	c, o := m.c, &m.opts
-	holder := o.owner
-	switch {
-	case holder != "":
-	case t != nil:
+	// A queued waiter keeps its token, which its grants carry. An owner's
+	// attempt takes a fresh one, as it is never granted: its undo then
+	// drops its own lease and none of the owner's others.
+	holder := rand.Text()
+	if t != nil && o.owner == "" {
 		holder = t.token
-	default:
-		holder = rand.Text()
 	}
 	h := m.hold(holder)
 	start := time.Now()
 	if t != nil {
 		t.sent = start
+		t.secret = t.grants.expect(rand.Text())
 	}
 	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
 		g, err := h.acquire(ctx, n, o.ttl, t)
@@ -118,7 +118,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	// Undo the attempt on every node that may have granted it: those that
 	// granted or failed (a node that timed out may have). A node that
 	// answered no does not hold the token (nor, for an owner, its new hold).
-	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
+	undone := l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
+	if t != nil && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
+		t.rotate(rand.Text())
+	}
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
 		return nil, 0, err
 	}
@@ -150,25 +153,29 @@ func tally(replies []reply[grant]) (granted int, fence int64, holderTTL time.Dur
 	return granted, fence, holderTTL
 }
 
-// hold is the hold of this Mutex's lease with holder: its random token,
-// its queued waiter's token, or its owner.
+// hold is the hold of this Mutex's lease with holder, its random token
+// (or its queued waiter's).
 func (m *Mutex) hold(holder string) mutexHold { return newMutexHold(m.keys, holder, &m.opts) }
 
-// newMutexHold is the hold of holder on the lock keys k, as o makes it
-// (reentrant for an owner; releasing through the queue under Notify).
+// newMutexHold is the hold of the lease holder on the lock keys k, as o
+// makes it (reentrant for an owner; releasing through the queue under
+// Notify).
 func newMutexHold(k keyNames, holder string, o *options) mutexHold {
-	return mutexHold{keys: k, holder: holder, owned: o.owner != "", wake: o.wait == Notify, reserve: o.reserve()}
+	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle}
 }
 
-// mutexHold is a Mutex lease's hold: a random token in a string key, or an
-// owner's count in a hash for a reentrant lock.
+// mutexHold is a Mutex lease's hold: its random token in a string key, or,
+// for a reentrant lock, a field of its own in the owner's hash.
 type mutexHold struct {
 	keys    keyNames
-	holder  string // the random token of a plain lock, the owner of a reentrant one
-	owned   bool
-	wake    bool // release wakes the next queued waiter (Notify)
+	holder  string // the lease's random token
+	owner   string // the reentrant lock's owner; "" for a plain lock
+	wake    bool   // release wakes the next queued waiter (Notify)
 	reserve time.Duration
+	idle    time.Duration // how long the fencing counter outlives its last draw
 }
+
+func (h mutexHold) owned() bool { return h.owner != "" }
 
 func (h mutexHold) id() string { return h.holder }
 
@@ -176,17 +183,17 @@ func (h mutexHold) id() string { return h.holder }
 // waiter passes its ticket (see notify_queue.go); nil does not queue.
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket) (grant, error) {
 	k := h.keys
-	ticket, join, arrival := k.noTicket, int64(0), int64(0)
+	ticket, join, arrival, secret, earlier := k.noTicket, int64(0), int64(0), "", ""
 	if t != nil && t.join {
-		ticket, join, arrival = t.key, 1, t.arrival
+		ticket, join, arrival, secret, earlier = t.key, 1, t.arrival, t.secret, t.earlierTokens()
 	}
 	var g grant
 	var err error
-	if h.owned {
-		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival)
+	if h.owned() {
+		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, ticket, h.owner, h.holder, ttl, join, arrival, h.idle)
 		g, err = grant(r), e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival)
+		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival, secret, h.idle, earlier)
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
@@ -196,24 +203,24 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 }
 
 func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
-	if h.owned {
+	if h.owned() {
 		v, err := n.d.ExtendOwned(ctx, h.keys.lock, h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.extend(ctx, h.keys.lock, h.holder, ttl)
+	v, err := n.d.Extend(ctx, h.keys.lock, h.holder, ttl)
 	return v == 1, err
 }
 
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	switch {
-	case h.owned:
-		left, err := n.d.ReleaseOwned(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve)
+	case h.owned():
+		left, err := n.d.ReleaseOwned(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle)
 		return left >= 0, err
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve)
+		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle)
 		return v == 1, err
 	}
 	v, err := n.release(ctx, k.lock, h.holder)
@@ -234,7 +241,7 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 		if g := grants[i]; g.err != nil || !g.v.Acquired {
 			return false, nil
 		}
-		v, err := n.d.FenceRaise(ctx, h.keys.lock, h.keys.fence, h.holder, fence)
+		v, err := n.d.FenceRaise(ctx, h.keys.lock, h.keys.fence, h.holder, fence, h.idle)
 		return v == 1, err
 	})
 	return held(replies) >= c.quorum

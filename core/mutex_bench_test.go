@@ -46,7 +46,7 @@ func lockUnlock(b *testing.B, ctx context.Context, m *core.Mutex) {
 // and on a three-node quorum (without the fencing round trip, and with
 // it), interleaved in the same run so that the machine's noise hits all
 // alike. The quorum fans out in parallel, so quorum3/single should stay
-// near 1 (the target is at most 1.5), not near 3.
+// near 1, not near 3.
 //
 // On loopback a round trip is mostly CPU, which three servers and the
 // client share on a small machine; the rtt1ms case puts each node behind a

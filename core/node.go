@@ -60,15 +60,6 @@ func (n *node) release(ctx context.Context, key, token string) (int64, error) {
 	return v, notHeldOnWrongType(err)
 }
 
-// extend resets key's expiry when it holds token, natively where it can.
-func (n *node) extend(ctx context.Context, key, token string, ttl time.Duration) (int64, error) {
-	if n.has(ctx, driver.NativeExtendSetIfeq) {
-		v, err := n.d.ExtendSetIfeq(ctx, key, token, ttl)
-		return v, notHeldOnWrongType(err)
-	}
-	return n.d.Extend(ctx, key, token, ttl)
-}
-
 // notHeldOnWrongType maps a native command's WRONGTYPE (the name is held
 // as a reentrant lock, a hash, by someone else) to "not held here".
 func notHeldOnWrongType(err error) error {

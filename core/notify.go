@@ -68,7 +68,7 @@ func newNotifier(c *Client) (waiter, error) {
 // a release between the failed attempt and the subscription is not missed.
 func (n *notifier) watch(ctx context.Context, o *options, key string) (watch, error) {
 	if o.wait == Poll { // WithWaitStrategy(Poll) given to this primitive only
-		return pollWatch{o.backoff}, nil
+		return pollWatch{o.backoff, n.c.closing}, nil
 	}
 	n.mu.Lock()
 	t := n.tickets[key]
@@ -197,8 +197,9 @@ func (n *notifier) deliverer(node int, prefix string) func(channel, event string
 	own := n.c.channel()
 	return func(channel, event string) {
 		if channel == own {
-			if i := strings.LastIndexByte(event, ' '); i > 0 {
-				n.handedOn(node, event[:i], event[i+1:])
+			fence, rest, _ := strings.Cut(event, " ")
+			if secret, ticket, ok := strings.Cut(rest, " "); ok {
+				n.handedOn(node, ticket, fence, secret)
 			}
 			return
 		}
@@ -209,7 +210,7 @@ func (n *notifier) deliverer(node int, prefix string) func(channel, event string
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if kw := n.keys[key]; kw != nil {
-			kw.wakeOne()
+			kw.wakeOne(node)
 		}
 	}
 }

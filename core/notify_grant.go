@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/subtle"
 	"math"
 	"slices"
 	"strconv"
@@ -21,35 +22,89 @@ import (
 // grants is what a waiter heard of grants and what its attempts found, by
 // node.
 type grants struct {
-	mu    sync.Mutex
-	heard []int64 // the highest fencing token a grant on the node published
-	found []int64 // the highest token an attempt found granted there; MaxInt64 after one failed there
+	mu     sync.Mutex
+	heard  []int64 // the highest fencing token a grant on the node published
+	found  []int64 // the highest token an attempt found granted there; MaxInt64 after one failed there
+	secret string  // the last attempt's, which a grant made from its ticket echoes
+	taken  []bool  // the last attempt found the lock free or granted there
 }
 
 func newGrants(nodes int) grants {
-	return grants{heard: make([]int64, nodes), found: make([]int64, nodes)}
+	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
+}
+
+// refused reports whether the last attempt found the lock held by another
+// on node, or got no answer there: a release or expiry there may let the
+// waiter in, where the DEL of its own undo elsewhere would not.
+func (g *grants) refused(node int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return node >= len(g.taken) || !g.taken[node]
 }
 
 // handedOn wakes the waiter of a ticket of which node's release told the
-// Client: a fencing token when it granted the lock, 0 when it reserved
-// it.
-func (n *notifier) handedOn(node int, ticketKey, message string) {
+// Client: a fencing token and a secret when it granted the lock, 0 when it
+// reserved it or freed it for an attempt. A grant whose secret is not the
+// one the waiter's last attempt stored in its ticket is dropped, wake-up
+// and all: it was made before that attempt (and may be gone, while its
+// validity would count from the attempt's start), or published by someone
+// who could not read the ticket.
+func (n *notifier) handedOn(node int, ticketKey, fence, secret string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.tickets[ticketKey]
 	if t == nil {
 		return
 	}
-	if f, err := strconv.ParseInt(message, 10, 64); err == nil && f > 0 {
-		t.grants.hear(node, f)
+	// A grant without the last attempt's secret is ignored, but wakes a
+	// waiter whose token rotated: its next attempt takes over a grant to
+	// the earlier token (see mutex_acquire.lua).
+	if f, err := strconv.ParseInt(fence, 10, 64); err == nil && f > 0 && !t.grants.hear(node, f, secret) && !t.grants.rotated() {
+		return
 	}
 	t.signal()
 }
 
-func (g *grants) hear(node int, fence int64) {
+// expect starts an attempt that stores secret in the waiter's ticket, and
+// returns it; a nil g (a waiter that hears no grants) returns "".
+func (g *grants) expect(secret string) string {
+	if g == nil {
+		return ""
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.secret = secret
+	return secret
+}
+
+// hear notes a grant on node, and reports whether it carried the secret of
+// the last attempt.
+func (g *grants) hear(node int, fence int64, secret string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(g.secret)) != 1 {
+		return false
+	}
 	g.heard[node] = max(g.heard[node], fence)
+	return true
+}
+
+// rotate forgets the grants heard: they were made to the token the waiter
+// gives up, which its next attempt takes over where they still hold (see
+// ticket.rotate), and which a lease under the new token must not count.
+func (g *grants) rotate() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.secret = ""
+	clear(g.heard)
+}
+
+// rotated reports whether the waiter gave up its token and has not
+// attempted with the new one yet (see ticket.rotate).
+func (g *grants) rotated() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.secret == ""
 }
 
 // observe notes one node's answer to an attempt. A nil g (a waiter that
@@ -60,6 +115,7 @@ func (g *grants) observe(node int, r grant, err error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.taken[node] = err == nil && r.Acquired
 	switch {
 	case err != nil:
 		g.found[node] = math.MaxInt64

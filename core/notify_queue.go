@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -37,8 +38,10 @@ type ticket struct {
 	join    bool        // the next attempt joins the queue
 	joined  bool        // an attempt may have put it in the queue
 	sent    time.Time   // the start of the last attempt
+	secret  string      // the last attempt's (see grants.expect)
 	first   atomic.Bool // an attempt put it at the head of the queue
 	grants  grants      // what the nodes' releases granted it
+	earlier []string    // the tokens it gave up, the last few (see rotate)
 }
 
 // newTicket registers a ticket in the queue of the Mutex called name, with
@@ -61,6 +64,22 @@ func (n *notifier) register(key, token string, wake chan struct{}) *ticket {
 	n.mu.Unlock()
 	return t
 }
+
+// rotate gives a queued waiter a fresh token after an undo of its attempt
+// failed on some node: that undo may still land there, later, and delete
+// whatever holds the old token then, a grant or the waiter's lease. Until
+// its next attempt stores the new token in its ticket, it hears no grant;
+// that attempt takes over a grant made to one of the last few tokens it
+// gave up (see lib/take_over.lua).
+func (t *ticket) rotate(token string) {
+	t.earlier = append(t.earlier, t.token)
+	t.earlier = t.earlier[max(0, len(t.earlier)-4):]
+	t.token = token
+	t.grants.rotate()
+}
+
+// earlierTokens are the tokens an attempt names for a takeover.
+func (t *ticket) earlierTokens() string { return strings.Join(t.earlier, " ") }
 
 func (t *ticket) signal() {
 	select {
@@ -169,7 +188,7 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 		if head == nil && t.first.Load() {
 			// Subscribed only now: attempt again before waiting, so that
 			// a DEL in between is not missed.
-			head = &notifyWatch{n: n, key: m.keys.lock, o: o, ctx: ctx, wake: t.wake}
+			head = &notifyWatch{n: n, key: m.keys.lock, o: o, ctx: ctx, wake: t.wake, heed: t.grants.refused}
 			if err := n.join(ctx, head); err != nil {
 				head = nil
 				return nil, m.leave(ctx, t, err)
@@ -232,7 +251,7 @@ func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) boo
 }
 
 func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
-	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on, false)
+	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on, false, true)
 }
 
 // leaveQueue takes ticket t out of the queue of the lock keys k on the
@@ -240,8 +259,9 @@ func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
 // meanwhile, unless keep: a waiter that won keeps a grant that reached it
 // late, as part of its lease. Where the ticket's token holds the lock,
 // handing on hands on the lock: then keep it, or call this only where the
-// waiter does not hold it.
-func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep bool) {
+// waiter does not hold it. A waiter that leaves for good marks its ticket
+// as left (see lib/left.lua): its attempts that land later are refused.
+func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep, forGood bool) {
 	token := t.token
 	if o.owner != "" || keep {
 		token = "" // no grant to hand on: an owner's waiter is only reserved the lock
@@ -250,7 +270,11 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 		if !on(i) {
 			return 0, nil
 		}
-		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve())
+		left := time.Duration(0)
+		if forGood {
+			left = o.ttl
+		}
+		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
 	})
 }
 

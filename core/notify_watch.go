@@ -19,16 +19,20 @@ type keyWaiters struct {
 	leaving chan struct{} // set while the last waiter unsubscribes, closed after
 }
 
-// wakeOne runs under notifier.mu, as every send on a wake channel does, so
-// the send cannot block.
-func (kw *keyWaiters) wakeOne() {
+// wakeOne wakes the oldest waiter that heeds an event from node (-1: a
+// wake-up passed on, which all heed). It runs under notifier.mu, as every
+// send on a wake channel does, so the send cannot block.
+func (kw *keyWaiters) wakeOne(node int) {
 	for _, w := range kw.waiters {
 		if len(w.wake) > 0 {
 			return
 		}
 	}
-	if len(kw.waiters) > 0 {
-		kw.waiters[0].wake <- struct{}{}
+	for _, w := range kw.waiters {
+		if node < 0 || w.heed == nil || w.heed(node) {
+			w.wake <- struct{}{}
+			return
+		}
 	}
 }
 
@@ -37,7 +41,7 @@ func (n *notifier) passOn(key string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if kw := n.keys[key]; kw != nil {
-		kw.wakeOne()
+		kw.wakeOne(-1)
 	}
 }
 
@@ -53,6 +57,10 @@ type notifyWatch struct {
 	// woken is set when wait returned on a wake-up, until the next wait:
 	// the attempt that was to use it may not have run.
 	woken bool
+	// heed, when set, says whether an event from a node may help: a
+	// queued waiter that the others' holders refused heeds only them,
+	// not the DEL by which its own attempt's undo freed another node.
+	heed func(node int) bool
 }
 
 func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
@@ -103,7 +111,7 @@ func (w *notifyWatch) stop() {
 	n.mu.Lock()
 	kw.waiters = slices.DeleteFunc(kw.waiters, func(x *notifyWatch) bool { return x == w })
 	if len(w.wake) > 0 || (w.woken && w.ctx.Err() != nil) {
-		kw.wakeOne()
+		kw.wakeOne(-1)
 	}
 	last := len(kw.waiters) == 0
 	if last {

@@ -26,7 +26,13 @@ func (s WaitStrategy) String() string {
 }
 
 // Option configures a Client (passed to New, it sets the default for every
-// primitive) or one primitive (passed to Client.Mutex, it overrides).
+// primitive) or one primitive (passed to Client.Mutex, it overrides). A
+// value that cannot work (a NaN, a duration that is not positive, a node
+// timeout not below the TTL, ...) is ErrInvalid at the call that receives
+// it: New, or the primitive's methods. So is an option given to a
+// primitive it does not apply to (WithOwner to a Latch, WithLatchExpiry to
+// a Mutex, WithLogger to any primitive, ...); given to New, such an option
+// is a default and applies only where it can.
 type Option func(*options)
 
 type options struct {
@@ -43,6 +49,10 @@ type options struct {
 	logger       *slog.Logger
 	notifyConfig bool
 	latchExpiry  time.Duration
+	idle         time.Duration
+
+	given optionSet // the options given to the primitive itself (see applies)
+	what  string    // the primitive's type, "" for New's defaults
 }
 
 func defaultOptions() options {
@@ -56,62 +66,116 @@ func defaultOptions() options {
 		logger:       slog.New(slog.DiscardHandler),
 		notifyConfig: true,
 		latchExpiry:  24 * time.Hour,
+		idle:         10 * time.Minute,
 	}
 }
 
-// WithTTL sets how long a lease lives without extension (default 10s).
-func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl } }
+// set is an option that records it was given, for applies.
+func set(which optionSet, f func(*options)) Option {
+	return func(o *options) {
+		f(o)
+		o.given |= which
+	}
+}
+
+// WithTTL sets how long a lease lives without extension (default 10s): a
+// positive whole number of milliseconds above the drift allowance.
+func WithTTL(ttl time.Duration) Option { return set(optTTL, func(o *options) { o.ttl = ttl }) }
 
 // WithOwner makes acquisitions reentrant for owner: a second acquisition by
-// the same owner succeeds and counts, and the lock is free again when every
-// one of its leases was unlocked.
-func WithOwner(owner string) Option { return func(o *options) { o.owner = owner } }
+// the same owner succeeds, and the lock is free again when every one of its
+// leases was unlocked or expired. Each lease holds the lock by a token of
+// its own, so that releasing, extending or undoing one (late, or twice)
+// never touches another; their TTLs may differ, and the lock's key lives
+// as long as the longest (an extension never shortens it). It applies to
+// Mutex and MultiLock; WithOwner("") clears a Client default, on any
+// primitive.
+func WithOwner(owner string) Option {
+	if owner == "" {
+		return func(o *options) { o.owner = "" }
+	}
+	return set(optOwner, func(o *options) { o.owner = owner })
+}
+
+// WithIdleExpiry sets how long what a name keeps between its uses lasts
+// after its last use (default 10 minutes): its fencing counter, which every
+// acquisition and hand-off renews, and a Semaphore's number of permits
+// stored by SetPermits, which every acquisition renews. A name no one
+// holds, waits for or uses for longer leaves nothing on the servers. A
+// counter that expired starts again from the server's clock (see the
+// package documentation), so tokens still increase as long as no server's
+// clock steps back, or runs behind another's, by as much as d.
+func WithIdleExpiry(d time.Duration) Option {
+	return set(optIdleExpiry, func(o *options) { o.idle = d })
+}
 
 // WithAutoExtend keeps every lease extended while it is held: by its TTL
 // whenever less than two thirds of the TTL is left, so every third of the
 // TTL, and later after an Extend by hand for longer. See Lease.Done for
 // what happens when that fails.
-func WithAutoExtend() Option { return func(o *options) { o.autoExtend = true } }
+func WithAutoExtend() Option { return set(optAutoExtend, func(o *options) { o.autoExtend = true }) }
 
 // WithFencing(false) skips, in quorum mode, the extra round trip that makes
 // a fencing token durable on a majority before Lock returns. Without it,
 // Token is still unique but no longer guaranteed to increase across
 // holders. It is on by default; a single node never needs the extra trip.
-func WithFencing(on bool) Option { return func(o *options) { o.fencing = on } }
+func WithFencing(on bool) Option { return set(optFencing, func(o *options) { o.fencing = on }) }
 
 // WithMaxAttempts bounds Lock to n attempts, after which it returns
-// ErrNotAcquired. By default Lock waits until its context ends.
-func WithMaxAttempts(n int) Option { return func(o *options) { o.maxAttempts = n } }
+// ErrNotAcquired; n is not negative. By default (0) Lock waits until its
+// context ends. It does not apply to a Latch, whose Wait ends only when
+// the latch opens or its context ends.
+func WithMaxAttempts(n int) Option {
+	return set(optMaxAttempts, func(o *options) { o.maxAttempts = n })
+}
 
 // WithWaitStrategy chooses how blocked acquisitions wait (default Notify).
-func WithWaitStrategy(s WaitStrategy) Option { return func(o *options) { o.wait = s } }
+// A primitive of a Client that waits by Poll cannot wait by Notify.
+func WithWaitStrategy(s WaitStrategy) Option { return set(optWait, func(o *options) { o.wait = s }) }
 
 // WithBackoff sets the retry backoff between attempts: full jitter over
-// min(cap, base × multiplier^attempt).
-func WithBackoff(b Backoff) Option { return func(o *options) { o.backoff = b } }
+// min(cap, base × multiplier^attempt). See Backoff for its bounds.
+func WithBackoff(b Backoff) Option { return set(optBackoff, func(o *options) { o.backoff = b }) }
 
-// WithDriftFactor sets the clock drift allowance as a fraction of the TTL
-// (default 0.01); validity is TTL − elapsed − (TTL × factor + 2ms).
-func WithDriftFactor(f float64) Option { return func(o *options) { o.driftFactor = f } }
+// WithDriftFactor sets the clock drift allowance as a fraction of the TTL,
+// in [0, 1) (default 0.01); validity is TTL − elapsed − (TTL × factor + 2ms).
+func WithDriftFactor(f float64) Option {
+	return set(optDriftFactor, func(o *options) { o.driftFactor = f })
+}
 
-// WithNodeTimeout bounds each request to one node (default: a tenth of the
-// TTL, at most 500ms), so that one slow node cannot eat the validity window.
-func WithNodeTimeout(d time.Duration) Option { return func(o *options) { o.nodeTimeout = d } }
+// WithNodeTimeout bounds each request to one node, so that one slow node
+// cannot eat the validity window; it must be positive and below the TTL.
+// By default it is a tenth of the TTL, at least 50ms (what a loopback
+// round trip on a loaded machine clears) and at most 500ms, and never more
+// than half the validity the TTL leaves after the drift allowance: 48ms
+// for a 100ms TTL, 23ms for a 50ms one.
+func WithNodeTimeout(d time.Duration) Option {
+	return set(optNodeTimeout, func(o *options) { o.nodeTimeout = d })
+}
 
-// WithKeyPrefix sets the prefix of every key (default "redlock:").
-func WithKeyPrefix(p string) Option { return func(o *options) { o.keyPrefix = p } }
+// WithKeyPrefix sets the prefix of every key (default "redlock:"). A
+// primitive's keys are the prefix, its name in braces (their Redis Cluster
+// hash tag, which keeps them in one slot), and a suffix; so a prefix must
+// hold no '{' or '}', and a name no '}' (see Client).
+func WithKeyPrefix(p string) Option { return set(optKeyPrefix, func(o *options) { o.keyPrefix = p }) }
 
-// WithLogger sets where the client logs; capability detection logs at debug.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+// WithLogger sets where the client logs; capability detection logs at
+// debug. It applies to New only.
+func WithLogger(l *slog.Logger) Option { return set(optLogger, func(o *options) { o.logger = l }) }
 
 // WithNotifyConfig(false) stops New from setting notify-keyspace-events
-// itself, for servers configured by hand.
-func WithNotifyConfig(on bool) Option { return func(o *options) { o.notifyConfig = on } }
+// itself, for servers configured by hand. It applies to New only.
+func WithNotifyConfig(on bool) Option {
+	return set(optNotifyConfig, func(o *options) { o.notifyConfig = on })
+}
 
 // WithLatchExpiry sets how long a latch lives after TrySetCount (default
 // 24h), so that a latch nobody counts down to zero does not stay forever;
-// on expiry its waiters return as if it had opened.
-func WithLatchExpiry(d time.Duration) Option { return func(o *options) { o.latchExpiry = d } }
+// on expiry its waiters return as if it had opened. It is a positive whole
+// number of milliseconds, and applies to Latch only.
+func WithLatchExpiry(d time.Duration) Option {
+	return set(optLatchExpiry, func(o *options) { o.latchExpiry = d })
+}
 
 // driftAllowance is the part of ttl kept back for clock drift.
 func (o *options) driftAllowance(ttl time.Duration) time.Duration {
@@ -135,28 +199,11 @@ func (o *options) reserve() time.Duration {
 	return min(o.ttl/2, 200*time.Millisecond)
 }
 
+// perNodeTimeout bounds one request to one node: see WithNodeTimeout.
 func (o *options) perNodeTimeout() time.Duration {
 	if o.nodeTimeout > 0 {
 		return o.nodeTimeout
 	}
-	return min(o.ttl/10, 500*time.Millisecond)
-}
-
-// validate reports bad primitive options before anything is written.
-func (o *options) validate(name string) error {
-	switch {
-	case name == "":
-		return invalid("the name is empty; give every lock a name")
-	case o.ttl <= 0:
-		return invalid("TTL %v is not positive", o.ttl)
-	case o.ttl%time.Millisecond != 0:
-		return invalid("TTL %v is not a whole number of milliseconds", o.ttl)
-	case o.driftFactor < 0 || o.driftFactor >= 1:
-		return invalid("drift factor %v is outside [0, 1)", o.driftFactor)
-	case o.ttl <= o.driftAllowance(o.ttl):
-		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance(o.ttl))
-	case o.maxAttempts < 0:
-		return invalid("max attempts %d is negative", o.maxAttempts)
-	}
-	return o.backoff.validate()
+	d := min(max(o.ttl/10, 50*time.Millisecond), 500*time.Millisecond)
+	return min(d, (o.ttl-o.driftAllowance(o.ttl))/2)
 }

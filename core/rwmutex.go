@@ -23,7 +23,8 @@ import (
 // the lock grants it to a waiting writer, which under Notify hears so on
 // its ticket and holds the lock without another request (see
 // notify_grant.go); with no writer waiting it wakes every waiting reader
-// through its ticket. All waiters also retry on their own every quarter
+// at once, by deleting their waiting set, whose keyspace event each of
+// their Clients hears (one message per Client, however many wait). All waiters also retry on their own every quarter
 // TTL or sooner (plus backoff jitter). Under Poll only a waiter's
 // own retry notices a release: a writer waits up to the backoff cap after
 // the last reader left.
@@ -50,7 +51,7 @@ type rwKeys struct {
 // override the Client's for this lock. Bad options are reported by its
 // methods.
 func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
-	o := c.withOptions(opts)
+	o := c.options("RWMutex", opts)
 	return &RWMutex{c: c, name: name, opts: o, keys: rwKeys{
 		writer:  key(o, name, ":rw:w"),
 		readers: key(o, name, ":rw:r"),
@@ -104,12 +105,18 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	token := m.c.waiterToken()
 	wait, _ := lineTimes(&m.opts)
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, token, m.hold(read, token, false),
-		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
-			return m.attempt(ctx, read, token, wait, g)
-		})
+	attempt := func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
+		return m.attempt(ctx, read, token, wait, g)
+	}
+	out := func(token string) hold { return m.hold(read, token, false) }
+	if read {
+		// A release wakes every waiting reader at once by deleting their
+		// set (see rw_release.lua): one event per Client.
+		waiting := func(string) string { return m.keys.waiting }
+		return waitOn(ctx, m.c, &m.opts, m.name, waiting, false, out, attempt)
+	}
+	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, out, attempt)
 }
 
 func (m *RWMutex) check(ctx context.Context) error {
@@ -124,12 +131,16 @@ func (m *RWMutex) check(ctx context.Context) error {
 // note what it found; only then may a release grant a writer the lock.
 func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
+	secret := ""
+	if !read {
+		secret = g.expect(rand.Text())
+	}
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
 		if read {
-			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait)
+			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, o.idle)
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, boolInt(g != nil))
+		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, secret, o.idle)
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err
@@ -138,11 +149,11 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 	if !read {
 		durable = fenceDurable(m.c, o, k.writer, k.fence, token)
 	}
-	return grantRound(ctx, m.c, o, m.name, m.hold(read, token, false), m.hold(read, token, true), ask, durable)
+	return grantRound(ctx, m.c, o, m.name, m.hold(read, token, false), m.hold(read, token, true), wait > 0, ask, durable)
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
-	return rwHold{keys: m.keys, token: token, read: read, keep: keep}
+	return rwHold{keys: m.keys, token: token, read: read, keep: keep, idle: m.opts.idle, ttl: m.opts.ttl}
 }
 
 // rwHold is a read or write lease's hold: its token in the readers' set or
@@ -153,6 +164,8 @@ type rwHold struct {
 	token string
 	read  bool
 	keep  bool
+	idle  time.Duration // how long the fencing counter outlives its last draw
+	ttl   time.Duration // how long a late attempt of a waiter that left is refused
 }
 
 func (h rwHold) id() string { return h.token }
@@ -162,12 +175,12 @@ func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, e
 		v, err := n.d.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.extend(ctx, h.keys.writer, h.token, ttl)
+	v, err := n.d.Extend(ctx, h.keys.writer, h.token, ttl)
 	return v == 1, err
 }
 
 func (h rwHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, h.token, boolInt(h.keep))
+	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, h.token, boolInt(h.keep), h.idle, h.ttl)
 	return v == 1, err
 }

@@ -21,7 +21,7 @@ import (
 // The number of permits is the one given to Client.Semaphore until
 // SetPermits stores one in Redis; from then on the stored number is in
 // force for every client. A Semaphore is safe for concurrent use and cheap:
-// make one per name as needed. WithOwner has no effect on it.
+// make one per name as needed. WithOwner does not apply to it.
 //
 // Permits are numbered slots, and a node gives a slot to one lease at a
 // time. With a quorum, an acquisition follows Mutex's rules: it asks every
@@ -66,7 +66,7 @@ type semaphoreKeys struct {
 	permits string // sorted set of held slots, scored by expiry
 	holders string // hash: slot → token, and t:<token> → its slots
 	size    string // the number of permits stored by SetPermits
-	fence   string // fencing counter; never expires
+	fence   string // fencing counter (see WithIdleExpiry)
 	queue   string // sorted set of the waiters' tickets, by place
 	tickets string // the prefix of the waiters' ticket keys
 }
@@ -75,10 +75,7 @@ type semaphoreKeys struct {
 // SetPermits stores another number). Options given here override the
 // Client's. Bad input is reported by its methods.
 func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
-	o := c.opts
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := c.options("Semaphore", opts)
 	return &Semaphore{c: c, name: name, permits: permits, opts: o, keys: semaphoreKeys{
 		permits: key(o, name, ":semaphore"),
 		holders: key(o, name, ":semaphore:holders"),
@@ -95,7 +92,8 @@ func (s *Semaphore) Name() string { return s.name }
 // TryAcquire makes one attempt to take n permits at once. It returns
 // ErrNotAcquired when fewer than n are free or waiters wait in line (they
 // come first), ErrNoQuorum when too few nodes answered, and ErrInvalid
-// when n is not positive or exceeds the number of permits.
+// when n is not positive or exceeds the number of permits or
+// MaxSemaphoreAcquire.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
@@ -114,15 +112,15 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	token := s.c.waiterToken()
-	w := &semaphoreWaiter{ticket: s.keys.tickets + token}
+	w := &semaphoreWaiter{}
 	if len(s.c.nodes) > 1 {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
-	out := semaphoreHold{keys: s.keys, ticket: w.ticket}
-	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, token, out,
-		func(ctx context.Context, g *grants) (*Lease, time.Duration, error) {
+	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
+	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, out,
+		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
+			w.ticket = s.keys.tickets + token
 			w.join = g != nil // under Poll no one would wake it
 			return s.attempt(ctx, n, w)
 		})
@@ -139,17 +137,17 @@ type semaphoreWaiter struct {
 // SetPermits stores the number of permits in Redis, for every client, and
 // wakes the waiters. Permits held beyond a lowered number are not revoked:
 // new acquisitions wait until enough of them are released or expire. It
-// returns ErrInvalid for a number below 1 and ErrNoQuorum when a majority
-// did not store it.
+// returns ErrInvalid for a number below 1 or above MaxSemaphorePermits
+// and ErrNoQuorum when a majority did not store it.
 func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return err
 	}
-	if permits <= 0 {
-		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be at least 1", permits, s.name)
+	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
+		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
 	}
 	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
-		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits))
+		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
 	})
 	return noQuorum(ctx, s.c, replies)
 }
@@ -186,10 +184,10 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 		return err
 	}
 	switch {
-	case s.permits <= 0:
-		return invalid("semaphore %q has %d permits; give it at least 1", s.name, s.permits)
-	case n <= 0:
-		return invalid("cannot take %d permits of semaphore %q; take at least 1", n, s.name)
+	case s.permits <= 0 || int64(s.permits) > MaxSemaphorePermits:
+		return invalid("semaphore %q has %d permits; give it 1 to MaxSemaphorePermits", s.name, s.permits)
+	case n <= 0 || n > MaxSemaphoreAcquire:
+		return invalid("cannot take %d permits of semaphore %q; take 1 to MaxSemaphoreAcquire (%d)", n, s.name, MaxSemaphoreAcquire)
 	}
 	return nil
 }
@@ -218,17 +216,19 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	start := time.Now()
 	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, nd *node) (driver.SemaphoreAcquireReply, error) {
 		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
-			h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait)
+			h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)
 	})
 	t := tallyPermits(replies)
 	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
+	h.slots = t.slots
 	l := newLease(c, s.name, *o, h, uint64(t.fence))
 	if t.granted >= c.quorum {
 		if _, ok := o.validUntil(start, o.ttl); ok {
 			if len(c.nodes) == 1 || !o.fencing || s.makeFenceDurable(ctx, won, t.fence) {
 				if until, ok := o.validUntil(start, o.ttl); ok {
-					// Give back the other slots a minority gave.
-					l.release(ctx, func(i int) bool { return !won(i) && replies[i].v.Status == 1 })
+					// Give back the other slots a minority gave, or may
+					// have given where the reply was lost.
+					l.release(ctx, func(i int) bool { return !won(i) && (replies[i].err != nil || replies[i].v.Status == 1) })
 					if w != nil && w.join && len(c.nodes) > 1 {
 						// Where it did not win, it is still in line, and
 						// would hold that line up until its entry lapsed.
@@ -317,26 +317,31 @@ func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fe
 		if !won(i) {
 			return false, nil
 		}
-		v, err := nd.d.SemaphoreFenceRaise(ctx, s.keys.fence, fence)
+		v, err := nd.d.SemaphoreFenceRaise(ctx, s.keys.fence, fence, s.opts.idle)
 		return v == 1, err
 	})
 	return held(replies) >= s.c.quorum
 }
 
-// semaphoreHold is a Semaphore lease's hold: n slots given to its token.
-// Its release also takes ticket out of line: that of a waiter that gives
-// up (holding no slots), or none (the tickets prefix) for a lease.
+// semaphoreHold is a Semaphore lease's hold: n slots given to its token,
+// the slots whose digest a majority gave (a node may have given the token
+// others). Its release also takes ticket out of line: that of a waiter
+// that gives up (holding no slots), or none (the tickets prefix) for a
+// lease.
 type semaphoreHold struct {
 	keys   semaphoreKeys
 	token  string
 	n      int64
+	slots  int64
 	ticket string
 }
 
-func (h semaphoreHold) id() string { return strconv.FormatInt(h.n, 10) + "-" + h.token }
+func (h semaphoreHold) id() string {
+	return strconv.FormatInt(h.n, 10) + "-" + h.token + "-" + strconv.FormatInt(h.slots, 10)
+}
 
 func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {
-	v, err := nd.d.SemaphoreExtend(ctx, h.keys.permits, h.keys.holders, h.token, h.n, ttl)
+	v, err := nd.d.SemaphoreExtend(ctx, h.keys.permits, h.keys.holders, h.token, h.n, h.slots, ttl)
 	return v == 1, err
 }
 

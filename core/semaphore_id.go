@@ -10,7 +10,9 @@ import (
 // A permit ID (Lease.ID of a semaphore lease) names a lease's permits on
 // the servers, so that a process other than the one that acquired them can
 // extend or release them: a worker that hands its job on hands the ID on.
-// It is "<n>-<token>": how many permits, and the lease's random token.
+// It is "<n>-<token>-<slots>": how many permits, the lease's random token,
+// and the digest of the slots it won (a node that answered late may have
+// given the token other slots, which do not count for the lease).
 
 // Release gives back the permits of the semaphore lease with permit ID id,
 // from any Client; a Lease still held for them then reports them not held.
@@ -53,12 +55,20 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return semaphoreHold{}, err
 	}
-	count, token, _ := strings.Cut(id, "-")
-	n, err := strconv.ParseInt(count, 10, 32)
-	if err != nil || n < 1 || !isToken(token) {
-		return semaphoreHold{}, invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, s.name)
+	parts := strings.Split(id, "-")
+	if len(parts) != 3 {
+		return semaphoreHold{}, notPermitID(id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: token, n: n, ticket: s.keys.tickets}, nil
+	n, errN := strconv.ParseInt(parts[0], 10, 32)
+	slots, errS := strconv.ParseInt(parts[2], 10, 64)
+	if errN != nil || errS != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= 1<<52 || !isToken(parts[1]) {
+		return semaphoreHold{}, notPermitID(id, s.name)
+	}
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.tickets}, nil
+}
+
+func notPermitID(id, name string) error {
+	return invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, name)
 }
 
 // isToken reports whether s looks like a token from crypto/rand.Text: 26

@@ -32,26 +32,39 @@ type watch interface {
 
 func newWaiter(c *Client) (waiter, error) {
 	if c.opts.wait == Poll {
-		return poller{}, nil
+		return poller{c.closing}, nil
 	}
 	return newNotifier(c)
 }
 
-// poller is the Poll strategy: sleep with backoff and full jitter.
-type poller struct{}
+// poller is the Poll strategy: sleep with backoff and full jitter, until
+// the Client closes.
+type poller struct{ closing <-chan struct{} }
 
-func (poller) watch(_ context.Context, o *options, _ string) (watch, error) {
-	return pollWatch{o.backoff}, nil
+func (p poller) watch(_ context.Context, o *options, _ string) (watch, error) {
+	return pollWatch{o.backoff, p.closing}, nil
 }
 
 func (poller) passOn(string) {}
 
 func (poller) close() error { return nil }
 
-type pollWatch struct{ b Backoff }
+type pollWatch struct {
+	b       Backoff
+	closing <-chan struct{}
+}
 
 func (p pollWatch) wait(ctx context.Context, attempt int, _ time.Duration) error {
-	return sleep(ctx, p.b.Delay(attempt))
+	t := time.NewTimer(p.b.Delay(attempt))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.closing:
+		return ErrClosed
+	case <-t.C:
+		return nil
+	}
 }
 
 func (pollWatch) stop() {}

@@ -16,10 +16,10 @@ import (
 type Scripts interface {
 	// MutexAcquire takes a plain lock with the waiter's token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
-	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (MutexAcquireReply, error)
+	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, earlier string) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire_owned.lua.
-	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (MutexAcquireOwnedReply, error)
+	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (MutexAcquireOwnedReply, error)
 	// Release deletes a plain lock only when it holds token (compare-and-delete).
 	// It runs scripts/lua/release.lua.
 	Release(ctx context.Context, lock string, token string) (int64, error)
@@ -29,66 +29,64 @@ type Scripts interface {
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseWake deletes a plain lock only when it holds token, handing it on to the oldest waiter.
 	// It runs scripts/lua/release_wake.lua.
-	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration) (int64, error)
+	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error)
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
-	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration) (int64, error)
-	// Extend resets a plain lock's expiry only when it holds token (compare-and-set).
+	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error)
+	// Extend lengthens a plain lock's expiry to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
-	// ExtendSetIfeq is Extend done by the native command SET (Redis 8.4, Valkey 8.1).
-	ExtendSetIfeq(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
-	// ReleaseOwned drops one of the owner's holds on a reentrant lock; the last hands it on to the next waiter.
+	// ReleaseOwned drops one lease of a reentrant lock; the owner's last hands it on to the next waiter.
 	// It runs scripts/lua/release_owned.lua.
-	ReleaseOwned(ctx context.Context, lock string, fence string, queue string, owner string, reserve time.Duration) (int64, error)
-	// ExtendOwned resets a reentrant lock's expiry only while owner holds it.
+	ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error)
+	// ExtendOwned lengthens a reentrant lock's expiry to at least ttl only while the lease holds it.
 	// It runs scripts/lua/extend_owned.lua.
-	ExtendOwned(ctx context.Context, lock string, owner string, ttl time.Duration) (int64, error)
+	ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
-	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error)
+	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
-	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration) (MultiLockAcquireReply, error)
+	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (MultiLockAcquireReply, error)
 	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.
 	// It runs scripts/lua/multi_release.lua.
-	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration) (int64, error)
+	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
-	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (FairMutexAcquireReply, error)
+	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (FairMutexAcquireReply, error)
 	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
-	FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64) (int64, error)
+	FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error)
 	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
 	// It runs scripts/lua/rw_rlock.lua.
-	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (RWMutexReadAcquireReply, error)
+	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (RWMutexReadAcquireReply, error)
 	// RWMutexWriteAcquire grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.
 	// It runs scripts/lua/rw_lock.lua.
-	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, listens int64) (RWMutexWriteAcquireReply, error)
+	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (RWMutexWriteAcquireReply, error)
 	// RWMutexReadExtend resets a read lease's expiry while it is live.
 	// It runs scripts/lua/rw_rextend.lua.
 	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
-	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64) (int64, error)
+	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error)
 	// SemaphoreAcquire takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
-	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration) (SemaphoreAcquireReply, error)
+	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (SemaphoreAcquireReply, error)
 	// SemaphoreRelease gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_release.lua.
 	SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error)
-	// SemaphoreExtend resets the expiry of a lease's n permits while all of them are held.
+	// SemaphoreExtend lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.
 	// It runs scripts/lua/semaphore_extend.lua.
-	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, ttl time.Duration) (int64, error)
+	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error)
 	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
-	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64) (int64, error)
+	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error)
 	// SemaphoreAvailable counts the free permits, purging expired ones.
 	// It runs scripts/lua/semaphore_available.lua.
 	SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error)
 	// SemaphoreFenceRaise makes a quorum-chosen semaphore fencing token durable on one node.
 	// It runs scripts/lua/semaphore_fence_raise.lua.
-	SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64) (int64, error)
+	SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error)
 	// LatchTrySet sets a latch's count and generation, only when no count is set.
 	// It runs scripts/lua/latch_try_set.lua.
 	LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error)
@@ -114,7 +112,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "a9b107da9212a9295523c61bc61a9363fd536c78",
+	SHA1:   "d8c295f0ae2067dd4644a84383629a508ba5750b",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -145,7 +143,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "bbe1da054a506f372a416241316ecc9830887f50",
+	SHA1:   "1ca9a5821b1c7850db1eec1af4720bd372209ae8",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -180,7 +178,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "84bd7c6180b6cac6261aefc94053e9076a54ee3f",
+	SHA1:   "3a1401c694c15655338c5ce62faf8e196984082e",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -192,7 +190,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "af66e1c3a2a26db3291639d239dc1e1c5788ab0f",
+	SHA1:   "82e9d3f9cc2f79c1a2aa768551e0cacef6200b06",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -204,7 +202,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "a50a84e650eff4a38701e8514404a056612b1be8",
+	SHA1:   "d8ae7e6ef697965a91d5e8a44548b31ff6a31e9b",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -216,7 +214,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "9c740cfbd7e703e53fbb54a6d54554da136c94d0",
+	SHA1:   "bb1f71a7928e12978838b8dc8c09b9943f99ea53",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -228,7 +226,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "95822b0ab03e6134c6a64175d417b34ea1f1c6dc",
+	SHA1:   "7a9c217c2acee5e483274301b943588677a1e4ff",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -240,7 +238,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "180c6e0c53e09854a0bf69cc421e99eae2b41c77",
+	SHA1:   "45f9f9fcc2ec2b2977d8455e186c0683b722ea81",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -261,7 +259,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "4f1327ee6b8d567ddefc64b91320065c8dbcc988",
+	SHA1:   "94b44aa489743ed2529d875f0da8f19f532b9dd2",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -285,7 +283,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "9eaa0ccce637ba87e07d515871eb0468c26f9f47",
+	SHA1:   "a58b7059c584f82ee3d43249fb64137433a9d88e",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -304,7 +302,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "ee7f0cbe393181432f3c0a5afbf17033d2f3c567",
+	SHA1:   "83140889877991dddb1311e66926d22f6787896a",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -326,7 +324,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "99c6aaebd9910a9d308278599e730335041482a8",
+	SHA1:   "c3ff08460270c04cf78803a9eec9bd170a1ffa52",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -345,7 +343,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "16ace7989783b45a5a709187fa65d7b20f5a152e",
+	SHA1:   "41d3e24e18030590a81419ee5134f5df26afb934",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -374,7 +372,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "b3659b2eeff428ed3f27cb996fc856bcff6980b4",
+	SHA1:   "5a431ac257f9997049b9418f52f3f92217bd0a53",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -396,7 +394,7 @@ func DecodeRWMutexWriteAcquire(v []int64, err error) (RWMutexWriteAcquireReply, 
 // RWMutexReadExtendScript is scripts/lua/rw_rextend.lua.
 var RWMutexReadExtendScript = Script{
 	Name:   "rw_rextend",
-	SHA1:   "8141912555b645ba8b5bf87dd00fe9dd459253c6",
+	SHA1:   "0dd63d645ab3c4642090943167990d7fe4e9c422",
 	Source: lua.Source("rw_rextend.lua"),
 }
 
@@ -408,7 +406,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "2100350afddd3982b6b36d3e415fc3dc4bd0a3e2",
+	SHA1:   "681f609c9da69f18f353ca39ee4c34a26e71fb13",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -419,9 +417,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
 type SemaphoreAcquireReply struct {
-	Status int64         // 1 when acquired, 0 when fewer than n permits are free or another waiter is first in line, -1 when n exceeds the number of permits (nothing written)
+	Status int64         // 1 when acquired, 0 when fewer than n permits are free, another waiter is first in line, or the bounded scan from the seed found too few free slots, -1 when n exceeds the number of permits (nothing written)
 	Fence  int64         // the fencing counter after this acquisition; 0 when not acquired
-	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first
+	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first; 0 when the scan found too few free slots
 	Size   int64         // the number of permits in force
 	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
 }
@@ -429,7 +427,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "80a2be625432a93697ad0bc833b8e1e0ecc3f625",
+	SHA1:   "e994c502cb378c01de8c7fde69d5e73b059a5129",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -453,7 +451,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "696bdd504c733dc93fb9c51c6dbddad35dfb4412",
+	SHA1:   "e5c90fed03ca3d942b4e90937f0bab04792386e2",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -465,7 +463,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "fb2cb8d46063a277741b68407b62b3ca06d1dfd0",
+	SHA1:   "0526e8eed7cd169a3ecb294663bce5a4fe1987a7",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -477,7 +475,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "6c7774c04a9b223c1c5543545c33f594515dc833",
+	SHA1:   "669d2e6d0c7c6422f4e7e0c6fb55c48e8378ed70",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -489,7 +487,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "2179b1d7c386f6cbc8ff32833051e95a12f36793",
+	SHA1:   "006de04fee885a39a0b75f014f79c810df30529c",
 	Source: lua.Source("semaphore_available.lua"),
 }
 
@@ -501,7 +499,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "2844da328f5569b07d79757b18ae0669f26119e2",
+	SHA1:   "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 
@@ -582,11 +580,10 @@ type Native string
 const (
 	NativeReleaseDelifeq Native = "ReleaseDelifeq" // DELIFEQ, Valkey 9
 	NativeReleaseDelex   Native = "ReleaseDelex"   // DELEX, Redis 8.4
-	NativeExtendSetIfeq  Native = "ExtendSetIfeq"  // SET, Redis 8.4, Valkey 8.1
 )
 
 // Natives lists every native command, in spec order.
-var Natives = []Native{NativeReleaseDelifeq, NativeReleaseDelex, NativeExtendSetIfeq}
+var Natives = []Native{NativeReleaseDelifeq, NativeReleaseDelex}
 
 // Probe runs native n against key, which must not exist, and returns the
 // server's error when it lacks the command. It writes nothing.
@@ -597,8 +594,6 @@ func Probe(ctx context.Context, d Scripts, n Native, key string) error {
 		_, err = d.ReleaseDelifeq(ctx, key, "redlock-probe")
 	case NativeReleaseDelex:
 		_, err = d.ReleaseDelex(ctx, key, "redlock-probe")
-	case NativeExtendSetIfeq:
-		_, err = d.ExtendSetIfeq(ctx, key, "redlock-probe", time.Second)
 	default:
 		return fmt.Errorf("%w: unknown native command %q", ErrInvalid, n)
 	}

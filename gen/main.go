@@ -1,7 +1,8 @@
-// Command gen renders the driver contract (driver/zz_generated.go) and the
-// client adapters (drivers/*/zz_generated.go) from package spec. It runs
-// through `go generate ./...`; TestGeneratedFilesAreFresh fails when a
-// committed file differs from what it renders.
+// Command gen renders the driver contract (driver/zz_generated.go), the
+// client adapters (drivers/*/zz_generated.go) and the conformance suite's
+// fault-injecting driver (conformance/faults/zz_generated.go) from package
+// spec. It runs through `go generate ./...`; TestGeneratedFilesAreFresh
+// fails when a committed file differs from what it renders.
 package main
 
 import (
@@ -45,7 +46,7 @@ func write(root string) error {
 
 // render returns every generated file by its path from the module root.
 func render(ops []spec.Op) (map[string][]byte, error) {
-	files := map[string]*jen.File{"driver/zz_generated.go": contract(ops)}
+	files := map[string]*jen.File{"driver/zz_generated.go": contract(ops), "conformance/faults/zz_generated.go": faults(ops)}
 	for _, c := range clients {
 		files["drivers/"+c.pkg+"/zz_generated.go"] = adapter(c, ops)
 	}

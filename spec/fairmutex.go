@@ -9,7 +9,7 @@ var fairMutexOps = []Op{
 		Script: "fair_acquire",
 		Doc:    "queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}, {"secret", String}, {"idle", Millis}},
 		Reply: []Field{
 			{"Acquired", Bool, "the waiter was first in line and the lock free (or granted to the token), and it is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -21,7 +21,7 @@ var fairMutexOps = []Op{
 		Script: "fair_release",
 		Doc:    "releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
-		Args:   []Param{{"token", String}, {"keep", Int}},
+		Args:   []Param{{"token", String}, {"keep", Int}, {"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the lock and it was deleted, 0 otherwise"}},
 	},
 }

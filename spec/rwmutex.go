@@ -10,7 +10,7 @@ var rwMutexOps = []Op{
 		Script: "rw_rlock",
 		Doc:    "grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.",
 		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}, {"idle", Millis}},
 		Reply: []Field{
 			{"Acquired", Bool, "the read lease is granted with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -22,7 +22,7 @@ var rwMutexOps = []Op{
 		Script: "rw_lock",
 		Doc:    "grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.",
 		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}, {"listens", Int}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"wait", Millis}, {"secret", String}, {"idle", Millis}},
 		Reply: []Field{
 			{"Acquired", Bool, "the write lease is granted with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -42,7 +42,7 @@ var rwMutexOps = []Op{
 		Script: "rw_release",
 		Doc:    "gives up a read or write lease, or a wait, and hands on to who may go next.",
 		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
-		Args:   []Param{{"token", String}, {"keep", Int}},
+		Args:   []Param{{"token", String}, {"keep", Int}, {"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
 	},
 }

@@ -76,27 +76,27 @@ func TestMatrixUsage(t *testing.T) {
 	}
 }
 
-func TestRewriteReadme(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "README.md")
+func TestRewriteDocs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "matrix.md")
 	before, after := "# title\n\nintro\n\n", "\n\nrest\n"
-	os.WriteFile(path, []byte(before+readmeBegin+" -->\nold table\n"+readmeEnd+after), 0o644)
+	os.WriteFile(path, []byte(before+docsBegin+" -->\nold table\n"+docsEnd+after), 0o644)
 	res := &matrix.Result{
 		Servers: []matrix.Server{{Name: "miniredis", Version: "miniredis v2"}}, Drivers: []string{"goredis"},
 		Topologies: []string{"single"}, Strategies: []string{"Poll"}, Primitives: []string{"Mutex"},
 		Cells: []matrix.Cell{{Driver: "goredis", Server: "miniredis", Topology: "single", Strategy: "Poll", Primitive: "Mutex", Status: matrix.Pass}},
 		OK:    true,
 	}
-	if err := rewriteReadme(path, res); err != nil {
+	if err := rewriteDocs(path, res); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
 	s := string(b)
-	if !strings.HasPrefix(s, before) || !strings.HasSuffix(s, readmeEnd+after) || strings.Contains(s, "old table") ||
-		!strings.Contains(s, "| Mutex | Poll | ✓ |") || !strings.Contains(s, "go run ./cmd/redlock matrix --readme") {
-		t.Errorf("rewritten README:\n%s", s)
+	if !strings.HasPrefix(s, before) || !strings.HasSuffix(s, docsEnd+after) || strings.Contains(s, "old table") ||
+		!strings.Contains(s, "| Mutex | Poll | ✓ |") || !strings.Contains(s, "go run ./cmd/redlock matrix --docs") {
+		t.Errorf("rewritten docs/matrix.md:\n%s", s)
 	}
 	res.OK = false
-	if err := rewriteReadme(path, res); err == nil {
-		t.Error("a failed run rewrote the README")
+	if err := rewriteDocs(path, res); err == nil {
+		t.Error("a failed run rewrote docs/matrix.md")
 	}
 }

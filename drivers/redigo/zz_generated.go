@@ -12,13 +12,13 @@ import (
 var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireReply, error) {
-	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival))
+func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, earlier string) (driver.MutexAcquireReply, error) {
+	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival, secret, idle.Milliseconds(), earlier))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
-func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, ttl time.Duration, join int64, arrival int64) (driver.MutexAcquireOwnedReply, error) {
-	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, ttl.Milliseconds(), join, arrival))
+func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (driver.MutexAcquireOwnedReply, error) {
+	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, lease, ttl.Milliseconds(), join, arrival, idle.Milliseconds()))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -37,13 +37,13 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds()))
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds()))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration) (int64, error) {
-	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds()))
+func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
+	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds()))
 }
 
 // Extend runs scripts/lua/extend.lua.
@@ -51,54 +51,49 @@ func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time
 	return driver.DecodeExtend(d.evalInt(ctx, driver.ExtendScript, []string{lock}, token, ttl.Milliseconds()))
 }
 
-// ExtendSetIfeq runs SET $lock $token IFEQ $token PX $ttl (Redis 8.4, Valkey 8.1).
-func (d *Driver) ExtendSetIfeq(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
-	return driver.DecodeExtend(d.doOK(ctx, "SET", []string{lock}, token, "IFEQ", token, "PX", ttl.Milliseconds()))
-}
-
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, owner string, reserve time.Duration) (int64, error) {
-	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, fence, queue}, owner, reserve.Milliseconds()))
+func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, fence, queue}, lease, reserve.Milliseconds(), idle.Milliseconds()))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, owner string, ttl time.Duration) (int64, error) {
-	return driver.DecodeExtendOwned(d.evalInt(ctx, driver.ExtendOwnedScript, []string{lock}, owner, ttl.Milliseconds()))
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error) {
+	return driver.DecodeExtendOwned(d.evalInt(ctx, driver.ExtendOwnedScript, []string{lock}, lease, ttl.Milliseconds()))
 }
 
 // FenceRaise runs scripts/lua/fence_raise.lua.
-func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64) (int64, error) {
-	return driver.DecodeFenceRaise(d.evalInt(ctx, driver.FenceRaiseScript, []string{lock, fence}, holder, chosen))
+func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
+	return driver.DecodeFenceRaise(d.evalInt(ctx, driver.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration) (driver.MultiLockAcquireReply, error) {
-	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds()))
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (driver.MultiLockAcquireReply, error) {
+	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds(), secret, idle.Milliseconds(), earlier))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration) (int64, error) {
-	return driver.DecodeMultiLockRelease(d.evalInt(ctx, driver.MultiLockReleaseScript, keys, token, reserve.Milliseconds()))
+func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return driver.DecodeMultiLockRelease(d.evalInt(ctx, driver.MultiLockReleaseScript, keys, token, reserve.Milliseconds(), idle.Milliseconds()))
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.
-func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration) (driver.FairMutexAcquireReply, error) {
-	return driver.DecodeFairMutexAcquire(d.evalInts(ctx, driver.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds()))
+func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (driver.FairMutexAcquireReply, error) {
+	return driver.DecodeFairMutexAcquire(d.evalInts(ctx, driver.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds(), secret, idle.Milliseconds()))
 }
 
 // FairMutexRelease runs scripts/lua/fair_release.lua.
-func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64) (int64, error) {
-	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, keep))
+func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
+	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, keep, idle.Milliseconds(), left.Milliseconds()))
 }
 
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
-func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration) (driver.RWMutexReadAcquireReply, error) {
-	return driver.DecodeRWMutexReadAcquire(d.evalInts(ctx, driver.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds()))
+func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (driver.RWMutexReadAcquireReply, error) {
+	return driver.DecodeRWMutexReadAcquire(d.evalInts(ctx, driver.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), idle.Milliseconds()))
 }
 
 // RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
-func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, listens int64) (driver.RWMutexWriteAcquireReply, error) {
-	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), listens))
+func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (driver.RWMutexWriteAcquireReply, error) {
+	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), secret, idle.Milliseconds()))
 }
 
 // RWMutexReadExtend runs scripts/lua/rw_rextend.lua.
@@ -107,13 +102,13 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 }
 
 // RWMutexRelease runs scripts/lua/rw_release.lua.
-func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64) (int64, error) {
-	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep))
+func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
+	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep, idle.Milliseconds(), left.Milliseconds()))
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
-func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration) (driver.SemaphoreAcquireReply, error) {
-	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds()))
+func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (driver.SemaphoreAcquireReply, error) {
+	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds(), idle.Milliseconds()))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
@@ -122,13 +117,13 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders s
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
-func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, ttl time.Duration) (int64, error) {
-	return driver.DecodeSemaphoreExtend(d.evalInt(ctx, driver.SemaphoreExtendScript, []string{permits, holders}, token, n, ttl.Milliseconds()))
+func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error) {
+	return driver.DecodeSemaphoreExtend(d.evalInt(ctx, driver.SemaphoreExtendScript, []string{permits, holders}, token, n, slots, ttl.Milliseconds()))
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
-func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64) (int64, error) {
-	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, queue}, permits))
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
+	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, queue}, permits, idle.Milliseconds()))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.
@@ -137,8 +132,8 @@ func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders
 }
 
 // SemaphoreFenceRaise runs scripts/lua/semaphore_fence_raise.lua.
-func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64) (int64, error) {
-	return driver.DecodeSemaphoreFenceRaise(d.evalInt(ctx, driver.SemaphoreFenceRaiseScript, []string{fence}, chosen))
+func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error) {
+	return driver.DecodeSemaphoreFenceRaise(d.evalInt(ctx, driver.SemaphoreFenceRaiseScript, []string{fence}, chosen, idle.Milliseconds()))
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.

@@ -14,8 +14,6 @@
 // did not run.
 package matrix
 
-import "slices"
-
 // Status is the outcome of a cell, a case or a check.
 type Status string
 
@@ -33,12 +31,6 @@ const (
 
 // OK reports whether s is a success: passed, or not applicable.
 func (s Status) OK() bool { return s == Pass || s == NA }
-
-// worse returns the worse of two statuses of the same thing.
-func worse(a, b Status) Status {
-	rank := []Status{Pass, NA, Skipped, Missing, Fail}
-	return rank[max(slices.Index(rank, a), slices.Index(rank, b))]
-}
 
 // Cell is one primitive with one wait strategy, run by one driver on one
 // topology of one server.

@@ -23,7 +23,7 @@ type Server struct {
 // Servers returns the servers this run has, in a fixed order: Redis 7
 // (REDLOCK_TEST_NODES, with the cluster REDLOCK_TEST_CLUSTER), Valkey 9
 // (REDLOCK_TEST_VALKEY_NODES) and, with
-// REDLOCK_TEST_MINIREDIS=1, five miniredis nodes started in this process
+// REDLOCK_TEST_MINIREDIS=1, three miniredis nodes started in this process
 // and stopped at t's cleanup. A server whose variable is unset is left
 // out; under CI all three variables must be set (the test fails), and a
 // run with no server at all is skipped.
@@ -44,7 +44,9 @@ func Servers(t testing.TB) []Server {
 		}
 	}
 	if os.Getenv(MiniredisEnv) == "1" {
-		out = append(out, Server{Name: "miniredis", Nodes: Miniredis(t, 5)})
+		// Three: five in-process nodes, each script in a fresh Lua state,
+		// time out on two cores under -race; the real servers have five.
+		out = append(out, Server{Name: "miniredis", Nodes: Miniredis(t, 3)})
 	}
 	if len(out) == 0 {
 		t.Skipf("no servers: set REDLOCK_TEST_NODES (scripts/test.sh starts real servers) or %s=1", MiniredisEnv)

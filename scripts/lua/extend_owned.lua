@@ -1,9 +1,16 @@
--- Extends a reentrant lock only while the owner holds it.
--- KEYS[1] lock: the lock key, a hash from the owner to its hold count
--- ARGV[1] owner: the owner identity
--- ARGV[2] ttl: the new time to live in milliseconds
--- Returns: 1 when extended; 0 when the owner holds nothing here.
-if redis.call('type', KEYS[1]).ok == 'hash' and redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
+-- Extends a lease of a reentrant lock while its hold lasts (see
+-- lib/owned.lua). The hold and the key are only ever lengthened: an
+-- extension that lands late, after a longer one, must not cut the lease
+-- short, and the key is shared by the owner's leases.
+-- KEYS[1] lock: the lock key, the owner's hash
+-- ARGV[1] lease: the lease's random token
+-- ARGV[2] ttl: the time to live in milliseconds the hold needs at least
+-- Returns: 1 when the lease holds the lock here; 0 when it does not.
+
+-- #include lib/owned.lua
+
+if not ownedHolds(KEYS[1], ARGV[1]) then
+  return 0
 end
-return 0
+ownedHold(KEYS[1], ARGV[1], ARGV[2])
+return 1

@@ -1,35 +1,40 @@
 -- Queues a waiter for a fair (first come, first served) lock and grants it
 -- the lock when it is first in line and the lock is free. Every entry in
 -- line lapses unless its waiter's attempts refresh it, so a waiter that died
--- never holds the line up for long. An attempt that finds the lock free
+-- never holds the line up for long; an entry without a lapse time, or
+-- whose ticket a grant cannot use, is dead (see lib/line_head.lua). An attempt that finds the lock free
 -- with another waiter first grants the lock to that waiter, as a release
 -- does (see fair_release.lua). A holder keeps its place until it releases
 -- (or its place lapses), so that an attempt undone for want of a quorum
 -- keeps it too.
 -- KEYS[1] lock: the lock key, a string holding the holder's token
--- KEYS[2] fence: the fencing counter of the lock name; it never expires
+-- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
 -- ARGV[1] token: the waiter's token, which becomes the holder's; its ticket
--- key holds the TTL a grant gives it
+-- key holds the TTL a grant gives it and ARGV[5] ("<ttl>:<secret>")
 -- ARGV[2] ttl: the lock's time to live in milliseconds
 -- ARGV[3] place: the waiter's place in line; 0 joins behind the last waiter
 -- ARGV[4] wait: how long the place lasts without a refresh, in milliseconds;
 -- 0 does not queue (TryLock: granted only when no one waits)
+-- ARGV[5] secret: this attempt's secret, which a grant echoes (see lib/tell.lua)
+-- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when acquired (or granted to the token before: the
 -- TTL starts again); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
 
 -- #include lib/grant.lua
+-- #include lib/line_head.lua
+-- #include lib/left.lua
 
+if hasLeft(KEYS[5] .. ARGV[1]) then
+  return {0, 0, 0} -- an attempt of a waiter that left, landing late
+end
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-for _, gone in ipairs(redis.call('zrangebyscore', KEYS[4], '-inf', now)) do
-  redis.call('zrem', KEYS[3], gone)
-end
-redis.call('zremrangebyscore', KEYS[4], '-inf', now)
+purgeLine(KEYS[3], KEYS[4], now)
 local wait = tonumber(ARGV[4])
 if wait > 0 then
   if not redis.call('zscore', KEYS[3], ARGV[1]) then
@@ -44,7 +49,7 @@ if wait > 0 then
     redis.call('zadd', KEYS[3], place, ARGV[1])
   end
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2], 'PX', wait)
+  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2] .. ':' .. ARGV[5], 'PX', wait)
   -- The sets live as long as their longest-lived entry.
   if redis.call('pttl', KEYS[3]) < wait then
     redis.call('pexpire', KEYS[3], wait)
@@ -55,15 +60,17 @@ if wait > 0 then
 end
 if redis.call('get', KEYS[1]) == ARGV[1] then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, tonumber(redis.call('get', KEYS[2])), 0}
+  return {1, currentFence(KEYS[2]), 0}
 end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
-  local first = redis.call('zrange', KEYS[3], 0, 0)[1]
-  if first == ARGV[1] or (wait == 0 and not first) then
+  local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
+  if first == ARGV[1] or (wait == 0 and first == nil) then
     redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return {1, redis.call('incr', KEYS[2]), 0}
+    return {1, drawFence(KEYS[2], ARGV[6]), 0}
   end
-  grant(KEYS[1], KEYS[2], KEYS[5], first)
+  if first then
+    grant(KEYS[1], KEYS[2], KEYS[5], first, ARGV[6])
+  end
 end
 return {0, 0, pttl}

@@ -1,17 +1,22 @@
 -- Releases a fair lock for its holder, or takes a waiter that gives up out
--- of line; then, when the lock is free, grants it to the waiter first in
--- line as fair_acquire.lua does.
+-- of line (marking its ticket as left: see lib/left.lua); then, when the
+-- lock is free, grants it to the waiter first in line as fair_acquire.lua
+-- does.
 -- KEYS[1] lock: the lock key, a string holding the holder's token
--- KEYS[2] fence: the fencing counter of the lock name; it never expires
+-- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
 -- ARGV[1] token: the holder's or the waiter's token
 -- ARGV[2] keep: 1 to undo an attempt that did not win a quorum, keeping the
 -- waiter's place; 0 to release for good and leave the line
+-- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[4] left: how long a leaving waiter's ticket stays marked as left, in ms (its TTL)
 -- Returns: 1 when the token held the lock and it was deleted; 0 otherwise.
 
 -- #include lib/grant.lua
+-- #include lib/line_head.lua
+-- #include lib/left.lua
 
 local released = 0
 if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
@@ -20,17 +25,19 @@ end
 if ARGV[2] == '0' then
   redis.call('zrem', KEYS[3], ARGV[1])
   redis.call('zrem', KEYS[4], ARGV[1])
+  if released == 0 then
+    markLeft(KEYS[5] .. ARGV[1], ARGV[4])
+  else
+    redis.call('del', KEYS[5] .. ARGV[1])
+  end
 end
 if redis.call('exists', KEYS[1]) == 0 then
   local time = redis.call('time')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  for _, gone in ipairs(redis.call('zrangebyscore', KEYS[4], '-inf', now)) do
-    redis.call('zrem', KEYS[3], gone)
-  end
-  redis.call('zremrangebyscore', KEYS[4], '-inf', now)
-  local first = redis.call('zrange', KEYS[3], 0, 0)[1]
+  purgeLine(KEYS[3], KEYS[4], now)
+  local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
   if first and first ~= ARGV[1] then
-    grant(KEYS[1], KEYS[2], KEYS[5], first)
+    grant(KEYS[1], KEYS[2], KEYS[5], first, ARGV[3])
   end
 end
 return released

@@ -5,14 +5,19 @@
 -- leaves the other names' queues and hands on any of them granted to it,
 -- so that it never holds a name while it waits for another. The waiter's
 -- ticket holds its grant with the digest of its names
--- ("m:<names>:<ttl>:<token>"), so that a release of the same names can
+-- ("m:<names>:<ttl>:<token>:<secret>"), so that a release of the same names can
 -- grant it all of them at once (see multi_release.lua).
 -- KEYS[1..] keys: for each name in order, its lock, fence, queue and ticket keys (mutex_acquire.lua's KEYS[1] to KEYS[4])
--- ARGV[1] token: the new holder's token, the same for every attempt of a waiter
+-- ARGV[1] token: the new holder's token, the same for a waiter's attempts
+-- until it rotates it; a joining attempt takes over what a release granted
+-- an earlier one (ARGV[8])
 -- ARGV[2] ttl: time to live in milliseconds
 -- ARGV[3] join: 1 to join the queue of the name held by another on failure, 0 not to
 -- ARGV[4] arrival: the waiter's place in that queue (µs since the epoch)
 -- ARGV[5] reserve: how long a reserved waiter has a handed-on name to itself, in ms
+-- ARGV[6] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
+-- ARGV[7] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[8] earlier: the tokens the waiter gave up, space separated (see lib/take_over.lua)
 -- Returns: {1, fence, 0, 0, 0} when acquired (fence: every name's fencing
 -- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
 -- is the index (from 0) of the first name held by another token, and wait
@@ -22,8 +27,21 @@
 -- #include lib/hand_on.lua
 -- #include lib/names_digest.lua
 -- #include lib/take_all.lua
+-- #include lib/take_over.lua
+-- #include lib/left.lua
 
 local token, ttl = ARGV[1], tonumber(ARGV[2])
+if ARGV[3] == '1' then
+  for i = 1, #KEYS, 4 do
+    if hasLeft(KEYS[i + 3]) then
+      return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+    end
+  end
+  -- A release of all its names granted them all to an earlier token.
+  for i = 1, #KEYS, 4 do
+    takeOver(KEYS[i], ARGV[8], token)
+  end
+end
 local function mine(lock)
   return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
 end
@@ -33,14 +51,14 @@ for i = 1, #KEYS, 4 do
       if j ~= i then
         redis.call('zrem', KEYS[j + 2], KEYS[j + 3])
         if mine(KEYS[j]) then
-          handOn(KEYS[j], KEYS[j + 1], KEYS[j + 2], ARGV[5])
+          handOn(KEYS[j], KEYS[j + 1], KEYS[j + 2], ARGV[5], ARGV[7])
         end
       end
     end
     local wait = redis.call('pttl', KEYS[i])
     local first = 0
     if ARGV[3] == '1' then
-      local grant = 'm:' .. namesDigest(4) .. ':' .. ARGV[2] .. ':' .. token
+      local grant = 'm:' .. namesDigest(4) .. ':' .. ARGV[2] .. ':' .. token .. ':' .. ARGV[6]
       first = join(KEYS[i + 2], KEYS[i + 3], ARGV[4], grant, wait, ttl)
     end
     return {0, 0, wait, first, (i - 1) / 4}
@@ -49,4 +67,4 @@ end
 for i = 1, #KEYS, 4 do
   redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
 end
-return {1, takeAll(4, token, ttl), 0, 0, 0}
+return {1, takeAll(4, token, ttl, ARGV[7]), 0, 0, 0}

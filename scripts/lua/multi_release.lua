@@ -8,6 +8,7 @@
 -- KEYS[1..] keys: for each name in order, its lock, fence and queue keys (release_wake.lua's KEYS)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
+-- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: the number of names that held the token and were released.
 
 -- #include lib/hand_on.lua
@@ -22,15 +23,15 @@ for i = 1, #KEYS, 3 do
   end
 end
 if released == #KEYS / 3 then
-  local same = '^m:' .. namesDigest(3) .. ':(%d+):(.+)$'
-  local heir, at, ttl, token
+  local same = '^m:' .. namesDigest(3) .. ':(%d+):(%w+):(%w+)$'
+  local heir, at, ttl, token, secret
   local others = false
   for i = 1, #KEYS, 3 do
     local ticket, value = liveHead(KEYS[i + 2])
     if ticket then
-      local t, tok = string.match(value, same)
+      local t, tok, sec = string.match(value, same)
       if tok and not heir then
-        heir, at, ttl, token = ticket, i, t, tok
+        heir, at, ttl, token, secret = ticket, i, t, tok, sec
       else
         others = true
       end
@@ -38,13 +39,14 @@ if released == #KEYS / 3 then
   end
   if heir and not others then
     redis.call('zrem', KEYS[at + 2], heir)
-    tell(heir, takeAll(3, token, ttl))
+    tell(heir, takeAll(3, token, ttl, ARGV[3]), secret)
+    redis.call('pexpire', heir, ttl) -- see lib/take_over.lua
     return released
   end
 end
 for i = 1, #KEYS, 3 do
   if held[i] then
-    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2])
+    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2], ARGV[3])
   end
 end
 return released

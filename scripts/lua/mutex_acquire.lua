@@ -4,33 +4,51 @@
 -- waiter's client the fencing token (see lib/hand_on.lua), so nobody
 -- barges in and the waiter needs no further request.
 -- KEYS[1] lock: the lock key: the holder's token, or "reserved:<ticket>"
--- KEYS[2] fence: the fencing counter of the lock name; it never expires
+-- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: this waiter's ticket key
--- ARGV[1] token: the new holder's token, the same for every attempt of a waiter
+-- ARGV[1] token: the new holder's token, the same for a waiter's attempts
+-- until it rotates it; a joining attempt takes over what a release granted
+-- an earlier one (ARGV[7])
 -- ARGV[2] ttl: time to live in milliseconds
 -- ARGV[3] join: 1 to join the queue on failure, 0 not to
 -- ARGV[4] arrival: the waiter's place in the queue (µs since the epoch)
--- Returns: {1, fence, 0, 0} when acquired (or granted to token before: the
--- TTL starts again); {0, 0, wait, first} when not (wait: how long the lock
+-- ARGV[5] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
+-- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[7] earlier: the tokens the waiter gave up, space separated (see lib/take_over.lua)
+-- Returns: {1, fence, 0, 0} when acquired (or granted to token, or to this
+-- waiter's earlier token, before: its expiry is lengthened to ttl); {0, 0, wait, first} when not (wait: how long the lock
 -- stays taken or reserved in ms, -1 when it has no expiry; first: 1 when
 -- the waiter is now at the head of the queue).
 
 -- #include lib/join.lua
+-- #include lib/take_over.lua
+-- #include lib/fence.lua
+-- #include lib/left.lua
 
+if ARGV[3] == '1' and hasLeft(KEYS[4]) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
-if kind == 'none' or granted then
+  or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1])
+if granted then
+  -- Never shortened: this may be an attempt that landed late, after the
+  -- lease it belongs to was extended.
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+  end
+  redis.call('zrem', KEYS[3], KEYS[4])
+  return {1, currentFence(KEYS[2]), 0, 0}
+end
+if kind == 'none' then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
-  if granted then
-    return {1, tonumber(redis.call('get', KEYS[2])), 0, 0}
-  end
-  return {1, redis.call('incr', KEYS[2]), 0, 0}
+  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
 end
 local wait = redis.call('pttl', KEYS[1])
 local first = 0
 if ARGV[3] == '1' then
-  first = join(KEYS[3], KEYS[4], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1], wait, tonumber(ARGV[2]))
+  first = join(KEYS[3], KEYS[4], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], wait, tonumber(ARGV[2]))
 end
 return {0, 0, wait, first}

@@ -1,16 +1,29 @@
--- Takes a waiter that gives up out of the queue. When the lock was
--- granted or reserved to it meanwhile, it passes on to the next waiter.
+-- Takes a waiter that gives up out of the queue and marks its ticket as
+-- left (see lib/left.lua). (No one listens
+-- for a ticket's keyspace events: a release tells a waiter on its
+-- Client's channel, see lib/tell.lua, so the DEL wakes no one.) When the
+-- lock was granted or reserved to it meanwhile, it passes on to the next
+-- waiter.
 -- KEYS[1] lock: the lock key
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: the leaving waiter's ticket key
 -- ARGV[1] token: the token a grant gave the waiter; empty for an owner's waiter
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
+-- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[4] left: how long the ticket stays marked as left, in ms (the waiter's
+-- TTL); 0 deletes it instead, for a waiter that moves to another line
 -- Returns: 1 when the lock passed on, 0 otherwise.
 
 -- #include lib/hand_on.lua
+-- #include lib/left.lua
 
 redis.call('zrem', KEYS[3], KEYS[4])
+if ARGV[4] == '0' then
+  redis.call('del', KEYS[4])
+else
+  markLeft(KEYS[4], ARGV[4])
+end
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end
@@ -18,5 +31,5 @@ local holder = redis.call('get', KEYS[1])
 if holder ~= 'reserved:' .. KEYS[4] and (ARGV[1] == '' or holder ~= ARGV[1]) then
   return 0
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2])
+handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 return 1

@@ -1,21 +1,28 @@
--- Releases one hold of a reentrant lock; the last hold frees the lock and
--- hands it on as release_wake.lua does.
--- KEYS[1] lock: the lock key, a hash from the owner to its hold count
+-- Releases one lease of a reentrant lock (see lib/owned.lua); when no
+-- lease of the owner holds it any more, the lock is free and is handed on
+-- as release_wake.lua does.
+-- KEYS[1] lock: the lock key, the owner's hash
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- ARGV[1] owner: the owner identity
+-- ARGV[1] lease: the lease's random token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
--- Returns: the owner's holds left (0: the lock is free); -1 when the owner
--- holds nothing here.
+-- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- Returns: the owner's leases left (0: the lock is free); -1 when this lease
+-- held nothing here (released before, or its hold ended).
 
 -- #include lib/hand_on.lua
+-- #include lib/owned.lua
 
-if redis.call('type', KEYS[1]).ok ~= 'hash' or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-if left > 0 then
-  return left
+local held = ownedHolds(KEYS[1], ARGV[1])
+redis.call('hdel', KEYS[1], 'l:' .. ARGV[1])
+local left = ownedSettle(KEYS[1])
+if left == 0 then
+  handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2])
-return 0
+if not held then
+  return -1
+end
+return left

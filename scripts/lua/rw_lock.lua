@@ -10,45 +10,56 @@
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
--- KEYS[6] fence: the fencing counter of the lock name; it never expires
+-- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- ARGV[1] token: the write lease's token
 -- ARGV[2] ttl: the lease's time to live in milliseconds
 -- ARGV[3] wait: how long the writer's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryLock)
--- ARGV[4] listens: 1 when the waiter hears grants (Notify): its ticket
--- holds the TTL a grant gives it; 0 when no one would tell it (Poll): its
--- ticket holds 0 and a release leaves the lock free for the next attempt
+-- ARGV[4] secret: when the waiter hears grants (Notify), this attempt's
+-- secret, which a grant echoes (see lib/tell.lua): its ticket holds the
+-- TTL a grant gives it and the secret ("<ttl>:<secret>"); empty when no
+-- one would tell it (Poll): its ticket holds 0 and a release leaves the
+-- lock free for the next attempt
+-- ARGV[5] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when granted (or granted to the token before: the
 -- TTL starts again); {0, 0, pttl} when not (pttl: the writer's remaining
 -- milliseconds, or the time until the first read lease lapses; -1 without
 -- expiry).
+
+-- #include lib/purge.lua
+-- #include lib/fence.lua
+-- #include lib/left.lua
+
+if hasLeft(KEYS[5] .. ARGV[1]) then
+  return {0, 0, 0} -- an attempt of a waiter that left, landing late
+end
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-redis.call('zremrangebyscore', KEYS[3], '-inf', now)
-redis.call('zremrangebyscore', KEYS[4], '-inf', now)
+purgeLapsed(KEYS[2], now)
+purgeLapsed(KEYS[3], now)
+purgeLapsed(KEYS[4], now)
 local wait = tonumber(ARGV[3])
 if wait > 0 then
   redis.call('zadd', KEYS[3], now + wait, ARGV[1])
-  local grantTTL = 0
-  if ARGV[4] == '1' then
-    grantTTL = ARGV[2]
+  local grant = '0'
+  if ARGV[4] ~= '' then
+    grant = ARGV[2] .. ':' .. ARGV[4]
   end
-  redis.call('set', KEYS[5] .. ARGV[1], grantTTL, 'PX', wait)
+  redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
   if redis.call('pttl', KEYS[3]) < wait then
     redis.call('pexpire', KEYS[3], wait)
   end
 end
 if redis.call('get', KEYS[1]) == ARGV[1] then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, tonumber(redis.call('get', KEYS[6])), 0}
+  return {1, currentFence(KEYS[6]), 0}
 end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
-  local reader = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
+  local reader = redis.call('zrangebyscore', KEYS[2], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if not reader[1] then
     redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return {1, redis.call('incr', KEYS[6]), 0}
+    return {1, drawFence(KEYS[6], ARGV[5]), 0}
   end
   pttl = tonumber(reader[2]) - now
 end

@@ -1,7 +1,7 @@
 -- Grants a read lease while no writer holds the lock or waits for it:
 -- a waiting writer keeps new readers out, so readers cannot starve it. A
--- reader that must wait registers with a ticket key, through which a
--- release wakes it (see lib/tell.lua). A free lock with a writer waiting
+-- reader that must wait registers in the waiting set, whose deletion by a
+-- release wakes it (see rw_release.lua). A free lock with a writer waiting
 -- and no reader left is granted to that writer (see lib/grant.lua). Read
 -- leases and waits lapse by server time, so a reader or a writer that died
 -- frees its share at its TTL.
@@ -10,42 +10,43 @@
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
--- KEYS[6] fence: the fencing counter of the lock name; it never expires
+-- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- ARGV[1] token: the read lease's token
 -- ARGV[2] ttl: the lease's time to live in milliseconds
 -- ARGV[3] wait: how long the reader's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryRLock)
+-- ARGV[4] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
 
 -- #include lib/grant.lua
+-- #include lib/line_head.lua
 
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-redis.call('zremrangebyscore', KEYS[3], '-inf', now)
-redis.call('zremrangebyscore', KEYS[4], '-inf', now)
+purgeLapsed(KEYS[2], now)
+purgeLapsed(KEYS[3], now)
+purgeLapsed(KEYS[4], now)
 local ttl = tonumber(ARGV[2])
 local wait = tonumber(ARGV[3])
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
-  local writer = redis.call('zrange', KEYS[3], 0, 0)[1]
-  if not writer then
+  local writer = firstWriter(KEYS[3], KEYS[5], now)
+  if writer == nil then
     redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
     if redis.call('pttl', KEYS[2]) < ttl then
       redis.call('pexpire', KEYS[2], ttl)
     end
     redis.call('zrem', KEYS[4], ARGV[1])
-    return {1, redis.call('incr', KEYS[6]), 0}
+    return {1, drawFence(KEYS[6], ARGV[4]), 0}
   end
-  if redis.call('exists', KEYS[2]) == 0 then
+  if writer and liveReaders(KEYS[2], now) == 0 then
     -- Nothing holds the writer up: hand it the lock.
-    grant(KEYS[1], KEYS[6], KEYS[5], writer)
+    grant(KEYS[1], KEYS[6], KEYS[5], writer, ARGV[4])
   end
 end
 if wait > 0 then
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], 1, 'PX', wait)
   if redis.call('pttl', KEYS[4]) < wait then
     redis.call('pexpire', KEYS[4], wait)
   end

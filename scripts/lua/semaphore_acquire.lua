@@ -2,8 +2,10 @@
 -- slots 1..size; this node gives the first n free ones from a slot the
 -- client drew at random (the same on every node of an attempt). A slot is held
 -- until its expiry on the server's clock, so a holder that dies gives it
--- back at its TTL whatever the clients' clocks say; expired slots are
--- purged first. With a quorum, a lease holds only where a majority gave it
+-- back at its TTL whatever the clients' clocks say: an expired slot is
+-- free, whether or not a purge (bounded, see lib/purge.lua) dropped it
+-- yet. Slot numbers are written as integers in digits (Lua would print
+-- 15 digits and more in floating point), up to 2^53. With a quorum, a lease holds only where a majority gave it
 -- the same slots, which the reply's digest lets the client tell.
 -- Waiters that join (under Notify) wait in line, first come first served:
 -- one takes permits only when it is first in line, and an attempt that
@@ -12,8 +14,8 @@
 -- (lib/tell.lua), which wakes it.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots, comma-separated
--- KEYS[3] size: the number of permits stored by SetPermits; absent until then
--- KEYS[4] fence: the fencing counter of the semaphore; it never expires
+-- KEYS[3] size: the number of permits stored by SetPermits, kept for ARGV[9] after the last acquisition; absent until then
+-- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
 -- KEYS[5] queue: sorted set of waiting tickets, by place
 -- KEYS[6] ticket: this waiter's ticket key, holding n; it lapses unless an attempt refreshes it
 -- ARGV[1] token: the lease's random token
@@ -24,8 +26,11 @@
 -- ARGV[6] join: 1 to wait in line, 0 not to
 -- ARGV[7] place: the waiter's place in line (µs since the epoch, the same on every node); 0 for the server's time
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
+-- ARGV[9] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {status, fence, retry, size, slots}: status 1 when acquired,
--- 0 when fewer than n permits are free or another waiter is first in line,
+-- 0 when fewer than n permits are free, another waiter is first in line,
+-- or the scan from the seed found fewer than n free slots within
+-- scanLimit slots past n (retry 0: another seed may find them),
 -- -1 when n exceeds size (nothing written); fence, the counter after an
 -- acquisition (else 0); retry, when fewer than n are free, the
 -- milliseconds until enough expire (-1 when another waiter is first, 0
@@ -34,71 +39,116 @@
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
+-- #include lib/slots_digest.lua
+-- #include lib/fence.lua
 
-local size = tonumber(redis.call('get', KEYS[3]) or ARGV[4])
+-- The most slots an attempt looks at past the n it takes: slots are held
+-- in runs, and a scan through a long run would block the server.
+local scanLimit = 1000
+
+local size = tonumber(ARGV[4])
+local stored = redis.call('get', KEYS[3])
+if isCount(stored) then
+  size = tonumber(stored)
+end
 local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for _, s in ipairs(redis.call('zrangebyscore', KEYS[1], '-inf', now)) do
-  redis.call('hdel', KEYS[2], s, 't:' .. (redis.call('hget', KEYS[2], s) or ''))
-end
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-local free = size - redis.call('zcard', KEYS[1])
+purgePermits(KEYS[1], KEYS[2], now)
+local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')
 local ttl = tonumber(ARGV[3])
-local head = liveHead(KEYS[5])
+local head = liveHead(KEYS[5], isCount)
 if ARGV[6] == '1' then
   local place = tonumber(ARGV[7])
   if place == 0 then
     place = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
   redis.call('zadd', KEYS[5], 'NX', place, KEYS[6])
-  redis.call('set', KEYS[6], n, 'PX', ARGV[8])
+  redis.call('set', KEYS[6], ARGV[2], 'PX', ARGV[8])
   if redis.call('pttl', KEYS[5]) < tonumber(ARGV[8]) then
     redis.call('pexpire', KEYS[5], ARGV[8])
   end
-  head = liveHead(KEYS[5])
+  head = liveHead(KEYS[5], isCount)
 end
 if free < n then
-  -- n <= size, so at least n - free slots are held: the (n - free)-th
-  -- earliest expiry frees enough.
-  local e = redis.call('zrange', KEYS[1], n - free - 1, n - free - 1, 'WITHSCORES')
+  -- n <= size, so at least n - free live slots are held: the (n - free)-th
+  -- earliest expiry among them (after the expired ones not purged yet)
+  -- frees enough.
+  local at = redis.call('zcount', KEYS[1], '-inf', now) + n - free - 1
+  local e = redis.call('zrange', KEYS[1], at, at, 'WITHSCORES')
   return {0, 0, tonumber(e[2]) - now, size, 0}
 end
 if head and head ~= KEYS[6] then
   return {0, 0, -1, size, 0}
 end
-redis.call('zrem', KEYS[5], KEYS[6])
 -- At most size - free slots are held, so n of 1..size are free. Starting
 -- where the client chose, concurrent attempts take different slots, and
 -- where the nodes' free slots differ (a lease holds its slots on a
 -- majority only) some start finds slots free on a majority.
 local slots = {}
 local start = tonumber(ARGV[5]) % size
-for i = 0, size - 1 do
-  local s = (start + i) % size + 1
-  if not redis.call('zscore', KEYS[1], s) then
-    slots[#slots + 1] = s
-    redis.call('zadd', KEYS[1], now + ttl, s)
-    redis.call('hset', KEYS[2], s, ARGV[1])
-    if #slots == n then
-      break
+local looked, limit = 0, math.min(size, n + scanLimit)
+while #slots < n and looked < limit do
+  local batch, names = {}, {}
+  for i = looked, math.min(looked + math.max(n - #slots, 100), limit) - 1 do
+    batch[#batch + 1] = (start + i) % size + 1
+    names[#names + 1] = string.format('%d', batch[#batch])
+  end
+  looked = looked + #batch
+  local expiries = redis.call('zmscore', KEYS[1], unpack(names))
+  for i = 1, #batch do
+    if not expiries[i] or tonumber(expiries[i]) <= now then
+      slots[#slots + 1] = batch[i]
+      if #slots == n then
+        break
+      end
     end
   end
 end
+if #slots < n then
+  return {0, 0, 0, size, 0}
+end
+redis.call('zrem', KEYS[5], KEYS[6])
 table.sort(slots)
+for i, s in ipairs(slots) do
+  slots[i] = string.format('%d', s)
+end
+-- A slot that expired but was not purged yet still names its lease,
+-- which lost it: that lease's list of slots goes.
+local stale = {}
+for _, before in ipairs(redis.call('hmget', KEYS[2], unpack(slots))) do
+  if before then
+    stale[#stale + 1] = 't:' .. before
+  end
+end
+if #stale > 0 then
+  redis.call('hdel', KEYS[2], unpack(stale))
+end
+local scored, owned = {}, {}
+for _, s in ipairs(slots) do
+  scored[#scored + 1] = now + ttl
+  scored[#scored + 1] = s
+  owned[#owned + 1] = s
+  owned[#owned + 1] = ARGV[1]
+end
+redis.call('zadd', KEYS[1], unpack(scored))
 local list = table.concat(slots, ',')
-redis.call('hset', KEYS[2], 't:' .. ARGV[1], list)
+owned[#owned + 1] = 't:' .. ARGV[1]
+owned[#owned + 1] = list
+redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   if redis.call('pttl', k) < ttl then
     redis.call('pexpire', k, ttl)
   end
 end
-local after, wants = liveHead(KEYS[5])
+local after, wants = liveHead(KEYS[5], isCount)
 if after and free - n >= tonumber(wants) then
   tell(after, 0)
 end
-local digest = tonumber(string.sub(redis.sha1hex(list), 1, 13), 16)
-return {1, redis.call('incr', KEYS[4]), 0, size, digest}
+if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
+  redis.call('pexpire', KEYS[3], ARGV[9])
+end
+return {1, drawFence(KEYS[4], ARGV[9]), 0, size, slotsDigest(list)}

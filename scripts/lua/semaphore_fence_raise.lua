@@ -2,8 +2,10 @@
 -- later acquisition granted here draws a larger one.
 -- KEYS[1] fence: the fencing counter of the semaphore
 -- ARGV[1] chosen: the fencing token the quorum chose
+-- ARGV[2] idle: how long the counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: 1 (the counter is now at least ARGV[1]).
-if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
-  redis.call('set', KEYS[1], ARGV[1])
-end
+
+-- #include lib/fence.lua
+
+raiseFence(KEYS[1], ARGV[1], ARGV[2])
 return 1

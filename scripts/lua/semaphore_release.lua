@@ -1,7 +1,8 @@
 -- Gives a semaphore lease's permits back, or takes a waiter that gives up
--- out of line, and then, when that or the purge of expired permits freed
--- any, tells the waiter first in line (see semaphore_acquire.lua), which
--- wakes it to attempt.
+-- out of line (and deletes its ticket: see mutex_leave.lua), and then,
+-- when that or the purge of expired permits freed any, tells the waiter
+-- first in line (see semaphore_acquire.lua), which wakes it to attempt.
+-- Permits of the lease that expired count as not held.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
 -- KEYS[3] queue: sorted set of waiting tickets, by place
@@ -16,31 +17,38 @@
 
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local expired = redis.call('zrangebyscore', KEYS[1], '-inf', now)
-for _, s in ipairs(expired) do
-  redis.call('hdel', KEYS[2], s, 't:' .. (redis.call('hget', KEYS[2], s) or ''))
-end
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-local held = 0
+local expired = purgePermits(KEYS[1], KEYS[2], now)
+local n = tonumber(ARGV[2])
+local held, seen = 0, 0
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if list then
   for s in string.gmatch(list, '%d+') do
+    seen = seen + 1
+    if seen > n then -- not a list this lease wrote
+      break
+    end
     if redis.call('hget', KEYS[2], s) == ARGV[1] then
+      local expiry = redis.call('zscore', KEYS[1], s)
+      if expiry and tonumber(expiry) > now then
+        held = held + 1
+      end
       redis.call('zrem', KEYS[1], s)
       redis.call('hdel', KEYS[2], s)
-      held = held + 1
     end
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
 end
 local left = redis.call('zrem', KEYS[3], KEYS[4])
-if #expired + held + left > 0 then
-  local head = liveHead(KEYS[3])
+if left == 1 then
+  redis.call('del', KEYS[4])
+end
+if expired + held + left > 0 then
+  local head = liveHead(KEYS[3], isCount)
   if head then
     tell(head, 0)
   end
 end
-if held == tonumber(ARGV[2]) then
+if held == n then
   return 1
 end
 return 0

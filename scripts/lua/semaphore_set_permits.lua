@@ -4,14 +4,15 @@
 -- KEYS[1] size: the stored number of permits
 -- KEYS[2] queue: sorted set of waiting tickets, by place
 -- ARGV[1] permits: the new number of permits
+-- ARGV[2] idle: how long the number is kept after the semaphore's last use, in ms
 -- Returns: the number stored before; 0 when none was.
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
 
 local prev = tonumber(redis.call('get', KEYS[1]) or '0')
-redis.call('set', KEYS[1], ARGV[1])
-local head = liveHead(KEYS[2])
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local head = liveHead(KEYS[2], isCount)
 if head then
   tell(head, 0)
 end

@@ -1,16 +1,45 @@
--- liveHead returns the queue's oldest live ticket and what it holds,
--- dropping the dead ones (their keys expired) before it; nil when no one
--- waits.
-local function liveHead(queue)
-  while true do
-    local head = redis.call('zrange', queue, 0, 0)
-    if #head == 0 then
+-- #include lib/purge.lua
+
+-- isMutexTicket reports whether value is what a Mutex waiter's ticket
+-- holds and hand_on.lua can use: a grant "g:<ttl>:<token>:<secret>", a
+-- MultiLock grant "m:<names>:<ttl>:<token>:<secret>", or anything else for
+-- a waiter that is only reserved the lock.
+local function isMutexTicket(value)
+  local kind = string.sub(value, 1, 2)
+  if kind == 'g:' then
+    return isCount(string.match(value, '^g:(%d+):%w+:%w+$'))
+  elseif kind == 'm:' then
+    return isCount(string.match(value, '^m:%x+:(%d+):%w+:%w+$'))
+  end
+  return true
+end
+
+-- liveHead returns the queue's oldest live ticket and what it holds; nil
+-- when no one waits. A release writes to a ticket and publishes on its
+-- name, so it takes only what a waiter of this queue writes: a string key
+-- under the queue's own ticket prefix (the queue key with its final "q"
+-- made "t:", as core names them) holding a value valid(value) accepts
+-- (by default a Mutex ticket's). It drops what is not, and the tickets
+-- that expired, at most purgeLimit of them in one call: with more, it
+-- returns nil as if no one waited, and a later call goes on. (A waiter
+-- behind that many dead tickets is not told; it retries at the holder's
+-- TTL.)
+local function liveHead(queue, valid)
+  valid = valid or isMutexTicket
+  local prefix = string.sub(queue, 1, -2) .. 't:'
+  for _ = 1, purgeLimit do
+    local head = redis.call('zrange', queue, 0, 0)[1]
+    if not head then
       return nil
     end
-    local value = redis.call('get', head[1])
-    if value then
-      return head[1], value
+    if #head > #prefix and string.sub(head, 1, #prefix) == prefix
+        and redis.call('type', head).ok == 'string' then
+      local value = redis.call('get', head)
+      if valid(value) then
+        return head, value
+      end
     end
-    redis.call('zrem', queue, head[1])
+    redis.call('zrem', queue, head)
   end
+  return nil
 end

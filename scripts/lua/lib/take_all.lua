@@ -1,23 +1,29 @@
 -- Sets the lock of every name (every step-th key from KEYS[1], with its
--- fencing counter the next key) to token for ttl ms, drawing a fencing
--- token for each name not granted to token already (the grant drew it),
--- and raises every name's counter to the highest of them. Returns that
--- highest: the lease's one fencing token, which exceeds every earlier
--- token of every name.
-local function takeAll(step, token, ttl)
+-- fencing counter the next key) to token for at least ttl ms, drawing a
+-- fencing token for each name not granted to token already (the grant
+-- drew it), and raises every name's counter to the highest of them (see
+-- fence.lua; idle is how long a counter lives). Returns that highest: the
+-- lease's one fencing token, which exceeds every earlier token of every
+-- name.
+
+-- #include lib/fence.lua
+
+local function takeAll(step, token, ttl, idle)
   local fence = 0
   for i = 1, #KEYS, step do
     if redis.call('get', KEYS[i]) == token then
-      fence = math.max(fence, tonumber(redis.call('get', KEYS[i + 1])))
+      -- Granted before, or an attempt that landed late: never shortened.
+      fence = math.max(fence, currentFence(KEYS[i + 1]))
+      if redis.call('pttl', KEYS[i]) < ttl then
+        redis.call('pexpire', KEYS[i], ttl)
+      end
     else
-      fence = math.max(fence, redis.call('incr', KEYS[i + 1]))
+      fence = math.max(fence, drawFence(KEYS[i + 1], idle))
+      redis.call('set', KEYS[i], token, 'PX', ttl)
     end
-    redis.call('set', KEYS[i], token, 'PX', ttl)
   end
   for i = 2, #KEYS, step do
-    if tonumber(redis.call('get', KEYS[i])) < fence then
-      redis.call('set', KEYS[i], fence)
-    end
+    raiseFence(KEYS[i], fence, idle)
   end
   return fence
 end

@@ -1,0 +1,252 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// runClient runs the cases about what every primitive shares through its
+// Client: the keys names make, Close, cancelled contexts, node timeouts.
+func runClient(t *testing.T, e env) {
+	for n, f := range map[string]func(*testing.T, env){
+		"BracesInNames":              testBracesInNames,
+		"CloseStopsWaiters":          testCloseStopsWaiters,
+		"CancelledContextSendsNone":  testCancelledSendsNone,
+		"ShortTTLDefaultNodeTimeout": testShortTTLNodeTimeout,
+	} {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// cellOptions are the options clientOn gives every cell's Client.
+func (e env) cellOptions() []core.Option {
+	return append([]core.Option{core.WithNodeTimeout(150 * time.Millisecond)}, serverOptions[e.server]...)
+}
+
+// firstCalls are the first call of each primitive on name, each giving
+// back what it took; opts go to the primitive.
+func firstCalls(ctx context.Context, c *core.Client, name string, opts ...core.Option) map[string]func() error {
+	lease := func(l *core.Lease, err error) error {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		return err
+	}
+	return map[string]func() error{
+		"Mutex.TryLock":        func() error { return lease(c.Mutex(name, opts...).TryLock(ctx)) },
+		"FairMutex.TryLock":    func() error { return lease(c.FairMutex(name, opts...).TryLock(ctx)) },
+		"RWMutex.TryRLock":     func() error { return lease(c.RWMutex(name, opts...).TryRLock(ctx)) },
+		"Semaphore.TryAcquire": func() error { return lease(c.Semaphore(name, 2, opts...).TryAcquire(ctx, 1)) },
+		"MultiLock.TryLock": func() error {
+			return lease(c.MultiLock([]string{name, name + "/other"}, opts...).TryLock(ctx))
+		},
+		"Latch.TrySetCount": func() error {
+			l := c.Latch(name, append([]core.Option{core.WithLatchExpiry(time.Second)}, opts...)...)
+			_, err := l.TrySetCount(ctx, 1)
+			l.CountDown(ctx)
+			return err
+		},
+	}
+}
+
+// testBracesInNames: a name or prefix that would change or empty the hash
+// tag {name} is refused before anything is sent (on a Cluster it would
+// split a primitive's keys over slots, and elsewhere let two names share
+// keys), while a name that only holds "{" works, on a Cluster too.
+func testBracesInNames(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	spy := &scriptSpy{}
+	// Unhurried nodes for the good name's first calls, which open the
+	// connections, on a loaded machine.
+	c := e.spyClient(t, spy, append(e.cellOptions(), core.WithNodeTimeout(time.Second))...)
+	for _, bad := range []struct {
+		what, name string
+		prefix     string
+	}{
+		{"a name starting with }", "}" + n, ""},
+		{"a name holding }{", n + "}:{orders", ""},
+		{"a prefix with an empty hash tag", n, "tenant{}:"},
+		{"a prefix with a hash tag", n, "tenant{1}:"},
+		{"a prefix holding {", n, "tenant:{"},
+	} {
+		var opts []core.Option
+		if bad.prefix != "" {
+			opts = append(opts, core.WithKeyPrefix(bad.prefix))
+		}
+		for op, call := range firstCalls(ctx, c, bad.name, opts...) {
+			if err := call(); !errors.Is(err, core.ErrInvalid) {
+				t.Errorf("%s with %s: got %v, want ErrInvalid", op, bad.what, err)
+			} else if !strings.Contains(err.Error(), "brace") {
+				t.Errorf("%s with %s: the message %q does not say what to change", op, bad.what, err)
+			}
+		}
+	}
+	if got := spy.calls.Load(); got != 0 {
+		t.Errorf("bad names and prefixes sent %d script calls, want none", got)
+	}
+	for op, call := range firstCalls(ctx, c, n+"{x") {
+		if err := call(); err != nil {
+			t.Errorf("%s with a name holding {: %v", op, err)
+		}
+	}
+}
+
+// testCloseStopsWaiters blocks a waiter of each primitive, under Poll in
+// its backoff, and closes their Client: each returns ErrClosed at once,
+// and no script is sent after Close returned.
+func testCloseStopsWaiters(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	// Unhurried nodes: a first attempt that timed out would fail fast
+	// with ErrNoQuorum, before Close, on a loaded machine.
+	unhurried := core.WithNodeTimeout(time.Second)
+	holder := e.client(t, core.WithTTL(time.Minute), unhurried)
+	hold := func(l *core.Lease, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Unlock(context.Background()) })
+	}
+	hold(holder.Mutex(n + "/mutex").TryLock(ctx))
+	hold(holder.FairMutex(n + "/fair").TryLock(ctx))
+	hold(holder.RWMutex(n + "/rw").TryLock(ctx))
+	hold(holder.Semaphore(n+"/semaphore", 1).TryAcquire(ctx, 1))
+	latch := holder.Latch(n+"/latch", core.WithLatchExpiry(time.Minute))
+	if _, err := latch.TrySetCount(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { latch.CountDown(context.Background()) })
+
+	spy := &scriptSpy{}
+	// A backoff far longer than the bound below: under Poll the waiters
+	// sleep in it when Close comes.
+	slow := core.WithBackoff(core.Backoff{Base: 5 * time.Second, Cap: 5 * time.Second, Multiplier: 1})
+	c := e.spyClient(t, spy, append(e.cellOptions(), slow, core.WithTTL(20*time.Second), unhurried)...)
+	lease := func(lock func(context.Context) (*core.Lease, error)) func() error {
+		return func() error {
+			l, err := lock(ctx)
+			if l != nil {
+				l.Unlock(context.Background())
+			}
+			return err
+		}
+	}
+	waiters := map[string]func() error{
+		"Mutex.Lock":     lease(c.Mutex(n + "/mutex").Lock),
+		"FairMutex.Lock": lease(c.FairMutex(n + "/fair").Lock),
+		"RWMutex.Lock":   lease(c.RWMutex(n + "/rw").Lock),
+		"RWMutex.RLock":  lease(c.RWMutex(n + "/rw").RLock),
+		"Semaphore.Acquire": lease(func(ctx context.Context) (*core.Lease, error) {
+			return c.Semaphore(n+"/semaphore", 1).Acquire(ctx, 1)
+		}),
+		"MultiLock.Lock": lease(c.MultiLock([]string{n + "/mutex", n + "/other"}).Lock),
+		"Latch.Wait":     func() error { return c.Latch(n + "/latch").Wait(ctx) },
+	}
+	returned := map[string]chan error{}
+	for op, wait := range waiters {
+		ch := make(chan error, 1)
+		returned[op] = ch
+		go func() { ch <- wait() }()
+	}
+	for spy.calls.Load() < int64(len(waiters)) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // every waiter made its first attempt
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	spy.closed.Store(true)
+	bound := time.After(time.Second)
+	for op, ch := range returned {
+		select {
+		case err := <-ch:
+			if !errors.Is(err, core.ErrClosed) {
+				t.Errorf("%s when its Client closed: got %v, want ErrClosed", op, err)
+			}
+		case <-bound:
+			t.Errorf("%s did not return within a second of Close", op)
+		}
+	}
+	if late := spy.late.Load(); late != 0 {
+		t.Errorf("%d script calls were sent after Close returned", late)
+	}
+}
+
+// testCancelledSendsNone calls every operation with a context cancelled
+// before the call: each returns the context's error and sends nothing,
+// neither an attempt nor the undo of one.
+func testCancelledSendsNone(t *testing.T, e env) {
+	n := name(t)
+	spy := &scriptSpy{}
+	c := e.spyClient(t, spy, e.cellOptions()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	lease := func(_ *core.Lease, err error) error { return err }
+	latch := c.Latch(n + "/latch")
+	for op, call := range map[string]func() error{
+		"Mutex.TryLock":        func() error { return lease(c.Mutex(n).TryLock(ctx)) },
+		"Mutex.Lock":           func() error { return lease(c.Mutex(n).Lock(ctx)) },
+		"FairMutex.TryLock":    func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
+		"FairMutex.Lock":       func() error { return lease(c.FairMutex(n).Lock(ctx)) },
+		"RWMutex.TryLock":      func() error { return lease(c.RWMutex(n).TryLock(ctx)) },
+		"RWMutex.Lock":         func() error { return lease(c.RWMutex(n).Lock(ctx)) },
+		"RWMutex.TryRLock":     func() error { return lease(c.RWMutex(n).TryRLock(ctx)) },
+		"RWMutex.RLock":        func() error { return lease(c.RWMutex(n).RLock(ctx)) },
+		"Semaphore.TryAcquire": func() error { return lease(c.Semaphore(n, 2).TryAcquire(ctx, 1)) },
+		"Semaphore.Acquire":    func() error { return lease(c.Semaphore(n, 2).Acquire(ctx, 1)) },
+		"Semaphore.SetPermits": func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
+		"MultiLock.TryLock":    func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },
+		"MultiLock.Lock":       func() error { return lease(c.MultiLock([]string{n, n + "/other"}).Lock(ctx)) },
+		"Latch.TrySetCount":    func() error { _, err := latch.TrySetCount(ctx, 1); return err },
+		"Latch.CountDown":      func() error { return latch.CountDown(ctx) },
+		"Latch.Wait":           func() error { return latch.Wait(ctx) },
+	} {
+		before := spy.calls.Load()
+		if err := call(); !errors.Is(err, context.Canceled) || errors.Is(err, core.ErrNoQuorum) {
+			t.Errorf("%s with a cancelled context: got %v, want context.Canceled", op, err)
+		}
+		if sent := spy.calls.Load() - before; sent != 0 {
+			t.Errorf("%s with a cancelled context sent %d script calls, want none", op, sent)
+		}
+	}
+}
+
+// testShortTTLNodeTimeout holds every script call back by 10ms, as a
+// loaded machine can: the default node timeout of a 100ms lease (a tenth
+// of the TTL, 10ms, before it had a floor) must let an uncontended
+// TryLock and its Unlock through. Before, no try could pass; a try may
+// still miss the floor on a loaded machine, so one of three must pass.
+func testShortTTLNodeTimeout(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	spy := &scriptSpy{}
+	c := e.spyClient(t, spy)
+	// Unhurried first: the connections open, and the first release probes
+	// the server's native commands, a call each.
+	warm, err := c.Mutex(n, core.WithNodeTimeout(2*time.Second)).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spy.delay.Store(int64(10 * time.Millisecond))
+	var errs []error
+	for i := range 3 {
+		l, err := c.Mutex(fmt.Sprint(n, "/", i), core.WithTTL(100*time.Millisecond)).TryLock(ctx)
+		if err == nil {
+			if err = l.Unlock(ctx); err == nil {
+				return
+			}
+		}
+		errs = append(errs, err)
+	}
+	t.Errorf("TryLock and Unlock of a free 100ms lease, each call taking 10ms, failed three times: %v", errors.Join(errs...))
+}

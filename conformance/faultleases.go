@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// faultKind is how the random fault schedules (faulthistory.go) use a
+// primitive other than the Mutex: its model, and the rounds a client
+// plays until done.
+type faultKind struct {
+	model  porcupine.Model
+	rounds func(ctx context.Context, h *history, i int, c *core.Client, name string, rng *rand.Rand, done func() bool) error
+}
+
+// acquisition is one lease a client tries for: what the history records
+// it as, and the blocking and Try calls that take it.
+type acquisition struct {
+	op        leaseOp
+	lock, try func(context.Context) (*core.Lease, error)
+}
+
+// semaphorePermits is the size of the random schedules' Semaphore.
+const semaphorePermits = 3
+
+var faultKinds = map[string]faultKind{
+	"FairMutex": {capacityModel(1), leaseRounds(func(c *core.Client, n string, _ *rand.Rand, o []core.Option) acquisition {
+		m := c.FairMutex(n, o...)
+		return acquisition{leaseOp{}, m.Lock, m.TryLock}
+	})},
+	"RWMutex": {rwModel(), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+		m := c.RWMutex(n, o...)
+		if rng.IntN(3) == 0 {
+			return acquisition{leaseOp{Mode: "write"}, m.Lock, m.TryLock}
+		}
+		return acquisition{leaseOp{Mode: "read"}, m.RLock, m.TryRLock}
+	})},
+	"Semaphore": {capacityModel(semaphorePermits), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+		s, k := c.Semaphore(n, semaphorePermits, o...), 1+rng.IntN(2)
+		return acquisition{leaseOp{Permits: k},
+			func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, k) },
+			func(ctx context.Context) (*core.Lease, error) { return s.TryAcquire(ctx, k) }}
+	})},
+	// MultiLocks over overlapping sets of three names, and Mutexes on
+	// one, so both kinds of lease meet on each name; half of them of the
+	// client's owner, which takes the names one by one.
+	"MultiLock": {multiModel(), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+		sets := [][]string{{"a", "b"}, {"b", "c"}, {"a", "c"}, {"a", "b", "c"}, {"a"}, {"c"}}
+		set := sets[rng.IntN(len(sets))]
+		names := make([]string, len(set))
+		for k, s := range set {
+			names[k] = n + "/" + s
+		}
+		op := leaseOp{Names: strings.Join(slices.Sorted(slices.Values(set)), ",")}
+		if rng.IntN(2) == 0 { // an owner's, taken name by name
+			o = append(o, core.WithOwner(fmt.Sprintf("owner-%s-%p", n, c)))
+		}
+		if len(names) == 1 {
+			m := c.Mutex(names[0], o...)
+			return acquisition{op, m.Lock, m.TryLock}
+		}
+		m := c.MultiLock(names, o...)
+		return acquisition{op, m.Lock, m.TryLock}
+	})},
+}
+
+// leaseRounds are the rounds of a client that takes the leases pick
+// gives, one at a time, until done.
+func leaseRounds(pick func(c *core.Client, name string, rng *rand.Rand, opts []core.Option) acquisition) func(context.Context, *history, int, *core.Client, string, *rand.Rand, func() bool) error {
+	return func(ctx context.Context, h *history, i int, c *core.Client, name string, rng *rand.Rand, done func() bool) error {
+		var late *core.Lease // left to expire, unlocked after the next acquisition
+		defer func() {
+			if late != nil {
+				late.Unlock(ctx)
+			}
+		}()
+		for !done() {
+			opts := []core.Option{core.WithTTL(faultTTLs[rng.IntN(len(faultTTLs))])}
+			kept := rng.IntN(3) == 0 // a watchdog keeps it held: it would not expire
+			if kept {
+				opts = append(opts, core.WithAutoExtend())
+			}
+			a := pick(c, name, rng, opts)
+			lock := a.try
+			if rng.IntN(2) == 0 {
+				lock = giveUpSoon(a.lock)
+			}
+			call := time.Now()
+			l, err := acquire(ctx, lock)
+			if late != nil {
+				late.Unlock(ctx)
+				late = nil
+			}
+			if err != nil {
+				return err
+			}
+			if l == nil {
+				time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+				continue
+			}
+			hd := h.acquired(i, a.op, call, l)
+			h.taken.Add(1)
+			if rng.IntN(3) == 0 {
+				l.Extend(ctx, faultTTLs[rng.IntN(len(faultTTLs))])
+			}
+			time.Sleep(time.Duration(rng.Int64N(int64(30 * time.Millisecond))))
+			abandon := rng.IntN(5) == 0 && !kept
+			end := windowEnd(ctx, l, abandon)
+			if abandon {
+				late = l
+				time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
+			}
+			hd.end(end, end, time.Now())
+		}
+		return nil
+	}
+}
+
+// giveUpSoon is a blocking acquisition that gives up after a second.
+func giveUpSoon(lock func(context.Context) (*core.Lease, error)) func(context.Context) (*core.Lease, error) {
+	return func(ctx context.Context) (*core.Lease, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		return lock(ctx)
+	}
+}

@@ -1,0 +1,207 @@
+// Package faults wraps a driver.Driver so that the conformance suite can
+// lose what a real network loses: a script call dropped before it reaches
+// the server, applied with its reply lost, or delayed past the node
+// timeout and applied later. Before every method of driver.Scripts (the
+// generated part, zz_generated.go, one method per operation of package
+// spec and per native command) the wrapper asks a Hook what to do with
+// the call; a Schedule of rules and a seeded Random schedule are Hooks.
+// With every call passed, a wrapped driver behaves as the inner one,
+// optional interfaces included.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+// Kind is what happens to one call.
+type Kind int
+
+const (
+	// Pass runs the call as is.
+	Pass Kind = iota
+	// Drop fails the call without sending it: the server never sees it.
+	Drop
+	// LoseReply runs the call to completion, whatever the caller's
+	// context, and fails it as if the reply had been lost on the way back.
+	LoseReply
+	// Delay fails the call at once with a timeout, and runs it on the
+	// server later: after Fault.After, or at Flush.
+	Delay
+)
+
+func (k Kind) String() string {
+	return [...]string{"pass", "drop", "lose-reply", "delay"}[k]
+}
+
+// Fault is what the hook decides for one call.
+type Fault struct {
+	Kind  Kind
+	After time.Duration // Delay: how long after the call the server gets it
+}
+
+// Call is a script call about to be made.
+type Call struct {
+	Node   int      // the index given to Wrap
+	Op     string   // the operation of package spec ("Extend"), also for its natives
+	Method string   // the method of driver.Scripts: Op, or Op and a native's name ("ExtendSetIfeq")
+	Keys   []string // the call's KEYS
+	N      int      // 1 for the first call of Op on this driver, 2 for the second, ...
+}
+
+// Hook decides what happens to a call. It is called from many goroutines.
+type Hook func(Call) Fault
+
+// ErrInjected is wrapped by every error the wrapper makes up. The errors
+// are net.Errors, so that core takes them for a network failure: the
+// wrapped driver's IsServerError reports false for them.
+var ErrInjected = errors.New("faults: injected network failure")
+
+// Error is the error of a faulted call.
+type Error struct {
+	Call  Call
+	Fault Fault
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("faults: node %d: %s (call %d of %s): %s", e.Call.Node, e.Call.Method, e.Call.N, e.Call.Op, e.Fault.Kind)
+}
+
+func (e *Error) Unwrap() error { return ErrInjected }
+
+// Timeout is true for a delayed call, which the caller gave up waiting for.
+func (e *Error) Timeout() bool { return e.Fault.Kind == Delay }
+
+// Temporary is true: every injected failure is.
+func (e *Error) Temporary() bool { return true }
+
+// lateTimeout bounds a call that runs detached from its caller's context
+// (LoseReply, Delay), so that a dead server cannot hold the test up.
+const lateTimeout = 5 * time.Second
+
+// Driver is a driver.Driver whose script calls go through a Hook.
+type Driver struct {
+	inner driver.Driver
+	node  int
+	hook  Hook
+
+	mu    sync.Mutex
+	calls map[string]int // by operation
+	flush chan struct{}  // closed by Flush: delayed calls run now
+
+	late    sync.WaitGroup // delayed calls not yet run
+	pending atomic.Int64
+}
+
+// Wrap wraps inner, node number node, with hook. It returns the driver to
+// give core.New, which has inner's optional interfaces (driver.Notifier),
+// and the *Driver that steers it.
+func Wrap(inner driver.Driver, node int, hook Hook) (driver.Driver, *Driver) {
+	d := &Driver{inner: inner, node: node, hook: hook, calls: map[string]int{}, flush: make(chan struct{})}
+	if n, ok := inner.(driver.Notifier); ok {
+		return notifying{d, n}, d
+	}
+	return d, d
+}
+
+// notifying is a Driver over a driver that is a driver.Notifier. The
+// notification calls are not faulted: they are not script calls.
+type notifying struct {
+	*Driver
+	driver.Notifier
+}
+
+var (
+	_ driver.Driver       = (*Driver)(nil)
+	_ driver.SingleServer = (*Driver)(nil)
+	_ driver.Notifier     = notifying{}
+)
+
+// run asks the hook about a call and does what it says; f makes the call.
+func run[T any](ctx context.Context, d *Driver, op, method string, keys []string, f func(context.Context) (T, error)) (T, error) {
+	var zero T
+	d.mu.Lock()
+	d.calls[op]++
+	c := Call{Node: d.node, Op: op, Method: method, Keys: keys, N: d.calls[op]}
+	flush := d.flush
+	d.mu.Unlock()
+	fault := Fault{}
+	if d.hook != nil {
+		fault = d.hook(c)
+	}
+	switch fault.Kind {
+	case Pass:
+		return f(ctx)
+	case LoseReply:
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateTimeout)
+		defer cancel()
+		f(lctx)
+	case Delay:
+		d.late.Add(1)
+		d.pending.Add(1)
+		lctx := context.WithoutCancel(ctx)
+		go func() {
+			defer d.late.Done()
+			defer d.pending.Add(-1)
+			t := time.NewTimer(fault.After)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-flush:
+			}
+			lctx, cancel := context.WithTimeout(lctx, lateTimeout)
+			defer cancel()
+			f(lctx)
+		}()
+	}
+	return zero, &Error{Call: c, Fault: fault}
+}
+
+// Pending is how many delayed calls have not reached the server yet.
+func (d *Driver) Pending() int { return int(d.pending.Load()) }
+
+// Wait returns once every delayed call made so far has run.
+func (d *Driver) Wait() { d.late.Wait() }
+
+// Flush runs every delayed call now, and returns once they have run.
+func (d *Driver) Flush() {
+	d.mu.Lock()
+	close(d.flush)
+	d.flush = make(chan struct{})
+	d.mu.Unlock()
+	d.late.Wait()
+}
+
+// Calls is how many calls of op (an operation of package spec) were made.
+func (d *Driver) Calls(op string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.calls[op]
+}
+
+func (d *Driver) Name() string  { return d.inner.Name() }
+func (d *Driver) Protocol() int { return d.inner.Protocol() }
+
+// IsServerError is false for the injected errors, else the inner driver's.
+func (d *Driver) IsServerError(err error) bool {
+	return !errors.Is(err, ErrInjected) && d.inner.IsServerError(err)
+}
+
+// Close runs the delayed calls, then closes the inner driver.
+func (d *Driver) Close() error {
+	d.Flush()
+	return d.inner.Close()
+}
+
+// SingleServer is the inner driver's answer; false when it has none, as
+// core assumes for a driver without the method.
+func (d *Driver) SingleServer() bool {
+	s, ok := d.inner.(driver.SingleServer)
+	return ok && s.SingleServer()
+}

@@ -1,0 +1,69 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testForgedGrantIgnored publishes grants for a queued waiter's ticket as
+// someone who can see the ticket's name (in the queue, or in keyspace
+// events) but cannot read its value could: with a huge fencing token, and
+// with a guessed secret. The waiter must ignore them, and hold the lock
+// only when the holder released it, with a token above the holder's.
+func testForgedGrantIgnored(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := lockKey(n) + ":q"
+	got := e.inLine(t, ctx, queue, 1, e.client(t).Mutex(n).Lock)
+	for i := range e.addrs {
+		admin := e.admin(t, i)
+		tickets, err := admin.ZRange(ctx, queue, 0, -1).Result()
+		if err != nil || len(tickets) != 1 {
+			t.Fatalf("node %d: the queue holds %v (%v), want the waiter's ticket", i, tickets, err)
+		}
+		ticket := tickets[0]
+		at := strings.LastIndex(ticket, ":t:")
+		id, _, ok := strings.Cut(ticket[at+len(":t:"):], ":")
+		if at < 0 || !ok {
+			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
+		}
+		for _, forged := range []string{ticket + " 999", "999  " + ticket, "999 GUESS " + ticket} {
+			if err := admin.Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("a forged grant won the lock while it was held: Lock returned token %d, err %v", token(r.l), r.err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter after the release: %v", r.err)
+		}
+		if r.l.Token() <= held.Token() || r.l.Token() == 999 {
+			t.Errorf("the waiter's token is %d after the holder's %d: want above it, and not the forged 999", r.l.Token(), held.Token())
+		}
+		r.l.Unlock(ctx)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not acquire within 5s of the release")
+	}
+}
+
+func token(l *core.Lease) uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.Token()
+}

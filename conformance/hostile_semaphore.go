@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testHostileSemaphoreForeign puts in a semaphore's line a member that
+// is not one of its tickets (another key under its hash tag) and one that
+// is the line itself (WRONGTYPE on GET): an attempt skips and drops them.
+func testHostileSemaphoreForeign(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	q, foreign := semKey(n, ":q"), "hostile:{"+n+"}:semaphore:t:zz:v"
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		r.Set(ctx, foreign, "1", time.Minute)
+		r.Set(ctx, semKey(n, ":t:zz:bad"), "many", time.Minute)
+		return r.ZAdd(ctx, q, redis.Z{Score: 0, Member: q}, redis.Z{Score: 1, Member: foreign},
+			redis.Z{Score: 2, Member: semKey(n, ":t:zz:bad")}).Err()
+	})
+	l, err := e.hostileClient(t).Semaphore(n, 2).TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatalf("TryAcquire with foreign members in line: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := e.card(t, ctx, q); left != 0 {
+		t.Errorf("%d foreign members are still in line", left)
+	}
+}
+
+// testHostileSemaphoreDeadTickets has a line of dead tickets: acquisitions
+// and releases still work, each purging a bounded number of them.
+func testHostileSemaphoreDeadTickets(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 2*time.Minute), name(t)
+	s, count := e.hostileClient(t).Semaphore(n, 2), e.ops(10000)
+	e.seed(t, ctx, semKey(n, ":q"), count, func(i int) float64 { return float64(i) }, member(semKey(n, ":t:zz:")))
+	e.drains(t, ctx, semKey(n, ":q"), count, func() error {
+		l, err := s.TryAcquire(ctx, 1)
+		if err != nil {
+			return err
+		}
+		return l.Unlock(ctx)
+	})
+}
+
+// testHostileSemaphoreExpired leaves a backlog of expired permits: they
+// count as free at once, and each call purges a bounded number of them.
+func testHostileSemaphoreExpired(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 2*time.Minute), name(t)
+	count := e.ops(10000)
+	size := count + 10
+	s := e.hostileClient(t).Semaphore(n, size)
+	e.seed(t, ctx, semKey(n, ""), count, func(int) float64 { return 1 }, func(i int) string { return strconv.Itoa(i + 1) })
+	e.drains(t, ctx, semKey(n, ""), count, func() error {
+		l, err := s.TryAcquire(ctx, 3)
+		if err != nil {
+			return err
+		}
+		if free, err := s.Available(ctx); err != nil || free != size-3 {
+			t.Fatalf("Available with 3 taken: (%d, %v), want %d", free, err, size-3)
+		}
+		return l.Unlock(ctx)
+	})
+}
+
+// testHostileSemaphoreLimits checks the documented limits: more permits
+// or a larger n is refused before anything is written, and the largest n
+// works.
+func testHostileSemaphoreLimits(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c := e.hostileClient(t)
+	if _, err := c.Semaphore(n, core.MaxSemaphorePermits+1).TryAcquire(ctx, 1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("TryAcquire on a semaphore of MaxSemaphorePermits+1: got %v, want ErrInvalid", err)
+	}
+	if err := c.Semaphore(n, 1).SetPermits(ctx, core.MaxSemaphorePermits+1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("SetPermits(MaxSemaphorePermits+1): got %v, want ErrInvalid", err)
+	}
+	s := c.Semaphore(n, core.MaxSemaphoreAcquire+1)
+	if _, err := s.TryAcquire(ctx, core.MaxSemaphoreAcquire+1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("TryAcquire(MaxSemaphoreAcquire+1): got %v, want ErrInvalid", err)
+	}
+	if _, err := s.Acquire(ctx, core.MaxSemaphoreAcquire+1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("Acquire(MaxSemaphoreAcquire+1): got %v, want ErrInvalid", err)
+	}
+	if ks := e.keysUnder(t, ctx, 0, lockKey(n)); len(ks) != 0 {
+		t.Fatalf("refused calls wrote keys: %v", ks)
+	}
+	l, err := s.TryAcquire(ctx, core.MaxSemaphoreAcquire)
+	if err != nil {
+		t.Fatalf("TryAcquire(MaxSemaphoreAcquire): %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testHostileSemaphoreLarge takes, extends and releases permits of a
+// semaphore of the most permits: its slot numbers exceed what Lua prints
+// exactly by default (14 digits).
+func testHostileSemaphoreLarge(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	s := e.hostileClient(t).Semaphore(n, core.MaxSemaphorePermits)
+	for range 3 {
+		l, err := s.TryAcquire(ctx, 3)
+		if err != nil {
+			t.Fatalf("TryAcquire: %v", err)
+		}
+		if err := l.Extend(ctx, 10*time.Second); err != nil {
+			t.Fatalf("Extend: %v", err)
+		}
+		if free, err := s.Available(ctx); err != nil || free != core.MaxSemaphorePermits-3 {
+			t.Fatalf("Available: (%d, %v), want %d", free, err, core.MaxSemaphorePermits-3)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock: %v", err)
+		}
+	}
+}

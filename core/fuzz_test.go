@@ -1,0 +1,182 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/drivers/goredis"
+)
+
+// FuzzPublicAPI feeds names, prefixes, TTLs, counts, permits and option
+// values through the public API against miniredis, given to New or to the
+// primitive, and asserts that nothing panics and every call either
+// succeeds or fails as it may: ErrInvalid having sent nothing to the
+// server, or ErrNotAcquired, ErrNoQuorum, ErrNotHeld or the context's end
+// where the input makes them legitimate. Its seeds (testdata/fuzz) run in
+// every go test; to fuzz, for a bounded time:
+//
+//	go test -run '^$' -fuzz FuzzPublicAPI -fuzztime 60s -fuzzminimizetime 5s ./core/
+//
+// (a short minimization time: minimizing the inputs that wait would
+// otherwise take most of a short run).
+func FuzzPublicAPI(f *testing.F) {
+	srv := miniredis.RunT(f)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	f.Cleanup(func() { rdb.Close() })
+	d, err := goredis.New(rdb)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, op uint8, given uint16, name, prefix, owner string,
+		ttlMs, nodeTimeoutUs, expiryMs, baseUs, capUs int64, drift, multiplier float64,
+		wait int8, attempts, permits, n int, count int64) {
+		// A call that outlives its context by far has hung: say which.
+		hung := time.AfterFunc(10*time.Second, func() {
+			panic(fmt.Sprintf("hung: op %d, options %b, name %q, prefix %q, TTL %dms, permits %d, n %d, count %d",
+				op, given, name, prefix, ttlMs, permits, n, count))
+		})
+		defer hung.Stop()
+		srv.FlushAll()
+		in := fuzzInput{name: name, ttl: time.Duration(ttlMs) * time.Millisecond, permits: permits, n: n%20 - 2, count: count}
+		var opts []core.Option
+		add := func(bit uint16, o core.Option) {
+			if given&bit != 0 {
+				opts = append(opts, o)
+			}
+		}
+		add(1<<0, core.WithTTL(in.ttl))
+		add(1<<1, core.WithNodeTimeout(time.Duration(nodeTimeoutUs)*time.Microsecond))
+		add(1<<2, core.WithDriftFactor(drift))
+		add(1<<3, core.WithBackoff(core.Backoff{Base: time.Duration(baseUs) * time.Microsecond,
+			Cap: time.Duration(capUs) * time.Microsecond, Multiplier: multiplier}))
+		add(1<<4, core.WithOwner(owner))
+		add(1<<5, core.WithLatchExpiry(time.Duration(expiryMs)*time.Millisecond))
+		add(1<<6, core.WithMaxAttempts(attempts))
+		add(1<<7, core.WithKeyPrefix(prefix))
+		add(1<<8, core.WithWaitStrategy(core.WaitStrategy(wait)))
+		add(1<<9, core.WithAutoExtend())
+		add(1<<10, core.WithFencing(false))
+		// Slow answers are legitimate when the node timeout or the TTL
+		// (which bounds the default node timeout) is short.
+		in.slow = given&1 != 0 && in.ttl < 200*time.Millisecond ||
+			given&2 != 0 && nodeTimeoutUs < 100_000 || given&(1<<2) != 0 && drift > 0.5
+
+		newOpts := []core.Option{core.WithWaitStrategy(core.Poll)}
+		if given&(1<<15) != 0 { // the options go to New, as defaults
+			newOpts, opts = append(newOpts, opts...), nil
+		}
+		sent := srv.CommandCount()
+		c, err := core.New([]core.Driver{d}, newOpts...)
+		if err != nil {
+			if !errors.Is(err, core.ErrInvalid) && !errors.Is(err, core.ErrNotifyUnsupported) {
+				t.Fatalf("New: %v", err)
+			}
+			if srv.CommandCount() != sent && errors.Is(err, core.ErrInvalid) {
+				t.Fatalf("New sent commands before returning %v", err)
+			}
+			return
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		defer cancel()
+		in.run(t, ctx, srv, c, op, opts)
+	})
+}
+
+type fuzzInput struct {
+	name       string
+	ttl        time.Duration
+	permits, n int
+	count      int64
+	slow       bool // the input allows timeouts: ErrNoQuorum and ctx's end
+}
+
+// run makes the call op chooses, on a free primitive, and checks its error.
+func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Miniredis, c *core.Client, op uint8, opts []core.Option) {
+	lease := func(l *core.Lease, err error) (*core.Lease, error) { return l, err }
+	var l *core.Lease
+	var err error
+	sent := srv.CommandCount()
+	switch op % 17 {
+	case 0:
+		l, err = lease(c.Mutex(in.name, opts...).TryLock(ctx))
+	case 1:
+		l, err = lease(c.Mutex(in.name, opts...).Lock(ctx))
+	case 2:
+		l, err = lease(c.FairMutex(in.name, opts...).TryLock(ctx))
+	case 3:
+		l, err = lease(c.FairMutex(in.name, opts...).Lock(ctx))
+	case 4:
+		l, err = lease(c.RWMutex(in.name, opts...).TryLock(ctx))
+	case 5:
+		l, err = lease(c.RWMutex(in.name, opts...).RLock(ctx))
+	case 6:
+		l, err = lease(c.Semaphore(in.name, in.permits, opts...).TryAcquire(ctx, in.n))
+	case 7:
+		l, err = lease(c.Semaphore(in.name, in.permits, opts...).Acquire(ctx, in.n))
+	case 8:
+		err = c.Semaphore(in.name, 1, opts...).SetPermits(ctx, in.permits)
+	case 9:
+		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).TryLock(ctx))
+	case 10:
+		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).Lock(ctx))
+	case 11:
+		_, err = c.Latch(in.name, opts...).TrySetCount(ctx, in.count)
+	case 12:
+		err = c.Latch(in.name, opts...).Wait(ctx)
+	case 13:
+		err = c.Latch(in.name, opts...).CountDown(ctx)
+	case 14: // Extend a lease by the fuzzed TTL
+		l, err = c.Mutex(in.name).TryLock(ctx)
+		if err == nil {
+			sent = srv.CommandCount()
+			err = l.Extend(ctx, in.ttl)
+		}
+	case 15, 16: // wait, through the fuzzed backoff, on a lock held or a latch set
+		holder, herr := c.Mutex(in.name).TryLock(ctx)
+		if herr == nil {
+			defer holder.Unlock(context.Background())
+		}
+		c.Latch(in.name).TrySetCount(ctx, 1)
+		sent = srv.CommandCount()
+		if op%17 == 15 {
+			l, err = c.Mutex(in.name, opts...).Lock(ctx)
+		} else {
+			err = c.Latch(in.name, opts...).Wait(ctx)
+		}
+		if err != nil && ctx.Err() != nil {
+			err = nil // it waited until the end, as it should
+		}
+	}
+	in.check(t, ctx, "the call", err)
+	// Only the server knows a semaphore's number of permits (SetPermits
+	// stores it): taking more than it has is refused there.
+	serverJudged := (op%17 == 6 || op%17 == 7) && in.n > 0 && in.permits > 0
+	if errors.Is(err, core.ErrInvalid) && srv.CommandCount() != sent && !serverJudged {
+		t.Fatalf("%v after %d commands were sent", err, srv.CommandCount()-sent)
+	}
+	if l != nil {
+		err := l.Unlock(context.Background())
+		if in.ttl < time.Second && errors.Is(err, core.ErrNotHeld) {
+			err = nil // a short lease may end before its Unlock
+		}
+		in.check(t, ctx, "Unlock", err)
+	}
+}
+
+// check fails t unless err is nil or one the input makes legitimate.
+func (in fuzzInput) check(t *testing.T, ctx context.Context, what string, err error) {
+	switch {
+	case err == nil, errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrNotAcquired):
+	case in.slow && (errors.Is(err, core.ErrNoQuorum) || ctx.Err() != nil):
+	default:
+		t.Fatalf("%s: %v", what, err)
+	}
+}

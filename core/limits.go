@@ -1,0 +1,18 @@
+package core
+
+// Limits of what the scripts hold exactly and serve in bounded time. The
+// scripts compute in Lua numbers, doubles, which hold integers exactly up
+// to 2^53; and one script call blocks its server, so the work of one call
+// is bounded (see also the purge limit in scripts/lua/lib/purge.lua).
+const (
+	// MaxLatchCount is the largest count TrySetCount accepts.
+	MaxLatchCount = 1 << 53
+
+	// MaxSemaphorePermits is the largest number of permits a Semaphore
+	// may have (Client.Semaphore, SetPermits).
+	MaxSemaphorePermits = 1 << 53
+
+	// MaxSemaphoreAcquire is the most permits one acquisition may take:
+	// a node gives each permit in the script that takes them.
+	MaxSemaphoreAcquire = 500
+)

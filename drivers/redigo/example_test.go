@@ -1,0 +1,49 @@
+package redigo_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/drivers/redigo"
+)
+
+// One node through a redigo pool: the README's redigo example. redigo
+// speaks RESP2 only, so waiters poll.
+func Example() {
+	srv, err := miniredis.Run() // an in-process Redis stands in for a real one
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr() // for example "localhost:6379"
+
+	ctx := context.Background()
+	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
+		return redis.DialContext(ctx, "tcp", addr)
+	}}
+	defer pool.Close() // the driver never closes the pool you pass it
+	d, err := redigo.New(pool)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	lease, err := c.Mutex("invoice:42").Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	fmt.Println("held, token > 0:", lease.Token() > 0)
+
+	// Output:
+	// held, token > 0: true
+}

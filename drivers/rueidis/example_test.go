@@ -1,0 +1,53 @@
+package rueidis_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+
+	"github.com/redlockgo/redlock/core"
+	rueidisdriver "github.com/redlockgo/redlock/drivers/rueidis"
+)
+
+// One node through rueidis: the README's rueidis example. The driver's
+// package is named like the client's, hence the import name.
+func Example() {
+	srv, err := miniredis.Run() // an in-process Redis stands in for a real one
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr() // for example "localhost:6379"
+
+	ctx := context.Background()
+	// redlock does not use rueidis' client-side cache (nor has miniredis
+	// the CLIENT TRACKING it needs).
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close() // the driver never closes the client you pass it
+	d, err := rueidisdriver.New(client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Notify, the default, needs keyspace notifications, which miniredis lacks.
+	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	lease, err := c.Mutex("invoice:42").Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	fmt.Println("held, token > 0:", lease.Token() > 0)
+
+	// Output:
+	// held, token > 0: true
+}

@@ -1,0 +1,12 @@
+-- A waiter that left the line (it gave up, or won on other nodes) leaves
+-- a mark on its ticket key for a while (the waiter's TTL): an attempt of
+-- its that was held back on the way and lands now must neither queue it
+-- again nor take the lock for it, or a release would hand the lock to a
+-- waiter that is gone.
+local function markLeft(ticket, ms)
+  redis.call('set', ticket, 'left', 'PX', ms)
+end
+
+local function hasLeft(ticket)
+  return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left'
+end

@@ -1,0 +1,71 @@
+-- #include lib/purge.lua
+
+-- The lines of a FairMutex and of an RWMutex's writers hold tokens; a
+-- waiter's ticket key is the tickets prefix and its token, and a grant
+-- (lib/grant.lua) sets the lock for the TTL the ticket holds. A member
+-- whose ticket holds anything else, or whose place lapsed, is dead.
+
+-- isGrantable reports whether ticket is absent (the waiter is granted
+-- nothing), holds a TTL and a secret ("<ttl>:<secret>", see grant.lua),
+-- or holds 0 for a waiter that would not hear.
+local function isGrantable(ticket)
+  local kind = redis.call('type', ticket).ok
+  if kind == 'none' then
+    return true
+  end
+  local value = kind == 'string' and redis.call('get', ticket)
+  return value == '0' or isCount(value and string.match(value, '^(%d+):%w*$'))
+end
+
+-- purgeLine drops up to purgeLimit lapsed members from a FairMutex's
+-- line (queue, by place) and from its lapse times (lapse).
+local function purgeLine(queue, lapse, now)
+  local gone = redis.call('zrangebyscore', lapse, '-inf', now, 'LIMIT', 0, purgeLimit)
+  if #gone > 0 then
+    redis.call('zrem', queue, unpack(gone))
+    redis.call('zrem', lapse, unpack(gone))
+  end
+end
+
+-- fairHead returns the token first in a FairMutex's line whose place has
+-- not lapsed, dropping the dead ones before it (a member without a lapse
+-- time, as an eviction of the lapse set leaves it, is dead): nil when no
+-- one waits, false when it dropped purgeLimit and found no live one yet.
+local function fairHead(queue, lapse, tickets, now)
+  if redis.call('zcount', lapse, '(' .. now, '+inf') == 0 then
+    return nil
+  end
+  for _ = 1, purgeLimit do
+    local first = redis.call('zrange', queue, 0, 0)[1]
+    if not first then
+      return nil
+    end
+    local lapses = redis.call('zscore', lapse, first)
+    if lapses and tonumber(lapses) > now and isGrantable(tickets .. first) then
+      return first
+    end
+    redis.call('zrem', queue, first)
+    redis.call('zrem', lapse, first)
+  end
+  return false
+end
+
+-- firstWriter returns the RWMutex's waiting writer (writers, by lapse
+-- time) whose wait lapses first and has not, dropping those before it
+-- whose tickets are malformed: nil when no writer waits, false when it
+-- dropped purgeLimit and found none live yet.
+local function firstWriter(writers, tickets, now)
+  for _ = 1, purgeLimit do
+    local writer = redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', 0, 1)[1]
+    if not writer or isGrantable(tickets .. writer) then
+      return writer
+    end
+    redis.call('zrem', writers, writer)
+  end
+  return false
+end
+
+-- liveReaders counts the read leases that have not lapsed.
+local function liveReaders(readers, now)
+  return redis.call('zcount', readers, '(' .. now, '+inf')
+end
