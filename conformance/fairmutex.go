@@ -15,6 +15,7 @@ import (
 
 func runFairMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
+		"DoneWaiterTakesNothing": testDoneWaiterTakesNothing("FairMutex"),
 		"LateAttemptAfterGiveUp": testLateAttemptAfterGiveUp("FairMutex"),
 		"BadInput":               testFairBadInput,
 		"Exclusive":              testFairExclusive,

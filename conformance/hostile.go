@@ -136,7 +136,7 @@ func testHostileForeignMember(t *testing.T, e env) {
 	}
 	foreign := "hostile:{" + n + "}:t:zz:victim"
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		if err := r.Set(ctx, foreign, "g:30000:VICTIM", 30*time.Second).Err(); err != nil {
+		if err := r.Set(ctx, foreign, "g:30000:VICTIM:SECRET", 30*time.Second).Err(); err != nil {
 			return err
 		}
 		return r.ZAdd(ctx, lockKey(n)+":q", redis.Z{Score: 0, Member: foreign}).Err()

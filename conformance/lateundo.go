@@ -58,6 +58,14 @@ var exclusiveLocks = map[string]exclusiveLock{
 		acquire: "MultiLockAcquire", undo: []string{"MultiLockRelease"}, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
+	"Semaphore": {
+		// One permit: as exclusive as a lock.
+		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Semaphore(n, 1).Acquire(ctx, 1)
+		},
+		acquire: "SemaphoreAcquire", undo: []string{"SemaphoreRelease"}, key: func(n string) string { return semKey(n, "") },
+		line: func(n string) string { return semKey(n, ":q") },
+	},
 }
 
 // testLateUndoSparesGrant: a waiter's failed attempts are undone on the

@@ -13,6 +13,7 @@ import (
 
 func runMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
+		"DoneWaiterTakesNothing": testDoneWaiterTakesNothing("Mutex"),
 		"LateAttemptAfterGiveUp": testLateAttemptAfterGiveUp("Mutex"),
 		"Exclusive":              testExclusive,
 		"LockWaitsForRelease":    testLockWaitsForRelease,

@@ -14,6 +14,7 @@ import (
 
 func runRWMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
+		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("RWMutex"),
 		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("RWMutex"),
 		"BadInput":                testRWBadInput,
 		"ReadersShare":            testRWReadersShare,

@@ -19,6 +19,7 @@ import (
 
 func runSemaphore(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
+		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("Semaphore"),
 		"Bound":                   testSemaphoreBound,
 		"CrashedHolder":           testSemaphoreCrashedHolder,
 		"AcquireNAtomic":          testSemaphoreAcquireN,

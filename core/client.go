@@ -60,7 +60,7 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 			return nil, invalid("driver %d is nil", i)
 		}
 		single, _ := d.(driver.SingleServer)
-		c.nodes = append(c.nodes, &node{d: d, log: o.logger, natives: map[driver.Native]bool{},
+		c.nodes = append(c.nodes, &node{index: len(c.nodes), d: d, log: o.logger, natives: map[driver.Native]bool{},
 			singleServer: single != nil && single.SingleServer()})
 	}
 	if err := o.check(); err != nil {

@@ -107,12 +107,16 @@
 // does not wake them; they retry at the holder's TTL.
 //
 // A waiter trusts a grant only when it carries the secret that its last
-// attempt stored in its ticket, which the release script reads and
-// echoes. So a grant made before that attempt and delivered late (the
-// lock may have expired since, while the waiter's validity counts from
-// the attempt's start) is ignored, and so is a message from anyone who
-// cannot read the ticket's value: seeing ticket names in the queue, in
-// keyspace events or on the Clients' channels is not enough to forge one.
+// attempt stored in its ticket on that node (a fresh one per node and
+// attempt), which the release script reads and echoes, and only the first
+// such grant from a node between two attempts. So a grant made before that
+// attempt and delivered late (the lock may have expired since, while the
+// waiter's validity counts from the attempt's start) is ignored, and so is
+// a message from anyone who cannot read the ticket's value: seeing ticket
+// names in the queue or in keyspace events is not enough to forge one, and
+// a subscriber of the Clients' channels, who reads a grant's secret once
+// the grant is made, can neither use it on another node nor change the
+// token of the grant it read.
 //
 // # Access control
 //
@@ -123,9 +127,9 @@
 // notify-keyspace-events, unless the servers' configuration already has
 // the flags (New then only reads them). What protects the locks from other
 // users: none may write the library's keys (a writer can set any lock); a
-// user that can publish on redlock:client:* but cannot read the library's
-// keys cannot make a waiter believe it holds a lock; a user that can also
-// read them can learn a waiter's secret, so give untrusted users neither
-// (for example "resetchannels &app:*" and key patterns that exclude the
-// prefix).
+// user that can publish and subscribe on redlock:client:* but cannot read
+// the library's keys cannot make a waiter believe it holds a lock, nor
+// give it a token; a user that can also read them can learn a waiter's
+// secret, so give untrusted users neither (for example "resetchannels
+// &app:*" and key patterns that exclude the prefix).
 package core

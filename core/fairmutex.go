@@ -110,9 +110,9 @@ func (m *FairMutex) check(ctx context.Context) error {
 // A waiter in line passes its grants, for the attempt to note what it found.
 func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	secret := g.expect(rand.Text())
+	g.expect()
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
-		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait, secret, o.idle)
+		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait, g.secret(i), o.idle)
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err

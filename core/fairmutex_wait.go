@@ -83,7 +83,7 @@ func waitOn(ctx context.Context, c *Client, o *options, name string, key func(to
 		token := c.waiterToken()
 		l, tried, err := waitAs(ctx, c, &lo, name, key(token), ticketed, token, out(token), attempt)
 		if !errors.Is(err, errRejoin) {
-			return l, err
+			return stillWanted(ctx, l, err)
 		}
 		if lo.maxAttempts > 0 {
 			if lo.maxAttempts -= tried; lo.maxAttempts <= 0 {

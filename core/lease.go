@@ -266,6 +266,19 @@ func nodeErrors[T any](c *Client, replies []reply[T]) error {
 	return errors.Join(errs...)
 }
 
+// stillWanted returns what a wait won, unless ctx ended meanwhile (a
+// grant heard, or an attempt in flight, as it ended): the caller has
+// given up, so the lease is released at once, which hands the lock on,
+// and ctx's error is returned. A release that fails leaves the lease to
+// expire.
+func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
+	if err != nil || ctx.Err() == nil {
+		return l, err
+	}
+	l.Unlock(context.WithoutCancel(ctx))
+	return nil, ctx.Err()
+}
+
 // Unlock releases the lease on every node. It returns nil when a majority
 // still held it, ErrLost when the lease had lost it (expired or deleted),
 // ErrNotHeld when Unlock was called before, and ErrNoQuorum when too few

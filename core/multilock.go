@@ -87,7 +87,8 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify && m.opts.owner == "" {
-		return m.lockQueued(ctx, n)
+		l, err := m.lockQueued(ctx, n)
+		return stillWanted(ctx, l, err)
 	}
 	// The shared loop (acquire) watches one key; here the key worth
 	// watching is the name the last attempt stopped at, which changes as
@@ -105,7 +106,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	for n := 0; ; n++ {
 		l, miss, _, err := m.attempt(ctx, "", nil)
 		if !errors.Is(err, ErrNotAcquired) {
-			return l, err
+			return stillWanted(ctx, l, err)
 		}
 		if m.opts.maxAttempts > 0 && n+1 >= m.opts.maxAttempts {
 			return nil, err
@@ -160,9 +161,8 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	}
 	h, o := m.hold(holder)
 	start := time.Now()
-	secret := rand.Text() // one for the tickets of all names: one of them queues
 	for _, t := range tickets {
-		t.secret = t.grants.expect(secret)
+		t.grants.expect()
 	}
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
 		gs, err := h.acquire(ctx, n, o.ttl, tickets)
@@ -315,7 +315,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 	for j, mh := range h {
 		ticket := mh.keys.noTicket
 		if tickets != nil && tickets[j].join {
-			ticket, join, arrival, secret, earlier = tickets[j].key, 1, tickets[0].arrival, tickets[j].secret, tickets[j].earlierTokens()
+			ticket, join, arrival, secret, earlier = tickets[j].key, 1, tickets[0].arrival, tickets[j].grants.secret(n.index), tickets[j].earlierTokens()
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}

@@ -38,12 +38,18 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
+	var (
+		l   *Lease
+		err error
+	)
 	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify {
-		return m.lockQueued(ctx, n)
+		l, err = m.lockQueued(ctx, n)
+	} else {
+		l, err = acquire(ctx, m.c, &m.opts, m.keys.lock, func(ctx context.Context) (*Lease, time.Duration, error) {
+			return m.attempt(ctx, nil)
+		})
 	}
-	return acquire(ctx, m.c, &m.opts, m.keys.lock, func(ctx context.Context) (*Lease, time.Duration, error) {
-		return m.attempt(ctx, nil)
-	})
+	return stillWanted(ctx, l, err)
 }
 
 // acquire is the wait loop every blocking primitive shares: watch the key,
@@ -91,7 +97,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	start := time.Now()
 	if t != nil {
 		t.sent = start
-		t.secret = t.grants.expect(rand.Text())
+		t.grants.expect()
 	}
 	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
 		g, err := h.acquire(ctx, n, o.ttl, t)
@@ -185,7 +191,7 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	k := h.keys
 	ticket, join, arrival, secret, earlier := k.noTicket, int64(0), int64(0), "", ""
 	if t != nil && t.join {
-		ticket, join, arrival, secret, earlier = t.key, 1, t.arrival, t.secret, t.earlierTokens()
+		ticket, join, arrival, secret, earlier = t.key, 1, t.arrival, t.grants.secret(n.index), t.earlierTokens()
 	}
 	var g grant
 	var err error

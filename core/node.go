@@ -14,6 +14,7 @@ import (
 // map is the one place that decides whether a native command replaces a
 // script; the primitives never look at the driver's or the server's name.
 type node struct {
+	index        int // in Client.nodes
 	d            driver.Driver
 	log          *slog.Logger
 	singleServer bool // one script may touch any keys (driver.SingleServer)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"math"
 	"slices"
@@ -22,15 +23,16 @@ import (
 // grants is what a waiter heard of grants and what its attempts found, by
 // node.
 type grants struct {
-	mu     sync.Mutex
-	heard  []int64 // the highest fencing token a grant on the node published
-	found  []int64 // the highest token an attempt found granted there; MaxInt64 after one failed there
-	secret string  // the last attempt's, which a grant made from its ticket echoes
-	taken  []bool  // the last attempt found the lock free or granted there
+	mu      sync.Mutex
+	heard   []int64  // the highest fencing token a grant on the node published
+	found   []int64  // the highest token an attempt found granted there; MaxInt64 after one failed there
+	secrets []string // by node, the last attempt's, which a grant made there echoes; nil before one
+	since   []bool   // by node, a grant since the last attempt was heard
+	taken   []bool   // the last attempt found the lock free or granted there
 }
 
 func newGrants(nodes int) grants {
-	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
+	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes), since: make([]bool, nodes)}
 }
 
 // refused reports whether the last attempt found the lock held by another
@@ -65,27 +67,54 @@ func (n *notifier) handedOn(node int, ticketKey, fence, secret string) {
 	t.signal()
 }
 
-// expect starts an attempt that stores secret in the waiter's ticket, and
-// returns it; a nil g (a waiter that hears no grants) returns "".
-func (g *grants) expect(secret string) string {
+// expect starts an attempt, which stores in the waiter's ticket on each
+// node a fresh secret of that node's (see secret). One per node: a grant
+// published on one node, which anyone subscribed there may read, says
+// nothing of what a grant on another node must carry. A nil g (a waiter
+// that hears no grants) does nothing.
+func (g *grants) expect() {
+	if g == nil {
+		return
+	}
+	secrets := make([]string, len(g.heard))
+	for i := range secrets {
+		secrets[i] = rand.Text()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.secrets = secrets
+	clear(g.since)
+}
+
+// secret is what the last attempt stores in the waiter's ticket on node;
+// "" for a nil g, or before an attempt.
+func (g *grants) secret(node int) string {
 	if g == nil {
 		return ""
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.secret = secret
-	return secret
+	if g.secrets == nil {
+		return ""
+	}
+	return g.secrets[node]
 }
 
-// hear notes a grant on node, and reports whether it carried the secret of
-// the last attempt.
+// hear notes a grant on node, and reports whether it carried the secret
+// that the last attempt stored there. Only the first such grant counts: a
+// node grants a waiter once between two of its attempts, and a later
+// message with the secret comes from someone who read the first (a
+// subscriber of the channel), with a token of their choice.
 func (g *grants) hear(node int, fence int64, secret string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(g.secret)) != 1 {
+	if g.secrets == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(g.secrets[node])) != 1 {
 		return false
 	}
-	g.heard[node] = max(g.heard[node], fence)
+	if !g.since[node] {
+		g.since[node] = true
+		g.heard[node] = max(g.heard[node], fence)
+	}
 	return true
 }
 
@@ -95,7 +124,7 @@ func (g *grants) hear(node int, fence int64, secret string) bool {
 func (g *grants) rotate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.secret = ""
+	g.secrets = nil
 	clear(g.heard)
 }
 
@@ -104,7 +133,7 @@ func (g *grants) rotate() {
 func (g *grants) rotated() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.secret == ""
+	return g.secrets == nil
 }
 
 // observe notes one node's answer to an attempt. A nil g (a waiter that

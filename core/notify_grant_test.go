@@ -10,51 +10,61 @@ import (
 // without a request: one its own attempt found is not news (the attempt
 // used it, or undid it), and none from a node where an attempt failed is,
 // as the attempt's cleanup may undo a grant made meanwhile; and only a grant
-// carrying the secret of the last attempt is heard at all.
+// carrying the secret that the last attempt stored on its node is heard
+// at all.
 func TestGrantsCountOnlyNews(t *testing.T) {
 	g := newGrants(3)
 	if g.hear(0, 7, "") {
 		t.Fatal("a grant heard before any attempt counts")
 	}
-	g.expect("S")
-	g.hear(0, 7, "S")
+	g.expect()
+	s := func(node int) string { return g.secret(node) }
+	if g.hear(1, 7, s(0)) || g.hear(0, 7, s(1)) {
+		t.Fatal("a grant with another node's secret is heard")
+	}
+	g.hear(0, 7, s(0))
 	if _, _, ok := g.live(2, true); ok {
 		t.Fatal("one grant of three counts as a quorum of two")
 	}
-	g.hear(1, 7, "S")
+	g.hear(1, 7, s(1))
 	if nodes, fence, ok := g.live(2, true); !ok || fence != 7 || !slices.Equal(nodes, []bool{true, true, false}) {
 		t.Fatalf("grants 7, 7 from nodes 0 and 1: got %v %d %v, want [true true false] 7 true", nodes, fence, ok)
 	}
+	g.expect() // the next attempt
 	g.observe(1, grant{Acquired: true, Fence: 7}, nil)
 	if _, _, ok := g.live(2, true); ok {
 		t.Fatal("a grant the attempt found still counts")
 	}
-	g.hear(1, 8, "S")
+	g.hear(1, 8, s(1))
 	if _, _, ok := g.live(2, true); ok {
 		t.Fatal("grants 7 and 8 count with fencing, though neither node holds the other's token")
 	}
 	if _, fence, ok := g.live(2, false); !ok || fence != 8 {
 		t.Fatalf("grants 7 and 8 without fencing: got %d %v, want 8 true", fence, ok)
 	}
+	if g.hear(1, 999, s(1)); g.heard[1] != 8 {
+		t.Fatalf("a second grant on node 1 since the attempt, by someone who read the first's secret, set its token to %d", g.heard[1])
+	}
 	g.observe(0, grant{}, errors.New("timeout"))
-	g.hear(0, 9, "S")
+	g.hear(0, 9, s(0))
 	if nodes, _, _ := g.live(1, false); nodes[0] {
 		t.Fatal("a grant from a node where an attempt failed counts")
 	}
 	g.observe(2, grant{Acquired: false}, nil)
-	g.hear(2, 8, "S")
+	g.hear(2, 8, s(2))
 	if nodes, fence, ok := g.live(2, true); !ok || fence != 8 || !slices.Equal(nodes, []bool{false, true, true}) {
 		t.Fatalf("grants 8, 8 from nodes 1 and 2: got %v %d %v, want [false true true] 8 true", nodes, fence, ok)
 	}
-	g.expect("T") // a new attempt: grants made before it are stale
-	if g.hear(0, 10, "S") || g.hear(1, 10, "forged") {
+	stale := s(0)
+	g.expect() // a new attempt: grants made before it are stale
+	if g.hear(0, 10, stale) || g.hear(1, 10, "forged") {
 		t.Fatal("a grant with the previous attempt's secret, or a forged one, is heard")
 	}
 	if nodes, fence, _ := g.live(2, true); fence != 8 || nodes[0] {
 		t.Fatalf("stale or forged grants changed what is live: %v %d", nodes, fence)
 	}
 	var none *grants
-	if none.expect("U") != "" {
+	if none.expect(); none.secret(0) != "" {
 		t.Fatal("a waiter that hears no grants stores a secret")
 	}
 	none.observe(0, grant{Acquired: true}, nil) // a waiter that is not queued notes nothing

@@ -38,7 +38,6 @@ type ticket struct {
 	join    bool        // the next attempt joins the queue
 	joined  bool        // an attempt may have put it in the queue
 	sent    time.Time   // the start of the last attempt
-	secret  string      // the last attempt's (see grants.expect)
 	first   atomic.Bool // an attempt put it at the head of the queue
 	grants  grants      // what the nodes' releases granted it
 	earlier []string    // the tokens it gave up, the last few (see rotate)

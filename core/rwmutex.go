@@ -131,16 +131,15 @@ func (m *RWMutex) check(ctx context.Context) error {
 // note what it found; only then may a release grant a writer the lock.
 func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	secret := ""
 	if !read {
-		secret = g.expect(rand.Text())
+		g.expect()
 	}
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
 		if read {
 			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, o.idle)
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, secret, o.idle)
+		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, g.secret(i), o.idle)
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err

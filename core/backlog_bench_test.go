@@ -1,0 +1,202 @@
+package core_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/testenv"
+)
+
+// backlogSize is how many dead entries BenchmarkBacklog leaves in a key.
+const backlogSize = 100_000
+
+// backlog is one kind of dead state a primitive's scripts must get through
+// in bounded time: seed writes it under the name, and op is the call made
+// again and again until the key named by drained is empty (once, when
+// drained is empty: nothing purges waiting readers).
+type backlog struct {
+	name    string
+	seed    func(b *testing.B, ctx context.Context, r *redis.Client, n string)
+	drained func(n string) string
+	op      func(ctx context.Context, c *core.Client, n string) error
+}
+
+// BenchmarkBacklog reports the longest single script call, from the
+// server's SLOWLOG, while a primitive's calls work through a backlog of
+// 100,000 dead entries (tickets whose keys are gone, lapsed lines,
+// expired permits, readers): Redis runs one script at a time, so that is
+// how long every other client of the server may wait behind it.
+//
+//	go test -run '^$' -bench Backlog -benchtime 1x ./core/
+func BenchmarkBacklog(b *testing.B) {
+	key := func(n, suffix string) string { return "redlock:{" + n + "}" + suffix }
+	takeAndRelease := func(take func(context.Context) (*core.Lease, error), ctx context.Context) error {
+		l, err := take(ctx)
+		if err != nil {
+			return err
+		}
+		return l.Unlock(ctx)
+	}
+	for _, bl := range []backlog{{
+		name: "Mutex/DeadTickets",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":q"), func(i int) (float64, string) {
+				return float64(i), key(n, ":t:zz:"+strconv.Itoa(i))
+			})
+		},
+		drained: func(n string) string { return key(n, ":q") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			return takeAndRelease(c.Mutex(n, core.WithOwner("a")).TryLock, ctx)
+		},
+	}, {
+		name: "FairMutex/LapsedLine",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":fair:q"), func(i int) (float64, string) { return float64(i), "lapsed" + strconv.Itoa(i) })
+			zadd(b, ctx, r, key(n, ":fair:lapse"), func(i int) (float64, string) { return 1, "lapsed" + strconv.Itoa(i) })
+		},
+		drained: func(n string) string { return key(n, ":fair:lapse") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			return takeAndRelease(c.FairMutex(n).TryLock, ctx)
+		},
+	}, {
+		name: "RWMutex/LapsedReaders",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":rw:r"), func(i int) (float64, string) { return 1, "lapsed" + strconv.Itoa(i) })
+		},
+		drained: func(n string) string { return key(n, ":rw:r") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			return takeAndRelease(c.RWMutex(n).TryLock, ctx)
+		},
+	}, {
+		name: "RWMutex/WaitingReaders",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			far := float64(time.Now().Add(time.Hour).UnixMilli())
+			zadd(b, ctx, r, key(n, ":rw:rq"), func(i int) (float64, string) { return far, "zz:" + strconv.Itoa(i) })
+		},
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			return takeAndRelease(c.RWMutex(n).TryLock, ctx)
+		},
+	}, {
+		name: "Semaphore/DeadTickets",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":semaphore:q"), func(i int) (float64, string) {
+				return float64(i), key(n, ":semaphore:t:zz:"+strconv.Itoa(i))
+			})
+		},
+		drained: func(n string) string { return key(n, ":semaphore:q") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			s := c.Semaphore(n, 2)
+			return takeAndRelease(func(ctx context.Context) (*core.Lease, error) { return s.TryAcquire(ctx, 1) }, ctx)
+		},
+	}, {
+		name: "Semaphore/ExpiredPermits",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":semaphore"), func(i int) (float64, string) { return 1, strconv.Itoa(i + 1) })
+		},
+		drained: func(n string) string { return key(n, ":semaphore") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			s := c.Semaphore(n, backlogSize+10)
+			return takeAndRelease(func(ctx context.Context) (*core.Lease, error) { return s.TryAcquire(ctx, 3) }, ctx)
+		},
+	}} {
+		b.Run(bl.name, func(b *testing.B) { benchBacklog(b, bl) })
+	}
+}
+
+func benchBacklog(b *testing.B, bl backlog) {
+	ctx := context.Background()
+	node := testenv.Nodes(b)[0]
+	admin := redis.NewClient(&redis.Options{Addr: node})
+	defer admin.Close()
+	c := benchClient(b, []string{node}, core.WithNodeTimeout(2*time.Second))
+	slowest, calls := time.Duration(0), 0
+	for i := range b.N {
+		n := "bench-backlog-" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.Itoa(i)
+		bl.seed(b, ctx, admin, n)
+		logEveryCall(b, ctx, admin)
+		for round := 0; ; round++ {
+			if err := bl.op(ctx, c, n); err != nil {
+				b.Fatalf("round %d: %v", round, err)
+			}
+			if bl.drained == nil {
+				break
+			}
+			left, err := admin.ZCard(ctx, bl.drained(n)).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if left == 0 {
+				break
+			}
+		}
+		longest, n2 := longestScript(b, ctx, admin)
+		slowest, calls = max(slowest, longest), calls+n2
+	}
+	b.ReportMetric(float64(slowest.Microseconds()), "max-call-µs")
+	b.ReportMetric(float64(calls)/float64(b.N), "scripts/backlog")
+}
+
+// zadd writes backlogSize members, member and score from entry(i), in
+// batches of 1,000 (one call per batch).
+func zadd(b *testing.B, ctx context.Context, r *redis.Client, key string, entry func(int) (float64, string)) {
+	for from := 0; from < backlogSize; from += 1000 {
+		zs := make([]redis.Z, 0, 1000)
+		for i := from; i < min(from+1000, backlogSize); i++ {
+			score, member := entry(i)
+			zs = append(zs, redis.Z{Score: score, Member: member})
+		}
+		if err := r.ZAdd(ctx, key, zs...).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := r.Expire(ctx, key, 10*time.Minute).Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// logEveryCall empties the server's SLOWLOG and has it log every command
+// from now on (restored at the benchmark's end).
+func logEveryCall(b *testing.B, ctx context.Context, r *redis.Client) {
+	was, err := r.ConfigGet(ctx, "slowlog-*").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		for k, v := range was {
+			r.ConfigSet(context.Background(), k, v)
+		}
+	})
+	for k, v := range map[string]string{"slowlog-log-slower-than": "0", "slowlog-max-len": "100000"} {
+		if err := r.ConfigSet(ctx, k, v).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := r.SlowLogReset(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// longestScript returns the longest script call in the SLOWLOG and how
+// many there were.
+func longestScript(b *testing.B, ctx context.Context, r *redis.Client) (time.Duration, int) {
+	entries, err := r.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var longest time.Duration
+	calls := 0
+	for _, e := range entries {
+		if len(e.Args) == 0 || !strings.HasPrefix(strings.ToUpper(e.Args[0]), "EVAL") {
+			continue
+		}
+		calls++
+		longest = max(longest, e.Duration)
+	}
+	return longest, calls
+}
