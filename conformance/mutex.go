@@ -30,6 +30,7 @@ func runMutex(t *testing.T, e env) {
 	maps.Copy(cases, hostile(e, "Mutex"))
 	maps.Copy(cases, randomFaults(e, "Mutex"))
 	if e.strategy == core.Notify {
+		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored
 		cases["WakesOnDel"] = testWakesOnDel
 	}

@@ -15,6 +15,7 @@ import (
 func runRWMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
 		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("RWMutex"),
+		"LostLeaveRetried":        testLostLeaveRetried("RWMutex"),
 		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("RWMutex"),
 		"BadInput":                testRWBadInput,
 		"ReadersShare":            testRWReadersShare,

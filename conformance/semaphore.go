@@ -40,6 +40,7 @@ func runSemaphore(t *testing.T, e env) {
 	maps.Copy(cases, randomFaults(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
+		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 	}
 	if len(e.addrs) >= 3 {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots

@@ -122,7 +122,8 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 	case err == nil && !ticketed:
 		c.wait.passOn(key)
 	case err != nil && !c.closed.Load():
-		newLease(c, name, *o, out, 0).release(ctx, func(int) bool { return true })
+		l := newLease(c, name, *o, out, 0)
+		leaveAgain(c, l.release(ctx, func(int) bool { return true }), func(on func(int) bool) { l.release(ctx, on) })
 	}
 	return l, tried, err
 }

@@ -161,8 +161,12 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	}
 	h, o := m.hold(holder)
 	start := time.Now()
-	for _, t := range tickets {
-		t.grants.expect()
+	for i, t := range tickets { // one set of secrets: the attempt stores it at whichever name it queues
+		if i == 0 {
+			t.grants.expect()
+		} else {
+			t.grants.expectAs(&tickets[0].grants)
+		}
 	}
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
 		gs, err := h.acquire(ctx, n, o.ttl, tickets)

@@ -106,8 +106,13 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				continue
 			}
 		}
-		// A single server that answered left the other queues already.
-		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, false, false)
+		// A single server that answered left the other queues already. The
+		// waiter keeps what a release granted it meanwhile (keep): its next
+		// attempt takes it, or undoes it and hands it on. A leave that
+		// hands on could land late, after the waiter joined that queue
+		// again and was granted the name as part of a lease, and take the
+		// name from under the lease.
+		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, true, false)
 		t := tickets[miss.blocked]
 		if head != nil && head.key != m.keys[miss.blocked].lock {
 			head.stop()

@@ -86,6 +86,18 @@ func (g *grants) expect() {
 	clear(g.since)
 }
 
+// expectAs starts an attempt with the secrets of from's, which another
+// ticket of the same waiter started (a MultiLock's, one per name).
+func (g *grants) expectAs(from *grants) {
+	from.mu.Lock()
+	secrets := from.secrets
+	from.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.secrets = secrets
+	clear(g.since)
+}
+
 // secret is what the last attempt stores in the waiter's ticket on node;
 // "" for a nil g, or before an attempt.
 func (g *grants) secret(node int) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -256,25 +257,45 @@ func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
 // leaveQueue takes ticket t out of the queue of the lock keys k on the
 // nodes where on(i), handing on a grant or reservation made to it
 // meanwhile, unless keep: a waiter that won keeps a grant that reached it
-// late, as part of its lease. Where the ticket's token holds the lock,
+// late, as part of its lease (and a MultiLock waiter that moves to another
+// queue, for its next attempt). Where the ticket's token holds the lock,
 // handing on hands on the lock: then keep it, or call this only where the
 // waiter does not hold it. A waiter that leaves for good marks its ticket
-// as left (see lib/left.lua): its attempts that land later are refused.
+// as left (see lib/left.lua): its attempts that land later are refused,
+// and a leave that failed on a node is asked again (leaveAgain).
 func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep, forGood bool) {
 	token := t.token
 	if o.owner != "" || keep {
 		token = "" // no grant to hand on: an owner's waiter is only reserved the lock
 	}
-	fanout(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
-		if !on(i) {
-			return 0, nil
-		}
-		left := time.Duration(0)
-		if forGood {
-			left = o.ttl
-		}
-		return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
-	})
+	leave := func(on func(int) bool) []reply[int64] {
+		return fanout(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
+			if !on(i) {
+				return 0, nil
+			}
+			left := time.Duration(0)
+			if forGood {
+				left = o.ttl
+			}
+			return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
+		})
+	}
+	replies := leave(on)
+	if forGood { // else the waiter may join this queue again with the ticket
+		leaveAgain(c, replies, func(on func(int) bool) { leave(on) })
+	}
+}
+
+// leaveAgain retries, once and in the background, a waiter's leave on the
+// nodes where it failed (leave(failed)): a leave that timed out may not
+// have landed, and its entry would then stay in line until it lapses,
+// where a release may grant or wake a waiter that is gone. A leave is
+// idempotent, so one that did land is asked again to no effect.
+func leaveAgain[T any](c *Client, replies []reply[T], leave func(on func(int) bool)) {
+	failed := func(i int) bool { return replies[i].err != nil }
+	if slices.ContainsFunc(replies, func(r reply[T]) bool { return r.err != nil }) {
+		c.inBackground(func() { leave(failed) })
+	}
 }
 
 // inBackground runs f in the background unless the Client is closed;

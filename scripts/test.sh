@@ -51,16 +51,26 @@ if (($#)); then
   go test -race -count=1 ./... "$@"
 else
   # Everything but the conformance suite, which the matrix runs once on
-  # every server (Redis 7 and Valkey 9, then miniredis), failing on any
-  # failed cell.
+  # every server (Redis 7, Valkey 9, miniredis), failing on any failed
+  # cell.
   section "go test -race -count=1 -skip '^TestConformance' ./..."
   go test -race -count=1 -skip '^TestConformance' ./...
-  servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER")
-  section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false"
-  go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}"
-  # miniredis runs in the test binary: under -race its nodes share two
-  # cores with the cases and time out, so its cells run without it.
-  section "conformance matrix on miniredis: go run ./cmd/redlock matrix --run '.*/miniredis'"
-  go run ./cmd/redlock matrix --run '.*/miniredis' "${servers[@]}"
+  # Fuzzing, bounded: new inputs beyond the seeds that every go test runs.
+  section "go test -fuzz, 20s for the public API, 10s for hand-off messages"
+  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 20s -fuzzminimizetime 5s ./core/
+  go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 10s ./core/
+  # The race detector watches the Go side, which is the same on every
+  # server: it runs on Redis 7, standalone and cluster, which reach every
+  # code path but the native commands; Valkey 9 (the natives) and
+  # miniredis (in the test binary, where under -race its nodes share two
+  # cores with the cases and time out) run without it, at a third of the
+  # time.
+  redis=(--nodes "$REDLOCK_TEST_NODES" --cluster "$REDLOCK_TEST_CLUSTER")
+  section "conformance matrix on Redis 7: go run ./cmd/redlock matrix --race --miniredis=false ${redis[*]}"
+  go run ./cmd/redlock matrix --race --miniredis=false "${redis[@]}"
+  section "conformance matrix on Valkey 9: go run ./cmd/redlock matrix --miniredis=false --nodes $REDLOCK_TEST_VALKEY_NODES"
+  go run ./cmd/redlock matrix --miniredis=false --nodes "$REDLOCK_TEST_VALKEY_NODES"
+  section "conformance matrix on miniredis: go run ./cmd/redlock matrix --run '.*/miniredis' ${redis[*]}"
+  go run ./cmd/redlock matrix --run '.*/miniredis' "${redis[@]}"
 fi
 section "all tests passed"
