@@ -26,13 +26,35 @@ type grants struct {
 	mu      sync.Mutex
 	heard   []int64  // the highest fencing token a grant on the node published
 	found   []int64  // the highest token an attempt found granted there; MaxInt64 after one failed there
-	secrets []string // by node, the last attempt's, which a grant made there echoes; nil before one
-	since   []bool   // by node, a grant since the last attempt was heard
+	secrets *secrets // the last attempt's; nil before one
 	taken   []bool   // the last attempt found the lock free or granted there
 }
 
 func newGrants(nodes int) grants {
-	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes), since: make([]bool, nodes)}
+	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
+}
+
+// secrets are what one attempt stores in a waiter's ticket on each node,
+// which a grant made there echoes, and whether a grant with one was heard
+// yet. The tickets of a MultiLock waiter share them: its attempt stores
+// them at whichever name it queues.
+type secrets struct {
+	mu    sync.Mutex
+	value []string // by node
+	heard []bool   // by node
+}
+
+// claim reports whether secret is node's and whether it is the first grant
+// heard with it (then noted).
+func (s *secrets) claim(node int, secret string) (ok, first bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if subtle.ConstantTimeCompare([]byte(secret), []byte(s.value[node])) != 1 {
+		return false, false
+	}
+	first = !s.heard[node]
+	s.heard[node] = true
+	return true, first
 }
 
 // refused reports whether the last attempt found the lock held by another
@@ -76,26 +98,26 @@ func (g *grants) expect() {
 	if g == nil {
 		return
 	}
-	secrets := make([]string, len(g.heard))
-	for i := range secrets {
-		secrets[i] = rand.Text()
+	s := &secrets{value: make([]string, len(g.heard)), heard: make([]bool, len(g.heard))}
+	for i := range s.value {
+		s.value[i] = rand.Text()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.secrets = secrets
-	clear(g.since)
+	g.secrets = s
 }
 
 // expectAs starts an attempt with the secrets of from's, which another
-// ticket of the same waiter started (a MultiLock's, one per name).
+// ticket of the same waiter started (a MultiLock's, one per name): a
+// grant heard on either counts for both, so that a subscriber who read
+// one cannot send it again naming the other ticket.
 func (g *grants) expectAs(from *grants) {
 	from.mu.Lock()
-	secrets := from.secrets
+	s := from.secrets
 	from.mu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.secrets = secrets
-	clear(g.since)
+	g.secrets = s
 }
 
 // secret is what the last attempt stores in the waiter's ticket on node;
@@ -109,25 +131,26 @@ func (g *grants) secret(node int) string {
 	if g.secrets == nil {
 		return ""
 	}
-	return g.secrets[node]
+	return g.secrets.value[node]
 }
 
 // hear notes a grant on node, and reports whether it carried the secret
-// that the last attempt stored there. Only the first such grant counts: a
-// node grants a waiter once between two of its attempts, and a later
-// message with the secret comes from someone who read the first (a
-// subscriber of the channel), with a token of their choice.
+// that the last attempt stored there. Only the first such grant counts,
+// for all the tickets that share the secrets: a node grants a waiter once
+// between two of its attempts, and a later message with the secret comes
+// from someone who read the first (a subscriber of the channel), with a
+// token and a ticket of their choice.
 func (g *grants) hear(node int, fence int64, secret string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.secrets == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(g.secrets[node])) != 1 {
+	if g.secrets == nil {
 		return false
 	}
-	if !g.since[node] {
-		g.since[node] = true
+	ok, first := g.secrets.claim(node, secret)
+	if first {
 		g.heard[node] = max(g.heard[node], fence)
 	}
-	return true
+	return ok
 }
 
 // rotate forgets the grants heard: they were made to the token the waiter

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -68,4 +69,33 @@ func TestGrantsCountOnlyNews(t *testing.T) {
 		t.Fatal("a waiter that hears no grants stores a secret")
 	}
 	none.observe(0, grant{Acquired: true}, nil) // a waiter that is not queued notes nothing
+}
+
+// TestSiblingTicketCannotBeForged: a MultiLock waiter's tickets share one
+// attempt's secrets. A subscriber that reads a genuine grant to one ticket
+// and sends it again, with a token of its choice, naming the other ticket,
+// must not make the other ticket's grants live.
+func TestSiblingTicketCannotBeForged(t *testing.T) {
+	for _, genuine := range [][3]int64{{100, 101, 102}, {100, 100, 100}} {
+		c := &Client{id: "cid", nodes: make([]*node, 3), quorum: 2}
+		n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
+		wake := make(chan struct{}, 1)
+		a := n.register("redlock:{a}:t:cid:RA", "token", wake)
+		b := n.register("redlock:{b}:t:cid:RB", "token", wake)
+		a.grants.expect()
+		b.grants.expectAs(&a.grants)
+		for i := range 3 { // the attempt took a and stopped at b
+			a.grants.observe(i, grant{Acquired: true}, nil)
+			b.grants.observe(i, grant{}, nil)
+		}
+		deliver := func(i int, message string) { n.deliverer(i, "__keyspace@0__:")(c.channel(), message) }
+		for i := range 3 {
+			secret := b.grants.secret(i)
+			deliver(i, fmt.Sprintf("%d %s %s", genuine[i], secret, b.key))
+			deliver(i, "9000000000000000 "+secret+" "+a.key)
+		}
+		if nodes, fence, ok := a.grants.live(2, true); ok || slices.Contains(nodes, true) {
+			t.Errorf("genuine grants %v to b: the forged grants to a are live: %v, token %d", genuine, nodes, fence)
+		}
+	}
 }
