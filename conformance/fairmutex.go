@@ -15,18 +15,19 @@ import (
 
 func runFairMutex(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"DoneWaiterTakesNothing": testDoneWaiterTakesNothing("FairMutex"),
-		"LostLeaveRetried":       testLostLeaveRetried("FairMutex"),
-		"LateAttemptAfterGiveUp": testLateAttemptAfterGiveUp("FairMutex"),
-		"BadInput":               testFairBadInput,
-		"Exclusive":              testFairExclusive,
-		"NoBarging":              testFairNoBarging,
-		"FirstComeFirst":         testFairOrder,
-		"GiveUpLeavesLine":       testFairGiveUp,
-		"CrashedHolder":          testFairCrashedHolder,
-		"CrashedHead":            testFairCrashedHead,
-		"AutoExtend":             testFairAutoExtend,
-		"History":                testFairHistory,
+		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("FairMutex"),
+		"LostLeaveRetried":        testLostLeaveRetried("FairMutex"),
+		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("FairMutex"),
+		"BadInput":                testFairBadInput,
+		"Exclusive":               testFairExclusive,
+		"NoBarging":               testFairNoBarging,
+		"FirstComeFirst":          testFairOrder,
+		"GiveUpLeavesLine":        testFairGiveUp,
+		"CrashedHolder":           testFairCrashedHolder,
+		"CrashedHead":             testFairCrashedHead,
+		"AutoExtend":              testFairAutoExtend,
+		"History":                 testFairHistory,
+		"LateExtendCannotShorten": testLateExtendCannotShorten("FairMutex"),
 	}
 	maps.Copy(cases, hostile(e, "FairMutex"))
 	maps.Copy(cases, randomFaults(e, "FairMutex"))

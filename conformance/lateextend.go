@@ -48,6 +48,33 @@ var extendedLeases = map[string]map[string]extendedLease{
 			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 				return c.RWMutex(n).TryLock(ctx)
 			}},
+		"write": {op: fixed("Extend"), key: func(n string) string { return lockKey(n) + ":rw:w" },
+			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
+				return c.RWMutex(n, core.WithTTL(ttl)).TryLock(ctx)
+			},
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).TryRLock(ctx)
+			}},
+	},
+	"FairMutex": {
+		"lock": {op: fixed("Extend"), key: lockKey,
+			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
+				return c.FairMutex(n, core.WithTTL(ttl)).TryLock(ctx)
+			},
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.FairMutex(n).TryLock(ctx)
+			}},
+	},
+	// A MultiLock extends each name apart: the first name's Extend is the
+	// one delayed, and a Mutex of that name is the rival.
+	"MultiLock": {
+		"names": {op: fixed("Extend"), key: func(n string) string { return lockKey(n + "/0") },
+			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
+				return c.MultiLock([]string{n + "/0", n + "/1"}, core.WithTTL(ttl)).TryLock(ctx)
+			},
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.Mutex(n + "/0").TryLock(ctx)
+			}},
 	},
 	"Semaphore": {
 		"permit": {op: fixed("SemaphoreExtend"), key: func(n string) string { return semKey(n, "") },

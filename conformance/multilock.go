@@ -20,16 +20,18 @@ import (
 
 func runMultiLock(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"DoneWaiterTakesNothing": testDoneWaiterTakesNothing("MultiLock"),
-		"AllOrNothing":           testMultiAllOrNothing,
-		"SortedOrder":            testMultiSortedOrder,
-		"ReleasesPartial":        testMultiReleasesPartial,
-		"NoDeadlock":             testMultiNoDeadlock,
-		"BadInput":               testMultiBadInput,
-		"ExclusiveWithMutex":     testMultiExclusiveWithMutex,
-		"LeaseCoversAllNames":    testMultiLeaseCoversAll,
-		"LockWaitsForAll":        testMultiLockWaitsForAll,
-		"History":                testMultiLockHistory,
+		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("MultiLock"),
+		"AllOrNothing":            testMultiAllOrNothing,
+		"SortedOrder":             testMultiSortedOrder,
+		"ReleasesPartial":         testMultiReleasesPartial,
+		"NoDeadlock":              testMultiNoDeadlock,
+		"BadInput":                testMultiBadInput,
+		"ExclusiveWithMutex":      testMultiExclusiveWithMutex,
+		"LeaseCoversAllNames":     testMultiLeaseCoversAll,
+		"LockWaitsForAll":         testMultiLockWaitsForAll,
+		"History":                 testMultiLockHistory,
+		"LateExtendCannotShorten": testLateExtendCannotShorten("MultiLock"),
+		"ReentryFailedKeepsHold":  testReentryFailedKeepsHold("MultiLock"),
 	}
 	maps.Copy(cases, randomFaults(e, "MultiLock"))
 	if len(e.addrs) >= 3 {

@@ -42,6 +42,10 @@ func runMutex(t *testing.T, e env) {
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter
 	}
+	if len(e.addrs) >= 3 {
+		cases["StalledMinorityWaitsForNothing"] = testStalledMinorityWaitsForNothing
+		cases["UnlockUnconfirmedNotLost"] = testUnlockUnconfirmedNotLost
+	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {
 			t.Parallel()

@@ -17,7 +17,7 @@ import (
 // lost on some nodes, or an earlier lease of the same owner, must not free
 // a lock that a valid lease holds. They run on every topology.
 var partialFailureMutexCases = map[string]func(*testing.T, env){
-	"ReentryFailedKeepsHold":     testReentryFailedKeepsHold,
+	"ReentryFailedKeepsHold":     testReentryFailedKeepsHold("Mutex"),
 	"LostLeaseUnlockSparesNewer": testLostLeaseUnlockSparesNewer,
 	"InnerLeaseCannotShorten":    testInnerLeaseCannotShorten,
 	"LateExtendCannotShorten":    testLateExtendCannotShorten("Mutex"),
@@ -51,7 +51,23 @@ func (e env) stillHeld(t *testing.T, ctx context.Context, name string, l *core.L
 // reaching it (on one node, on that node). Its undo must not take away
 // A's hold where the re-entry never added to it. A re-entry that lands
 // late, after its undo, must not keep the lock either, beyond its own TTL.
-func testReentryFailedKeepsHold(t *testing.T, e env) {
+// A MultiLock's owner takes each name apart: its first name is the one
+// that fails.
+func testReentryFailedKeepsHold(primitive string) func(*testing.T, env) {
+	return func(t *testing.T, e env) { reentryFailedKeepsHold(t, e, reentrant[primitive]) }
+}
+
+// reentrant takes a lease of owner o whose first name is n.
+var reentrant = map[string]func(ctx context.Context, c *core.Client, n string, o core.Option, ttl time.Duration) (*core.Lease, error){
+	"Mutex": func(ctx context.Context, c *core.Client, n string, o core.Option, ttl time.Duration) (*core.Lease, error) {
+		return c.Mutex(n, o, core.WithTTL(ttl)).TryLock(ctx)
+	},
+	"MultiLock": func(ctx context.Context, c *core.Client, n string, o core.Option, ttl time.Duration) (*core.Lease, error) {
+		return c.MultiLock([]string{n, n + "/1"}, o, core.WithTTL(ttl)).TryLock(ctx)
+	},
+}
+
+func reentryFailedKeepsHold(t *testing.T, e env, take func(context.Context, *core.Client, string, core.Option, time.Duration) (*core.Lease, error)) {
 	failing := []int{0}
 	if len(e.addrs) > 1 {
 		failing = failing[:0]
@@ -69,14 +85,14 @@ func testReentryFailedKeepsHold(t *testing.T, e env) {
 			var s faults.Schedule
 			cl, fds := e.faultyClient(t, s.Hook)
 			o := owner()
-			a, err := cl.Mutex(n, o, core.WithTTL(10*time.Second)).TryLock(ctx)
+			a, err := take(ctx, cl, n, o, 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, i := range failing {
 				s.Add(faults.Rule{Node: i, Op: "MutexAcquireOwned", Key: lockKey(n), Nth: 1, Fault: c.fault})
 			}
-			if r, err := cl.Mutex(n, o, core.WithTTL(reentryTTL)).TryLock(ctx); err == nil {
+			if r, err := take(ctx, cl, n, o, reentryTTL); err == nil {
 				r.Unlock(ctx)
 				t.Fatalf("the re-entry succeeded although its request failed on %d of %d nodes", len(failing), len(e.addrs))
 			}

@@ -161,30 +161,103 @@ type reply[T any] struct {
 // slowest node's round trip, not the sum of all. Once Close began it sends
 // nothing: every reply is ErrClosed.
 func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
+	return vote(ctx, c, o, op, nil, nil)
+}
+
+// straggleFor is the least a decided vote waits for the nodes still out.
+const straggleFor = time.Millisecond
+
+// errNoAnswerYet stands for the reply of a node that a vote did not wait
+// for: its request is still in flight, and may land or not.
+var errNoAnswerYet = errors.New("no answer yet: a majority answered first")
+
+// vote is fanout for a round whose outcome a majority decides: once a
+// majority answered yes(v), or so many answered no (without an error) that
+// a majority cannot, it waits for the others only as long again as that
+// took (at least straggleFor), so that a healthy round still hears every
+// node. The replies of those still out are then errNoAnswerYet; their
+// requests finish in the background (Close waits for them), and late, when
+// not nil, gets each of their replies there. A stalled node (paused, or
+// behind a partition that drops packets) then costs a round about one
+// round trip, where waiting would cost every round the node timeout. A nil
+// yes waits for every node.
+func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error), yes func(T) bool, late func(i int, r reply[T])) []reply[T] {
 	out := make([]reply[T], len(c.nodes))
 	c.sending.RLock()
-	defer c.sending.RUnlock()
 	if c.closed.Load() {
+		c.sending.RUnlock()
 		for i := range out {
 			out[i].err = ErrClosed
 		}
 		return out
 	}
-	call := func(i int) {
+	call := func(i int) reply[T] {
 		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
-		out[i].v, out[i].err = op(nctx, i, c.nodes[i])
-		cancel()
+		defer cancel()
+		v, err := op(nctx, i, c.nodes[i])
+		return reply[T]{v, err}
 	}
 	if len(c.nodes) == 1 {
-		call(0)
+		out[0] = call(0)
+		c.sending.RUnlock()
 		return out
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < len(c.nodes); i++ {
-		wg.Go(func() { call(i) })
+	type answer struct {
+		i int
+		r reply[T]
 	}
-	call(0)
-	wg.Wait()
+	answers := make(chan answer, len(c.nodes))
+	for i := range c.nodes {
+		go func() { answers <- answer{i, call(i)} }()
+	}
+	answered := make([]bool, len(c.nodes))
+	ayes, noes := 0, 0
+	start := time.Now()
+	var straggle <-chan time.Time // runs once the outcome is decided
+	for left := len(c.nodes); left > 0; left-- {
+		var a answer
+		select {
+		case a = <-answers:
+		case <-straggle:
+			for i := range out {
+				if !answered[i] {
+					out[i].err = errNoAnswerYet
+				}
+			}
+			// Added under the read lock, before Close can wait: Close
+			// waits for the stragglers through background, so late may
+			// wait for its caller's next round without holding up Close's
+			// barrier, which would hold that round up.
+			c.background.Add(1)
+			c.sending.RUnlock()
+			go func() {
+				defer c.background.Done()
+				for range left {
+					if a := <-answers; late != nil {
+						late(a.i, a.r)
+					}
+				}
+			}()
+			return out
+		}
+		out[a.i], answered[a.i] = a.r, true
+		if yes == nil {
+			continue
+		}
+		switch {
+		case a.r.err != nil: // decides nothing: the error to report needs the others
+		case yes(a.r.v):
+			ayes++
+		default:
+			noes++
+		}
+		if straggle == nil && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum) {
+			t := time.NewTimer(max(straggleFor, time.Since(start)))
+			defer t.Stop()
+			straggle = t.C
+		}
+	}
+	c.sending.RUnlock()
 	return out
 }
 

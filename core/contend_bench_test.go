@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strconv"
 	"sync"
@@ -38,18 +39,19 @@ type acquirer func(context.Context) (*core.Lease, error)
 
 // contention is the outcome of contend.
 type contention struct {
-	elapsed time.Duration
-	latency []time.Duration // of every acquisition
+	elapsed     time.Duration
+	latency     []time.Duration // of every acquisition
+	unconfirmed atomic.Int64    // Unlocks that too few nodes answered (ErrNoQuorum)
 }
 
 // contend has each acquirer take its primitive, hold it for benchHold and
 // release it, again and again, until b.N acquisitions in all.
-func contend(b *testing.B, acquirers []acquirer) contention {
+func contend(b *testing.B, acquirers []acquirer) *contention {
 	ctx := context.Background()
 	var (
 		left atomic.Int64
 		mu   sync.Mutex
-		out  contention
+		out  = new(contention)
 		wg   sync.WaitGroup
 	)
 	left.Store(int64(b.N))
@@ -68,7 +70,9 @@ func contend(b *testing.B, acquirers []acquirer) contention {
 				out.latency = append(out.latency, time.Since(asked))
 				mu.Unlock()
 				holdFor(benchHold)
-				if err := l.Unlock(ctx); err != nil {
+				if err := l.Unlock(ctx); errors.Is(err, core.ErrNoQuorum) {
+					out.unconfirmed.Add(1) // the keys expire at their TTL: a node is down
+				} else if err != nil {
 					b.Error(err)
 					return
 				}
@@ -83,12 +87,15 @@ func contend(b *testing.B, acquirers []acquirer) contention {
 
 // report reports throughput as a fraction of the bound, concurrent
 // holders per hold time, and acquire latency.
-func (r contention) report(b *testing.B, concurrent int) {
+func (r *contention) report(b *testing.B, concurrent int) {
 	bound := float64(concurrent) * float64(r.elapsed) / float64(benchHold)
 	b.ReportMetric(float64(b.N)/bound, "of-bound")
 	b.ReportMetric(ms(percentile(r.latency, 50)), "acq-p50-ms")
 	b.ReportMetric(ms(percentile(r.latency, 99)), "acq-p99-ms")
 	b.ReportMetric(ms(percentile(r.latency, 100)), "acq-max-ms")
+	if n := r.unconfirmed.Load(); n > 0 {
+		b.ReportMetric(float64(n)/float64(b.N), "unconfirmed-unlocks/op")
+	}
 }
 
 // benchPrimitives are the rows of BenchmarkPrimitives: how one Client

@@ -215,9 +215,9 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return ctx.Err()
 	}
 	start := time.Now()
-	replies := fanout(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
+	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
 		return l.hold.extend(ctx, n, ttl)
-	})
+	}, isTrue, nil) // an extension that lands late only lengthens
 	if held(replies) >= l.c.quorum {
 		if until, ok := o.validUntil(start, ttl); ok {
 			l.mu.Lock()
@@ -282,7 +282,8 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 // Unlock releases the lease on every node. It returns nil when a majority
 // still held it, ErrLost when the lease had lost it (expired or deleted),
 // ErrNotHeld when Unlock was called before, and ErrNoQuorum when too few
-// nodes answered (the keys then expire at their TTL).
+// nodes answered to tell (the keys then expire at their TTL where the
+// release did not reach them).
 func (l *Lease) Unlock(ctx context.Context) error {
 	if l == nil {
 		return ErrNotHeld
@@ -297,7 +298,11 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
-	replies := l.release(ctx, func(int) bool { return true })
+	// A release that lands late deletes only this lease's hold: the
+	// majority's answer is enough.
+	replies := vote(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
+		return l.hold.release(ctx, n)
+	}, isTrue, nil)
 	switch {
 	case prior != nil:
 		return prior
@@ -308,8 +313,15 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if err := noQuorum(context.WithoutCancel(ctx), l.c, replies); err != nil {
 		return err
 	}
+	if held(replies)+unanswered(replies) >= l.c.quorum {
+		// Nodes that did not answer may have held it until now: the lease
+		// is not known to be lost, and its keys there expire at its TTL.
+		return errors.Join(ErrNoQuorum, nodeErrors(l.c, replies))
+	}
 	return ErrLost
 }
+
+func isTrue(v bool) bool { return v }
 
 // release gives the hold up on the nodes where on(i) is true, even when
 // ctx was cancelled.

@@ -291,7 +291,7 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 		if tickets != nil {
 			t = tickets[j]
 		}
-		g, err := mh.acquire(ctx, n, ttl, t)
+		g, err := mh.acquire(ctx, n, ttl, t, t.ask())
 		if err != nil {
 			return gs, err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -99,13 +100,31 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		t.sent = start
 		t.grants.expect()
 	}
-	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
-		g, err := h.acquire(ctx, n, o.ttl, t)
+	// A node that has not answered once a majority decided is undone, if
+	// the attempt failed, when its answer comes: an undo sent before it
+	// could land first.
+	decided, won, a := make(chan struct{}), false, t.ask()
+	defer close(decided)
+	replies := vote(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
+		g, err := h.acquire(ctx, n, o.ttl, t, a)
 		if t != nil {
 			t.grants.observe(i, g, err)
 		}
 		return g, err
+	}, func(g grant) bool { return g.Acquired }, func(i int, r reply[grant]) {
+		if <-decided; !won && (r.err != nil || r.v.Acquired) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
+			defer cancel()
+			h.release(rctx, c.nodes[i])
+		}
 	})
+	if t != nil {
+		for i, r := range replies {
+			if errors.Is(r.err, errNoAnswerYet) {
+				t.grants.observe(i, grant{}, r.err) // its grants may be undone yet
+			}
+		}
+	}
 	granted, fence, holderTTL := tally(replies)
 	l := newLease(c, m.name, *o, h, uint64(fence))
 	if granted >= c.quorum {
@@ -113,6 +132,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {
 				if until, ok := o.validUntil(start, o.ttl); ok {
 					l.start(until)
+					won = true
 					if t != nil && t.joined && len(c.nodes) > 1 {
 						m.leaveBehind(ctx, t, func(i int) bool { return replies[i].err != nil || !replies[i].v.Acquired })
 					}
@@ -124,8 +144,12 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	// Undo the attempt on every node that may have granted it: those that
 	// granted or failed (a node that timed out may have). A node that
 	// answered no does not hold the token (nor, for an owner, its new hold).
-	undone := l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
-	if t != nil && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
+	// A node that has not answered is undone once it does (above).
+	undone := l.release(ctx, func(i int) bool {
+		return !errors.Is(replies[i].err, errNoAnswerYet) && (replies[i].err != nil || replies[i].v.Acquired)
+	})
+	if t != nil && (slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) ||
+		slices.ContainsFunc(replies, func(r reply[grant]) bool { return errors.Is(r.err, errNoAnswerYet) })) {
 		t.rotate(rand.Text())
 	}
 	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
@@ -185,13 +209,37 @@ func (h mutexHold) owned() bool { return h.owner != "" }
 
 func (h mutexHold) id() string { return h.holder }
 
+// asked is what an attempt of a queued waiter asks every node to store in
+// its ticket, read from the ticket before the attempt's requests: a
+// request that outlives its round (see vote) must not read the ticket as
+// the waiter's next attempt changes it.
+type asked struct {
+	key              string // "" for an attempt that does not queue
+	arrival          int64
+	earlier, secrets []string // the tokens it takes grants over from; by node
+}
+
+// ask is what t's attempt about to start asks; nil and a ticket that does
+// not join ask nothing.
+func (t *ticket) ask() asked {
+	if t == nil || !t.join {
+		return asked{}
+	}
+	a := asked{key: t.key, arrival: t.arrival, earlier: slices.Clone(t.earlier), secrets: make([]string, len(t.grants.heard))}
+	for i := range a.secrets {
+		a.secrets[i] = t.grants.secret(i)
+	}
+	return a
+}
+
 // acquire takes the lock on one node, plainly or for the owner. A queued
-// waiter passes its ticket (see notify_queue.go); nil does not queue.
-func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket) (grant, error) {
+// waiter passes its ticket (see notify_queue.go) and what its attempt
+// asks; nil does not queue.
+func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
 	k := h.keys
 	ticket, join, arrival, secret, earlier := k.noTicket, int64(0), int64(0), "", ""
-	if t != nil && t.join {
-		ticket, join, arrival, secret, earlier = t.key, 1, t.arrival, t.grants.secret(n.index), t.earlierTokens()
+	if a.key != "" {
+		ticket, join, arrival, secret, earlier = a.key, 1, a.arrival, a.secrets[n.index], strings.Join(a.earlier, " ")
 	}
 	var g grant
 	var err error

@@ -151,17 +151,24 @@ func (n *notifier) unsubscribe(ctx context.Context, o *options, key string) {
 // each runs op on every node's subscriber at once, detached from the
 // waiter's cancellation (other waiters share the result) and bounded by
 // the node timeout, but at least a second: a subscription that times out
-// costs a waiter up to a TTL.
+// costs a waiter up to a TTL. It returns once a majority succeeded: a
+// stalled node's op finishes in the background, and the waiter, which
+// needs the events of a majority, does not wait for it.
 func (n *notifier) each(ctx context.Context, o *options, what string, op func(context.Context, *subscriber) error) {
 	so := *o
 	so.nodeTimeout = max(o.perNodeTimeout(), time.Second)
-	replies := fanout(context.WithoutCancel(ctx), n.c, &so, func(ctx context.Context, i int, _ *node) (struct{}, error) {
-		return struct{}{}, op(ctx, n.subs[i])
-	})
-	for i, r := range replies {
+	warn := func(i int, r reply[struct{}]) {
 		if r.err != nil && !n.c.closed.Load() {
 			n.c.opts.logger.Warn("redlock: keyspace notifications: "+what+" failed; waiters fall back to retrying at the holder's TTL",
 				"node", i, "driver", n.c.nodes[i].d.Name(), "error", r.err)
+		}
+	}
+	replies := vote(context.WithoutCancel(ctx), n.c, &so, func(ctx context.Context, i int, _ *node) (struct{}, error) {
+		return struct{}{}, op(ctx, n.subs[i])
+	}, func(struct{}) bool { return true }, warn)
+	for i, r := range replies {
+		if !errors.Is(r.err, errNoAnswerYet) {
+			warn(i, r)
 		}
 	}
 }

@@ -34,16 +34,20 @@ const (
 	// Delay fails the call at once with a timeout, and runs it on the
 	// server later: after Fault.After, or at Flush.
 	Delay
+	// Stall is Delay on a server that does not answer (paused, or behind
+	// a partition that drops packets): the call fails with a timeout only
+	// when its context ends (or at Flush).
+	Stall
 )
 
 func (k Kind) String() string {
-	return [...]string{"pass", "drop", "lose-reply", "delay"}[k]
+	return [...]string{"pass", "drop", "lose-reply", "delay", "stall"}[k]
 }
 
 // Fault is what the hook decides for one call.
 type Fault struct {
 	Kind  Kind
-	After time.Duration // Delay: how long after the call the server gets it
+	After time.Duration // Delay, Stall: how long after the call the server gets it
 }
 
 // Call is a script call about to be made.
@@ -75,8 +79,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return ErrInjected }
 
-// Timeout is true for a delayed call, which the caller gave up waiting for.
-func (e *Error) Timeout() bool { return e.Fault.Kind == Delay }
+// Timeout is true for a delayed or stalled call, which the caller gave up
+// waiting for.
+func (e *Error) Timeout() bool { return e.Fault.Kind == Delay || e.Fault.Kind == Stall }
 
 // Temporary is true: every injected failure is.
 func (e *Error) Temporary() bool { return true }
@@ -91,19 +96,24 @@ type Driver struct {
 	node  int
 	hook  Hook
 
-	mu    sync.Mutex
-	calls map[string]int // by operation
-	flush chan struct{}  // closed by Flush: delayed calls run now
-
-	late    sync.WaitGroup // delayed calls not yet run
+	mu      sync.Mutex
+	calls   map[string]int // by operation
+	delayed *delayed       // the calls delayed since the last Flush
 	pending atomic.Int64
+}
+
+// delayed are the calls delayed between two Flushes: a WaitGroup of its
+// own, so that no call is added to one that Flush waits for.
+type delayed struct {
+	flush chan struct{} // closed by Flush: they run now
+	late  sync.WaitGroup
 }
 
 // Wrap wraps inner, node number node, with hook. It returns the driver to
 // give core.New, which has inner's optional interfaces (driver.Notifier),
 // and the *Driver that steers it.
 func Wrap(inner driver.Driver, node int, hook Hook) (driver.Driver, *Driver) {
-	d := &Driver{inner: inner, node: node, hook: hook, calls: map[string]int{}, flush: make(chan struct{})}
+	d := &Driver{inner: inner, node: node, hook: hook, calls: map[string]int{}, delayed: &delayed{flush: make(chan struct{})}}
 	if n, ok := inner.(driver.Notifier); ok {
 		return notifying{d, n}, d
 	}
@@ -129,7 +139,6 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 	d.mu.Lock()
 	d.calls[op]++
 	c := Call{Node: d.node, Op: op, Method: method, Keys: keys, N: d.calls[op]}
-	flush := d.flush
 	d.mu.Unlock()
 	fault := Fault{}
 	if d.hook != nil {
@@ -142,12 +151,16 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateTimeout)
 		defer cancel()
 		f(lctx)
-	case Delay:
-		d.late.Add(1)
+	case Delay, Stall:
+		d.mu.Lock()
+		g := d.delayed
+		g.late.Add(1)
+		d.mu.Unlock()
+		flush := g.flush
 		d.pending.Add(1)
 		lctx := context.WithoutCancel(ctx)
 		go func() {
-			defer d.late.Done()
+			defer g.late.Done()
 			defer d.pending.Add(-1)
 			t := time.NewTimer(fault.After)
 			defer t.Stop()
@@ -159,6 +172,12 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 			defer cancel()
 			f(lctx)
 		}()
+		if fault.Kind == Stall {
+			select {
+			case <-ctx.Done():
+			case <-flush:
+			}
+		}
 	}
 	return zero, &Error{Call: c, Fault: fault}
 }
@@ -166,16 +185,23 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 // Pending is how many delayed calls have not reached the server yet.
 func (d *Driver) Pending() int { return int(d.pending.Load()) }
 
-// Wait returns once every delayed call made so far has run.
-func (d *Driver) Wait() { d.late.Wait() }
+// Wait returns once every call delayed since the last Flush has run.
+func (d *Driver) Wait() {
+	d.mu.Lock()
+	g := d.delayed
+	d.mu.Unlock()
+	g.late.Wait()
+}
 
 // Flush runs every delayed call now, and returns once they have run.
+// Calls delayed meanwhile wait for the next Flush.
 func (d *Driver) Flush() {
 	d.mu.Lock()
-	close(d.flush)
-	d.flush = make(chan struct{})
+	g := d.delayed
+	d.delayed = &delayed{flush: make(chan struct{})}
+	close(g.flush)
 	d.mu.Unlock()
-	d.late.Wait()
+	g.late.Wait()
 }
 
 // Calls is how many calls of op (an operation of package spec) were made.

@@ -127,6 +127,35 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// A stalled call waits for its context to end, then fails with a
+// timeout; it reaches the server at Flush.
+func TestStall(t *testing.T) {
+	var reached atomic.Int64
+	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault {
+		return faults.Fault{Kind: faults.Stall, After: time.Hour}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.Extend(ctx, "k", "t", time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the stalled call returned before its context ended: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	var ne net.Error
+	if err := <-done; !errors.As(err, &ne) || !ne.Timeout() || reached.Load() != 0 {
+		t.Fatalf("the stalled call: err %v, reached %d", err, reached.Load())
+	}
+	fd.Flush()
+	if reached.Load() != 1 {
+		t.Fatalf("after Flush: reached %d", reached.Load())
+	}
+}
+
 // A lost reply reaches the server, also when the caller's context ended.
 func TestLoseReply(t *testing.T) {
 	var reached atomic.Int64
@@ -164,7 +193,7 @@ func TestRandomReplays(t *testing.T) {
 		}
 		kinds[f.Kind]++
 	}
-	if len(kinds) != 4 {
+	if len(kinds) != 5 {
 		t.Errorf("200 calls at rate 0.5 gave only the kinds %v", kinds)
 	}
 }

@@ -15,7 +15,7 @@ const AnyNode = -1
 // Rule faults the calls it matches.
 type Rule struct {
 	Node int    // the node, or AnyNode
-	Op   string // the operation of package spec; it matches its natives too
+	Op   string // the operation of package spec, matching its natives too; "" for every one
 	// Key, when not empty, must be one of the call's keys. It keeps out the
 	// probes of native commands, which core runs on a key of its own.
 	Key string
@@ -26,7 +26,7 @@ type Rule struct {
 }
 
 func (r Rule) matches(c Call) bool {
-	return (r.Node == AnyNode || r.Node == c.Node) && r.Op == c.Op && (r.Key == "" || slices.Contains(c.Keys, r.Key))
+	return (r.Node == AnyNode || r.Node == c.Node) && (r.Op == "" || r.Op == c.Op) && (r.Key == "" || slices.Contains(c.Keys, r.Key))
 }
 
 // Schedule is a Hook made of rules, which a test adds as it goes. The
@@ -95,8 +95,8 @@ func (r Random) Hook(c Call) Fault {
 	if rng.Float64() >= r.Rate {
 		return Fault{}
 	}
-	f := Fault{Kind: Kind(1 + rng.IntN(3))}
-	if f.Kind == Delay && r.MaxDelay > 0 {
+	f := Fault{Kind: Kind(1 + rng.IntN(4))}
+	if (f.Kind == Delay || f.Kind == Stall) && r.MaxDelay > 0 {
 		f.After = time.Duration(rng.Int64N(int64(r.MaxDelay)))
 	}
 	return f
