@@ -23,7 +23,7 @@ func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 	for i := len(e.addrs)/2 + 1; i < len(e.addrs); i++ {
 		s.Add(faults.Rule{Node: i, Key: lockKey(n), Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
 	}
-	opts := []core.Option{core.WithTTL(30 * time.Second), core.WithNodeTimeout(20 * time.Second)}
+	opts := []core.Option{core.WithTTL(30 * time.Second), core.WithNodeTimeout(25 * time.Second)}
 	var stalling atomic.Bool
 	stalling.Store(true)
 	hook := func(c faults.Call) faults.Fault {
@@ -38,13 +38,13 @@ func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 		stalling.Store(false)
 		flush(append(hfds, wfds...))
 	}()
-	ctx, cancel := context.WithTimeout(ctxFor(t, 30*time.Second), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctxFor(t, 60*time.Second), 10*time.Second)
 	defer cancel()
 	within := func(what string, err error) {
 		t.Helper()
 		switch {
 		case ctx.Err() != nil:
-			t.Fatalf("%s with a stalled minority outlasted its 5s context (the node timeout is 20s): %v", what, err)
+			t.Fatalf("%s with a stalled minority outlasted its 10s context (the node timeout is 25s): %v", what, err)
 		case err != nil:
 			t.Fatalf("%s with a stalled minority: %v", what, err)
 		}

@@ -12,6 +12,15 @@
 // drift = TTL × factor + 2ms), is still positive. A failed attempt is undone
 // on every node, including those that did not answer.
 //
+// A Mutex attempt, Extend and Unlock do not wait out a stalled node (a
+// paused server, or one behind a partition that drops packets): once a
+// majority decided the round, the others get as long again as that took
+// (at least a millisecond), and then finish in the background, where a
+// failed attempt is undone on a node once it answers. A stalled minority
+// thus costs those calls about one round trip instead of the node timeout.
+// The attempts of the other primitives still wait for every node or its
+// node timeout.
+//
 // # Release and extension
 //
 // Unlock is compare-and-delete on the lease's random token, so only the

@@ -27,6 +27,7 @@ type grants struct {
 	heard   []int64  // the highest fencing token a grant on the node published
 	found   []int64  // the highest token an attempt found granted there; MaxInt64 after one failed there
 	secrets *secrets // the last attempt's; nil before one
+	earlier []*secrets // the attempts' before it, the last few
 	taken   []bool   // the last attempt found the lock free or granted there
 }
 
@@ -82,8 +83,11 @@ func (n *notifier) handedOn(node int, ticketKey, fence, secret string) {
 	}
 	// A grant without the last attempt's secret is ignored, but wakes a
 	// waiter whose token rotated: its next attempt takes over a grant to
-	// the earlier token (see mutex_acquire.lua).
-	if f, err := strconv.ParseInt(fence, 10, 64); err == nil && f > 0 && !t.grants.hear(node, f, secret) && !t.grants.rotated() {
+	// the earlier token (see mutex_acquire.lua). So does, once per node and
+	// attempt, one with an earlier attempt's secret: that attempt's request
+	// landed after the last one's (the node was stalled, see vote), and the
+	// next attempt finds the grant its own.
+	if f, err := strconv.ParseInt(fence, 10, 64); err == nil && f > 0 && !t.grants.hear(node, f, secret) && !t.grants.rotated() && !t.grants.stale(node, secret) {
 		return
 	}
 	t.signal()
@@ -104,7 +108,29 @@ func (g *grants) expect() {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.keep()
 	g.secrets = s
+}
+
+// keep moves the last attempt's secrets to the earlier ones.
+func (g *grants) keep() {
+	if g.secrets != nil {
+		g.earlier = append(g.earlier, g.secrets)
+		g.earlier = g.earlier[max(0, len(g.earlier)-4):]
+	}
+}
+
+// stale reports whether secret is one that an earlier attempt stored on
+// node, heard for the first time (then noted): a wake-up, not a grant.
+func (g *grants) stale(node int, secret string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.earlier {
+		if ok, first := s.claim(node, secret); ok {
+			return first
+		}
+	}
+	return false
 }
 
 // expectAs starts an attempt with the secrets of from's, which another
@@ -117,6 +143,7 @@ func (g *grants) expectAs(from *grants) {
 	from.mu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.keep()
 	g.secrets = s
 }
 
@@ -159,6 +186,7 @@ func (g *grants) hear(node int, fence int64, secret string) bool {
 func (g *grants) rotate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.keep()
 	g.secrets = nil
 	clear(g.heard)
 }

@@ -64,6 +64,14 @@ func TestGrantsCountOnlyNews(t *testing.T) {
 	if nodes, fence, _ := g.live(2, true); fence != 8 || nodes[0] {
 		t.Fatalf("stale or forged grants changed what is live: %v %d", nodes, fence)
 	}
+	if g.stale(0, stale) {
+		t.Fatal("a grant with the previous attempt's secret wakes the waiter, although one with that secret was heard")
+	}
+	unheard := s(1)
+	g.expect() // an attempt whose grants were not heard, then another
+	if !g.stale(1, unheard) || g.stale(1, unheard) || g.stale(1, "forged") || g.stale(1, s(1)) {
+		t.Fatal("a grant with the previous attempt's secret wakes other than once, or a forged or current one wakes as stale")
+	}
 	var none *grants
 	if none.expect(); none.secret(0) != "" {
 		t.Fatal("a waiter that hears no grants stores a secret")
