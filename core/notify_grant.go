@@ -24,11 +24,11 @@ import (
 // node.
 type grants struct {
 	mu      sync.Mutex
-	heard   []int64  // the highest fencing token a grant on the node published
-	found   []int64  // the highest token an attempt found granted there; MaxInt64 after one failed there
-	secrets *secrets // the last attempt's; nil before one
+	heard   []int64    // the highest fencing token a grant on the node published
+	found   []int64    // the highest token an attempt found granted there; MaxInt64 after one failed there
+	secrets *secrets   // the last attempt's; nil before one
 	earlier []*secrets // the attempts' before it, the last few
-	taken   []bool   // the last attempt found the lock free or granted there
+	taken   []bool     // the last attempt found the lock free or granted there
 }
 
 func newGrants(nodes int) grants {
