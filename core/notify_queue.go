@@ -264,9 +264,11 @@ func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
 // as left (see lib/left.lua): its attempts that land later are refused,
 // and a leave that failed on a node is asked again (leaveAgain).
 func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep, forGood bool) {
-	token := t.token
+	// A grant made to a token the waiter gave up (see rotate) is handed on
+	// too: its attempts no longer take it over.
+	tokens := append([]string{t.token}, t.earlier...)
 	if o.owner != "" || keep {
-		token = "" // no grant to hand on: an owner's waiter is only reserved the lock
+		tokens = []string{""} // no grant to hand on: an owner's waiter is only reserved the lock
 	}
 	leave := func(on func(int) bool) []reply[int64] {
 		return fanout(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
@@ -277,7 +279,15 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 			if forGood {
 				left = o.ttl
 			}
-			return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
+			handed := int64(0)
+			for _, token := range tokens {
+				v, err := n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
+				if err != nil {
+					return handed, err
+				}
+				handed = max(handed, v)
+			}
+			return handed, nil
 		})
 	}
 	replies := leave(on)
