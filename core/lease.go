@@ -233,15 +233,23 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := noQuorum(ctx, l.c, replies); err != nil {
 		return err
 	}
-	if held(replies) < l.c.quorum && unanswered(replies)+held(replies) >= l.c.quorum {
-		// Nodes that did not answer may still hold it: the extension is
-		// not confirmed, but the lease is not known to be lost either.
-		return errors.Join(ErrNoQuorum, nodeErrors(l.c, replies))
+	if err := unconfirmed(l.c, replies); err != nil {
+		return err // the extension is not confirmed, nor the lease lost
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.endLocked(ErrLost)
 	return l.err
+}
+
+// unconfirmed is ErrNoQuorum, with the nodes' errors, when fewer than a
+// majority confirmed that the lease holds but the nodes that did not
+// answer may make one: the lease is not known to be lost. Else nil.
+func unconfirmed(c *Client, replies []reply[bool]) error {
+	if h := held(replies); h < c.quorum && h+unanswered(replies) >= c.quorum {
+		return errors.Join(ErrNoQuorum, nodeErrors(c, replies))
+	}
+	return nil
 }
 
 // unanswered is how many nodes failed to answer.
@@ -313,10 +321,8 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if err := noQuorum(context.WithoutCancel(ctx), l.c, replies); err != nil {
 		return err
 	}
-	if held(replies)+unanswered(replies) >= l.c.quorum {
-		// Nodes that did not answer may have held it until now: the lease
-		// is not known to be lost, and its keys there expire at its TTL.
-		return errors.Join(ErrNoQuorum, nodeErrors(l.c, replies))
+	if err := unconfirmed(l.c, replies); err != nil {
+		return err // its keys expire at their TTL where the release did not reach them
 	}
 	return ErrLost
 }
