@@ -173,9 +173,13 @@ var errNoAnswerYet = errors.New("no answer yet: a majority answered first")
 
 // vote is fanout for a round whose outcome a majority decides: once a
 // majority answered yes(v), or so many answered no (without an error) that
-// a majority cannot, it waits for the others only as long again as that
-// took (at least straggleFor), so that a healthy round still hears every
-// node. The replies of those still out are then errNoAnswerYet; their
+// a majority cannot, or a majority answered at all, it waits for the
+// others only as long again as that took (at least straggleFor), so that
+// a healthy round still hears every node. A round split between yes and
+// no then fails without the stalled nodes' answers rather than waiting
+// them out: an attempt that fails is undone and tried again, where one
+// that waits holds every caller up for the node timeout. The replies of
+// those still out are then errNoAnswerYet; their
 // requests finish in the background (Close waits for them), and late, when
 // not nil, gets each of their replies there. A stalled node (paused, or
 // behind a partition that drops packets) then costs a round about one
@@ -251,7 +255,7 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		default:
 			noes++
 		}
-		if straggle == nil && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum) {
+		if straggle == nil && (ayes+noes >= c.quorum || noes > len(c.nodes)-c.quorum) {
 			t := time.NewTimer(max(straggleFor, time.Since(start)))
 			defer t.Stop()
 			straggle = t.C
