@@ -161,7 +161,7 @@ type reply[T any] struct {
 // slowest node's round trip, not the sum of all. Once Close began it sends
 // nothing: every reply is ErrClosed.
 func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
-	return vote(ctx, c, o, op, nil, nil)
+	return vote(ctx, c, o, op, nil, false, nil)
 }
 
 // straggleFor is the least a decided vote waits for the nodes still out.
@@ -173,19 +173,19 @@ var errNoAnswerYet = errors.New("no answer yet: a majority answered first")
 
 // vote is fanout for a round whose outcome a majority decides: once a
 // majority answered yes(v), or so many answered no (without an error) that
-// a majority cannot, or a majority answered at all, it waits for the
-// others only as long again as that took (at least straggleFor), so that
-// a healthy round still hears every node. A round split between yes and
-// no then fails without the stalled nodes' answers rather than waiting
-// them out: an attempt that fails is undone and tried again, where one
-// that waits holds every caller up for the node timeout. The replies of
-// those still out are then errNoAnswerYet; their
-// requests finish in the background (Close waits for them), and late, when
-// not nil, gets each of their replies there. A stalled node (paused, or
-// behind a partition that drops packets) then costs a round about one
-// round trip, where waiting would cost every round the node timeout. A nil
-// yes waits for every node.
-func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error), yes func(T) bool, late func(i int, r reply[T])) []reply[T] {
+// a majority cannot, it waits for the others only as long again as that
+// took (at least straggleFor), so that a healthy round still hears every
+// node. An acquisition attempt (splitFails) does so as soon as a majority
+// answered at all: split between yes and no, it then fails without the
+// stalled nodes' answers, is undone and tried again, where waiting would
+// hold it up for the node timeout. A release or an extension needs its
+// answer and waits for a tie to break. The replies of those still out are
+// then errNoAnswerYet; their requests finish in the background (Close
+// waits for them), and late, when not nil, gets each of their replies
+// there. A stalled node (paused, or behind a partition that drops packets)
+// then costs a round about one round trip, where waiting would cost every
+// round the node timeout. A nil yes waits for every node.
+func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error), yes func(T) bool, splitFails bool, late func(i int, r reply[T])) []reply[T] {
 	out := make([]reply[T], len(c.nodes))
 	c.sending.RLock()
 	if c.closed.Load() {
@@ -255,7 +255,7 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		default:
 			noes++
 		}
-		if straggle == nil && (ayes+noes >= c.quorum || noes > len(c.nodes)-c.quorum) {
+		if straggle == nil && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || splitFails && ayes+noes >= c.quorum) {
 			t := time.NewTimer(max(straggleFor, time.Since(start)))
 			defer t.Stop()
 			straggle = t.C

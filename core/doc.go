@@ -14,13 +14,13 @@
 //
 // A Mutex attempt, Extend and Unlock do not wait out a stalled node (a
 // paused server, or one behind a partition that drops packets): once a
-// majority answered, the others get as long again as that took (at least a
-// millisecond), and then finish in the background, where a failed attempt
-// is undone on a node once it answers. A round the answers split (some
-// granted, some refused, none a majority) then fails and is tried again,
-// rather than waiting for the stalled nodes to break the tie. A stalled
-// minority thus costs those calls about one round trip instead of the node
-// timeout.
+// majority decided the round, the others get as long again as that took
+// (at least a millisecond), and then finish in the background, where a
+// failed attempt is undone on a node once it answers. An attempt that a
+// majority answered without deciding (some granted, some refused) fails
+// the same way and is tried again, rather than waiting for the stalled
+// nodes to break the tie. A stalled minority thus costs those calls about
+// one round trip instead of the node timeout.
 // The attempts of the other primitives still wait for every node or its
 // node timeout.
 //

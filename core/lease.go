@@ -217,7 +217,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
 		return l.hold.extend(ctx, n, ttl)
-	}, isTrue, nil) // an extension that lands late only lengthens
+	}, isTrue, false, nil) // an extension that lands late only lengthens
 	if held(replies) >= l.c.quorum {
 		if until, ok := o.validUntil(start, ttl); ok {
 			l.mu.Lock()
@@ -310,7 +310,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	// majority's answer is enough.
 	replies := vote(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
-	}, isTrue, nil)
+	}, isTrue, false, nil)
 	switch {
 	case prior != nil:
 		return prior

@@ -111,7 +111,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			t.grants.observe(i, g, err)
 		}
 		return g, err
-	}, func(g grant) bool { return g.Acquired }, func(i int, r reply[grant]) {
+	}, func(g grant) bool { return g.Acquired }, true, func(i int, r reply[grant]) {
 		if <-decided; !won && (r.err != nil || r.v.Acquired) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
 			defer cancel()
