@@ -25,6 +25,9 @@ func runClient(t *testing.T, e env) {
 			f(t, e)
 		})
 	}
+	if e.cluster && e.strategy == core.Notify {
+		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
+	}
 }
 
 // cellOptions are the options clientOn gives every cell's Client.

@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
@@ -60,4 +62,61 @@ func (e env) masters(t testing.TB, ctx context.Context, keys ...string) int {
 		seen[m.Options().Addr] = true
 	}
 	return len(seen)
+}
+
+// testNotifyConfiguresEveryServer: under Notify, New adds the keyspace
+// event flags to every master and every replica of a cluster (a promoted
+// replica publishes its keys' events), each keeping the flags it had.
+// A replica is given flags of its own first; a master's flags are left as
+// they are, as other cases rely on them meanwhile.
+func testNotifyConfiguresEveryServer(t *testing.T, e env) {
+	ctx := ctxFor(t, 10*time.Second)
+	cc := e.admin(t, 0).(*redis.ClusterClient)
+	var (
+		mu      sync.Mutex
+		flags   = map[string]string{} // by address
+		replica string
+	)
+	read := func() {
+		t.Helper()
+		clear(flags)
+		err := cc.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+			v, err := n.ConfigGet(ctx, "notify-keyspace-events").Result()
+			mu.Lock()
+			defer mu.Unlock()
+			flags[n.Options().Addr] = v["notify-keyspace-events"]
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := cc.ForEachSlave(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if replica != "" {
+			return nil
+		}
+		replica = n.Options().Addr
+		return n.ConfigSet(ctx, "notify-keyspace-events", "El").Err()
+	})
+	if err != nil || replica == "" {
+		t.Fatalf("the cluster needs a replica for this case (%q): %v", replica, err)
+	}
+	e.client(t)
+	read()
+	for addr, f := range flags {
+		all := strings.ReplaceAll(f, "A", "g$lshzxetd")
+		for _, want := range "Kgx" {
+			if !strings.ContainsRune(all, want) {
+				t.Errorf("%s: notify-keyspace-events is %q after New, which lacks %c", addr, f, want)
+			}
+		}
+		if addr == replica && !(strings.ContainsRune(f, 'E') && strings.ContainsRune(all, 'l')) {
+			t.Errorf("replica %s: notify-keyspace-events is %q after New: its own flags El were not kept", addr, f)
+		}
+	}
+	if len(flags) < 6 {
+		t.Errorf("read the flags of %d servers, want the 3 masters and 3 replicas: %v", len(flags), flags)
+	}
 }

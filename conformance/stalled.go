@@ -14,9 +14,10 @@ import (
 // testStalledMinorityWaitsForNothing: a minority of nodes stalls (every
 // call to it waits out its node timeout, as on a paused server), and the
 // node timeout is longer than the caller's context. A majority still
-// answers at once, so TryLock, Extend, Unlock and another
-// Client's Lock that waits for the release all return before the context
-// ends: none waits for the stalled nodes.
+// answers at once, so TryLock, Extend and another Client's Lock that waits
+// for the release all return before the context ends: none waits for the
+// stalled nodes. Unlock waits for them until its own context ends, and
+// then succeeds.
 func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 	n := name(t)
 	hook, resume := stalledMinority(e, n)
@@ -37,17 +38,22 @@ func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 	l, err := holder.Mutex(n).TryLock(ctx)
 	within("TryLock", err)
 	within("Extend", l.Extend(ctx, 30*time.Second))
+	unlock := func(l *core.Lease) error {
+		uctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		return l.Unlock(uctx)
+	}
 	won := make(chan error, 1)
 	go func() {
 		w, err := waiter.Mutex(n).Lock(ctx)
 		if err == nil {
-			err = w.Unlock(ctx)
+			err = unlock(w)
 		}
 		won <- err
 	}()
 	time.Sleep(100 * time.Millisecond) // the waiter is refused at least once
-	within("Unlock", l.Unlock(ctx))
-	within("A waiter's Lock and Unlock after the release", <-won)
+	within("Unlock (its context ends after 200ms)", unlock(l))
+	within("A waiter's Lock, and Unlock after 200ms, after the release", <-won)
 }
 
 // stalledOptions give a node timeout longer than the stalled cases'

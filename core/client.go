@@ -161,7 +161,7 @@ type reply[T any] struct {
 // slowest node's round trip, not the sum of all. Once Close began it sends
 // nothing: every reply is ErrClosed.
 func fanout[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
-	return vote(ctx, c, o, op, nil, false, nil)
+	return vote(ctx, c, o, op, ballot[T]{})
 }
 
 // straggleFor is the least a decided vote waits for the nodes still out.
@@ -171,21 +171,37 @@ const straggleFor = time.Millisecond
 // for: its request is still in flight, and may land or not.
 var errNoAnswerYet = errors.New("no answer yet: a majority answered first")
 
+// ballot says how vote reads a round and how long it waits for the nodes
+// still out once the round is decided.
+type ballot[T any] struct {
+	// yes tells whether a node's answer counts toward the outcome; nil
+	// waits for every node (fanout).
+	yes func(T) bool
+	// splitFails marks an acquisition attempt: a majority that answered at
+	// all decides it, and split between yes and no it fails (it is undone
+	// and tried again) rather than wait for a stalled node to break the tie.
+	splitFails bool
+	// patient makes a decided round wait for the others until until
+	// closes (for every node when it is nil), not straggleFor. A release
+	// waits so, for its caller's context: after it, every node that
+	// answers has released.
+	patient bool
+	until   <-chan struct{}
+	// late, when not nil, gets the reply of each node still out when vote
+	// returned, in the background.
+	late func(i int, r reply[T])
+}
+
 // vote is fanout for a round whose outcome a majority decides: once a
-// majority answered yes(v), or so many answered no (without an error) that
-// a majority cannot, it waits for the others only as long again as that
-// took (at least straggleFor), so that a healthy round still hears every
-// node. An acquisition attempt (splitFails) does so as soon as a majority
-// answered at all: split between yes and no, it then fails without the
-// stalled nodes' answers, is undone and tried again, where waiting would
-// hold it up for the node timeout. A release or an extension needs its
-// answer and waits for a tie to break. The replies of those still out are
-// then errNoAnswerYet; their requests finish in the background (Close
-// waits for them), and late, when not nil, gets each of their replies
-// there. A stalled node (paused, or behind a partition that drops packets)
-// then costs a round about one round trip, where waiting would cost every
-// round the node timeout. A nil yes waits for every node.
-func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error), yes func(T) bool, splitFails bool, late func(i int, r reply[T])) []reply[T] {
+// majority answered yes, or so many answered no (without an error) that a
+// majority cannot, it waits for the others only as long again as that took
+// (at least straggleFor; see ballot for the other rules), so that a
+// healthy round still hears every node. The replies of those still out
+// are then errNoAnswerYet; their requests finish in the background (Close
+// waits for them). A stalled node (paused, or behind a partition that
+// drops packets) then costs a round about one round trip, where waiting
+// would cost every round the node timeout.
+func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error), b ballot[T]) []reply[T] {
 	out := make([]reply[T], len(c.nodes))
 	c.sending.RLock()
 	if c.closed.Load() {
@@ -217,45 +233,60 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	answered := make([]bool, len(c.nodes))
 	ayes, noes := 0, 0
 	start := time.Now()
-	var straggle <-chan time.Time // runs once the outcome is decided
+	var (
+		decided  bool
+		straggle <-chan time.Time // runs once decided
+		until    <-chan struct{}  // b.until once decided, if patient
+	)
+	// stop gives up on the nodes still out, which finish in the background.
+	stop := func(left int) []reply[T] {
+		for i := range out {
+			if !answered[i] {
+				out[i].err = errNoAnswerYet
+			}
+		}
+		// Added under the read lock, before Close can wait: Close waits
+		// for the stragglers through background, so late may wait for its
+		// caller's next round without holding up Close's barrier, which
+		// would hold that round up.
+		c.background.Add(1)
+		c.sending.RUnlock()
+		go func() {
+			defer c.background.Done()
+			for range left {
+				if a := <-answers; b.late != nil {
+					b.late(a.i, a.r)
+				}
+			}
+		}()
+		return out
+	}
 	for left := len(c.nodes); left > 0; left-- {
 		var a answer
 		select {
 		case a = <-answers:
 		case <-straggle:
-			for i := range out {
-				if !answered[i] {
-					out[i].err = errNoAnswerYet
-				}
-			}
-			// Added under the read lock, before Close can wait: Close
-			// waits for the stragglers through background, so late may
-			// wait for its caller's next round without holding up Close's
-			// barrier, which would hold that round up.
-			c.background.Add(1)
-			c.sending.RUnlock()
-			go func() {
-				defer c.background.Done()
-				for range left {
-					if a := <-answers; late != nil {
-						late(a.i, a.r)
-					}
-				}
-			}()
-			return out
+			return stop(left)
+		case <-until:
+			return stop(left)
 		}
 		out[a.i], answered[a.i] = a.r, true
-		if yes == nil {
+		if b.yes == nil {
 			continue
 		}
 		switch {
 		case a.r.err != nil: // decides nothing: the error to report needs the others
-		case yes(a.r.v):
+		case b.yes(a.r.v):
 			ayes++
 		default:
 			noes++
 		}
-		if straggle == nil && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || splitFails && ayes+noes >= c.quorum) {
+		if !decided && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || b.splitFails && ayes+noes >= c.quorum) {
+			decided = true
+			if b.patient {
+				until = b.until
+				continue
+			}
 			t := time.NewTimer(max(straggleFor, time.Since(start)))
 			defer t.Stop()
 			straggle = t.C

@@ -12,7 +12,7 @@
 // drift = TTL × factor + 2ms), is still positive. A failed attempt is undone
 // on every node, including those that did not answer.
 //
-// A Mutex attempt, Extend and Unlock do not wait out a stalled node (a
+// A Mutex attempt and Extend do not wait out a stalled node (a
 // paused server, or one behind a partition that drops packets): once a
 // majority decided the round, the others get as long again as that took
 // (at least a millisecond), and then finish in the background, where a
@@ -20,7 +20,9 @@
 // majority answered without deciding (some granted, some refused) fails
 // the same way and is tried again, rather than waiting for the stalled
 // nodes to break the tie. A stalled minority thus costs those calls about
-// one round trip instead of the node timeout.
+// one round trip instead of the node timeout. Unlock waits for every node
+// until its context ends, so that a caller finds the lock free everywhere
+// after it: give it a context with a deadline to bound it.
 // The attempts of the other primitives still wait for every node or its
 // node timeout.
 //

@@ -217,7 +217,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
 		return l.hold.extend(ctx, n, ttl)
-	}, isTrue, false, nil) // an extension that lands late only lengthens
+	}, ballot[bool]{yes: isTrue}) // an extension that lands late only lengthens
 	if held(replies) >= l.c.quorum {
 		if until, ok := o.validUntil(start, ttl); ok {
 			l.mu.Lock()
@@ -291,7 +291,10 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 // still held it, ErrLost when the lease had lost it (expired or deleted),
 // ErrNotHeld when Unlock was called before, and ErrNoQuorum when too few
 // nodes answered to tell (the keys then expire at their TTL where the
-// release did not reach them).
+// release did not reach them). It waits for every node, each up to the
+// node timeout, so that afterwards the lock is free wherever it was
+// released; once ctx ends and a majority answered, it returns and the
+// other releases finish in the background (ctx does not cancel them).
 func (l *Lease) Unlock(ctx context.Context) error {
 	if l == nil {
 		return ErrNotHeld
@@ -306,11 +309,12 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
-	// A release that lands late deletes only this lease's hold: the
-	// majority's answer is enough.
+	// The release waits for every node, so that the caller finds the lock
+	// free on each afterwards, unless ctx ends once a majority decided: a
+	// release that lands late deletes only this lease's hold.
 	replies := vote(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
-	}, isTrue, false, nil)
+	}, ballot[bool]{yes: isTrue, patient: true, until: ctx.Done()})
 	switch {
 	case prior != nil:
 		return prior

@@ -111,13 +111,13 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			t.grants.observe(i, g, err)
 		}
 		return g, err
-	}, func(g grant) bool { return g.Acquired }, true, func(i int, r reply[grant]) {
+	}, ballot[grant]{yes: func(g grant) bool { return g.Acquired }, splitFails: true, late: func(i int, r reply[grant]) {
 		if <-decided; !won && (r.err != nil || r.v.Acquired) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
 			defer cancel()
 			h.release(rctx, c.nodes[i])
 		}
-	})
+	}})
 	if t != nil {
 		for i, r := range replies {
 			if errors.Is(r.err, errNoAnswerYet) {

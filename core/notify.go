@@ -165,7 +165,7 @@ func (n *notifier) each(ctx context.Context, o *options, what string, op func(co
 	}
 	replies := vote(context.WithoutCancel(ctx), n.c, &so, func(ctx context.Context, i int, _ *node) (struct{}, error) {
 		return struct{}{}, op(ctx, n.subs[i])
-	}, func(struct{}) bool { return true }, false, warn)
+	}, ballot[struct{}]{yes: func(struct{}) bool { return true }, late: warn})
 	for i, r := range replies {
 		if !errors.Is(r.err, errNoAnswerYet) {
 			warn(i, r)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -28,7 +29,7 @@ func configure(c *Client, subs []*subscriber) error {
 	o.nodeTimeout = configTimeout
 	ctx := context.Background()
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
-		return struct{}{}, configureNode(ctx, i, nd.d, subs[i].nt)
+		return struct{}{}, configureNode(ctx, c, i, nd.d, subs[i].nt)
 	})
 	for _, r := range replies {
 		if errors.Is(r.err, ErrNotifyUnsupported) || errors.Is(r.err, ErrConfigRefused) {
@@ -47,32 +48,53 @@ func configure(c *Client, subs []*subscriber) error {
 	return nil
 }
 
-// configureNode adds the flags Notify needs to the server's, keeping every
-// flag it has.
-func configureNode(ctx context.Context, i int, d driver.Driver, nt driver.Notifier) error {
+// configureNode adds the flags Notify needs to those of every server
+// behind node i, each keeping its own. A server that does not answer,
+// while others do (a replica down), is only logged: the node fails when
+// none answered.
+func configureNode(ctx context.Context, c *Client, i int, d driver.Driver, nt driver.Notifier) error {
+	var answered atomic.Bool
+	err := nt.EachServer(ctx, func(ctx context.Context, s driver.Server) error {
+		err := configureServer(ctx, i, d, s)
+		if err == nil || errors.Is(err, ErrNotifyUnsupported) || errors.Is(err, ErrConfigRefused) {
+			answered.Store(true)
+		}
+		return err
+	})
+	if err == nil || errors.Is(err, ErrNotifyUnsupported) || errors.Is(err, ErrConfigRefused) || !answered.Load() {
+		return err
+	}
+	c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a server that does not answer; should it become a master, its waiters fall back to retrying at the holder's TTL",
+		"node", i, "driver", d.Name(), "error", err)
+	return nil
+}
+
+// configureServer adds the flags Notify needs to one server's, keeping
+// every flag it has.
+func configureServer(ctx context.Context, i int, d driver.Driver, s driver.Server) error {
 	flags, note := notifyFlags, "; add the flags the server has set already"
-	cur, err := nt.ConfigGet(ctx, notifyParam)
+	cur, err := s.ConfigGet(ctx, notifyParam)
 	if err == nil {
 		var changed bool
 		if flags, changed = mergeFlags(cur, notifyFlags); !changed {
 			return nil
 		}
 		note = ""
-		err = nt.ConfigSet(ctx, notifyParam, flags)
+		err = s.ConfigSet(ctx, notifyParam, flags)
 	}
 	switch {
 	case err == nil:
 		return nil
 	case !d.IsServerError(err):
-		return err
+		return fmt.Errorf("%s: %w", s.Addr(), err)
 	case strings.Contains(strings.ToLower(err.Error()), "unknown command"):
 		// miniredis, and servers without CONFIG (which also lack keyspace
 		// notifications, or have CONFIG disabled: see WithNotifyConfig).
-		return fmt.Errorf("%w: node %d (%s): the server does not support keyspace notifications (%v); use WithWaitStrategy(Poll)",
-			ErrNotifyUnsupported, i, d.Name(), err)
+		return fmt.Errorf("%w: node %d (%s, %s): the server does not support keyspace notifications (%v); use WithWaitStrategy(Poll)",
+			ErrNotifyUnsupported, i, d.Name(), s.Addr(), err)
 	}
-	return fmt.Errorf(`%w; run: CONFIG SET %s "%s" or use the Poll wait strategy (node %d, %s: %v%s)`,
-		ErrConfigRefused, notifyParam, flags, i, d.Name(), err, note)
+	return fmt.Errorf(`%w; run: CONFIG SET %s "%s" or use the Poll wait strategy (node %d, %s, %s: %v%s)`,
+		ErrConfigRefused, notifyParam, flags, i, d.Name(), s.Addr(), err, note)
 }
 
 // mergeFlags returns current with the flags of need it lacks appended,

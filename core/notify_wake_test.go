@@ -22,10 +22,9 @@ type fakeNotifier struct {
 
 func (f *fakeNotifier) Name() string                    { return "fake" }
 func (f *fakeNotifier) DB(context.Context) (int, error) { return 3, nil }
-func (f *fakeNotifier) ConfigGet(context.Context, string) (string, error) {
-	return "", nil
+func (f *fakeNotifier) EachServer(context.Context, func(context.Context, driver.Server) error) error {
+	return nil
 }
-func (f *fakeNotifier) ConfigSet(context.Context, string, string) error { return nil }
 
 func (f *fakeNotifier) Listen(_ context.Context, deliver func(string, string)) (driver.Listener, error) {
 	f.mu.Lock()

@@ -22,12 +22,22 @@ type Notifier interface {
 	// re-established, so Listen fails only when it cannot start at all.
 	Listen(ctx context.Context, deliver func(channel, payload string)) (Listener, error)
 
-	// ConfigGet returns a server parameter (CONFIG GET), "" when the server
-	// does not know it. On a cluster it reads one node.
-	ConfigGet(ctx context.Context, param string) (string, error)
+	// EachServer calls f with every server behind the driver: the one
+	// server, or every master and replica a cluster client knows (keyspace
+	// events are published by the server that holds the key, and a replica
+	// holds its master's keys once promoted). It calls f for every server
+	// even when some fail, and returns their errors joined.
+	EachServer(ctx context.Context, f func(context.Context, Server) error) error
+}
 
-	// ConfigSet sets a server parameter (CONFIG SET). On a cluster it sets
-	// it on every master.
+// Server is one server behind a driver, as EachServer gives it.
+type Server interface {
+	// Addr is the server's address, for messages.
+	Addr() string
+	// ConfigGet returns a parameter of this server (CONFIG GET), "" when
+	// the server does not know it.
+	ConfigGet(ctx context.Context, param string) (string, error)
+	// ConfigSet sets a parameter of this server (CONFIG SET).
 	ConfigSet(ctx context.Context, param, value string) error
 }
 

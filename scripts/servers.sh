@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real servers for the integration tests: five independent Redis 7 masters, a
-# three-master Redis Cluster, and five independent Valkey 9 masters (run from
+# Redis Cluster of three masters with a replica each, and five independent Valkey 9 masters (run from
 # the chroot built by valkey-chroot.sh; Redis 7 lacks DELIFEQ / SET IFEQ).
 #
 # Sourced (by scripts/test.sh): call servers_start; it exports
@@ -110,7 +110,7 @@ servers_start() {
     servers_pick_port; nodes+=("$servers_port")
     servers_start_redis "$servers_port"
   done
-  for _ in 1 2 3; do
+  for _ in 1 2 3 4 5 6; do # three masters, a replica each
     servers_pick_port; cluster+=("$servers_port")
     servers_start_redis "$servers_port" --cluster-enabled yes \
       --cluster-config-file "$REDLOCK_SERVERS_DIR/nodes-$servers_port.conf"
@@ -123,7 +123,7 @@ servers_start() {
   flock -u 8
   exec 8>&-
 
-  redis-cli --cluster create "${cluster[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes \
+  redis-cli --cluster create "${cluster[@]/#/127.0.0.1:}" --cluster-replicas 1 --cluster-yes \
     >"$REDLOCK_SERVERS_DIR/cluster-create.log" 2>&1 ||
     { cat "$REDLOCK_SERVERS_DIR/cluster-create.log" >&2; servers_die "redis-cli --cluster create failed"; }
   local i
@@ -134,12 +134,22 @@ servers_start() {
     done
     servers_die "cluster node $p did not reach cluster_state:ok within 20s"
   done
+  for p in "${cluster[@]:3}"; do
+    for ((i = 0; i < 200; i++)); do
+      [[ $(redis-cli -p "$p" info replication) == *master_link_status:up* ]] && continue 2
+      sleep 0.1
+    done
+    servers_die "cluster replica $p did not reach its master within 20s"
+  done
 
   for p in "${valkey[@]}"; do servers_check_valkey "$p"; done
 
   export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_SERVERS_DIR
   REDLOCK_TEST_NODES=$(servers_join "${nodes[@]/#/127.0.0.1:}")
-  REDLOCK_TEST_CLUSTER=$(servers_join "${cluster[@]/#/127.0.0.1:}")
+  # The seeds are the masters (redis-cli makes the first three masters);
+  # clients find the replicas through them.
+  local masters=("${cluster[@]:0:3}")
+  REDLOCK_TEST_CLUSTER=$(servers_join "${masters[@]/#/127.0.0.1:}")
   REDLOCK_TEST_VALKEY_NODES=$(servers_join "${valkey[@]/#/127.0.0.1:}")
   echo "servers: up in $((SECONDS - t0))s (state in $REDLOCK_SERVERS_DIR)"
   echo "  REDLOCK_TEST_NODES=$REDLOCK_TEST_NODES"

@@ -3,6 +3,7 @@ package goredis
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -23,24 +24,52 @@ func (d *Driver) DB(context.Context) (int, error) {
 	return 0, nil
 }
 
-// ConfigGet runs CONFIG GET param (on a cluster, on one node).
-func (d *Driver) ConfigGet(ctx context.Context, param string) (string, error) {
-	m, err := d.client.ConfigGet(ctx, param).Result()
+// EachServer calls f with the client's server, or with every master and
+// replica of a cluster and every shard of a ring, at once.
+func (d *Driver) EachServer(ctx context.Context, f func(context.Context, driver.Server) error) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	each := func(ctx context.Context, c *redis.Client) error {
+		if err := f(ctx, server{c}); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil // go on with the others: ForEachShard stops at an error
+	}
+	var err error
+	switch c := d.client.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachShard(ctx, each)
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, each)
+	case *redis.Client:
+		err = each(ctx, c)
+	default:
+		err = f(ctx, server{d.client})
+	}
+	return errors.Join(append(errs, err)...)
+}
+
+// server is one server of the client, as EachServer gives it.
+type server struct{ c redis.UniversalClient }
+
+func (s server) Addr() string {
+	if c, ok := s.c.(*redis.Client); ok {
+		return c.Options().Addr
+	}
+	return "?"
+}
+
+func (s server) ConfigGet(ctx context.Context, param string) (string, error) {
+	m, err := s.c.ConfigGet(ctx, param).Result()
 	return m[param], err
 }
 
-// ConfigSet runs CONFIG SET param value, on every master of a cluster and
-// every shard of a ring: keyspace events are published by the node that
-// holds the key.
-func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
-	set := func(ctx context.Context, c *redis.Client) error { return c.ConfigSet(ctx, param, value).Err() }
-	switch c := d.client.(type) {
-	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, set)
-	case *redis.Ring:
-		return c.ForEachShard(ctx, set)
-	}
-	return d.client.ConfigSet(ctx, param, value).Err()
+func (s server) ConfigSet(ctx context.Context, param, value string) error {
+	return s.c.ConfigSet(ctx, param, value).Err()
 }
 
 // Listen opens a redis.PubSub. go-redis pings it when idle, reconnects it

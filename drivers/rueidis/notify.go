@@ -2,6 +2,7 @@ package rueidis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,21 +37,31 @@ func (d *Driver) DB(ctx context.Context) (int, error) {
 	return 0, fmt.Errorf("rueidis: CLIENT INFO has no db field: %q", info)
 }
 
-// ConfigGet runs CONFIG GET param (on a cluster, on one node).
-func (d *Driver) ConfigGet(ctx context.Context, param string) (string, error) {
-	m, err := d.client.Do(ctx, d.client.B().ConfigGet().Parameter(param).Build()).AsStrMap()
+// EachServer calls f with every server the client knows, one at a time:
+// on a cluster, every master and replica.
+func (d *Driver) EachServer(ctx context.Context, f func(context.Context, driver.Server) error) error {
+	var errs []error
+	for addr, c := range d.client.Nodes() {
+		errs = append(errs, f(ctx, server{addr, c}))
+	}
+	return errors.Join(errs...)
+}
+
+// server is one server of the client, as EachServer gives it.
+type server struct {
+	addr string
+	c    rueidis.Client
+}
+
+func (s server) Addr() string { return s.addr }
+
+func (s server) ConfigGet(ctx context.Context, param string) (string, error) {
+	m, err := s.c.Do(ctx, s.c.B().ConfigGet().Parameter(param).Build()).AsStrMap()
 	return m[param], err
 }
 
-// ConfigSet runs CONFIG SET param value on every node the client knows: on
-// a cluster, keyspace events are published by the node that holds the key.
-func (d *Driver) ConfigSet(ctx context.Context, param, value string) error {
-	for _, c := range d.client.Nodes() {
-		if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue(param, value).Build()).Error(); err != nil {
-			return err
-		}
-	}
-	return nil
+func (s server) ConfigSet(ctx context.Context, param, value string) error {
+	return s.c.Do(ctx, s.c.B().ConfigSet().ParameterValue().ParameterValue(param, value).Build()).Error()
 }
 
 // Listen dedicates a connection of the client to the subscriptions. A

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +103,8 @@ func identify(ctx context.Context, addr string) (kind, version string, err error
 }
 
 // Local starts throwaway servers from the binaries on PATH: five Redis
-// masters and a three-master Redis Cluster when redis-server is there,
+// masters and a Redis Cluster of three masters with a replica each when
+// redis-server is there,
 // five Valkey masters when valkey-server is. stop kills them and removes
 // their files; it is safe to call on error.
 func Local(ctx context.Context) (servers []Server, stop func(), err error) {
@@ -154,20 +156,25 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 			}
 			s.Nodes = append(s.Nodes, a)
 		}
+		var replicas []string
 		if kind.name == "redis7" {
-			for range 3 {
+			for i := range 6 {
 				a, err := start(bin, true)
 				if err != nil {
 					return nil, stop, err
 				}
-				s.Cluster = append(s.Cluster, a)
+				if i < 3 {
+					s.Cluster = append(s.Cluster, a)
+				} else {
+					replicas = append(replicas, a)
+				}
 			}
 		}
-		if err := awaitPing(ctx, append(s.Nodes, s.Cluster...), dir); err != nil {
+		if err := awaitPing(ctx, slices.Concat(s.Nodes, s.Cluster, replicas), dir); err != nil {
 			return nil, stop, err
 		}
 		if len(s.Cluster) > 0 {
-			if err := formCluster(ctx, s.Cluster); err != nil {
+			if err := formCluster(ctx, s.Cluster, replicas); err != nil {
 				return nil, stop, err
 			}
 		}
@@ -177,7 +184,7 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 		}
 		s.Version = k + " " + v
 		if len(s.Cluster) > 0 {
-			s.Version += "; cluster of 3 masters"
+			s.Version += "; cluster of 3 masters with a replica each"
 		}
 		servers = append(servers, s)
 	}
@@ -226,17 +233,20 @@ func awaitPing(ctx context.Context, addrs []string, logs string) error {
 	return nil
 }
 
-// formCluster makes the nodes one cluster: an even share of the 16384
-// slots each, MEET, then wait until every node reports cluster_state:ok.
-func formCluster(ctx context.Context, addrs []string) error {
+// formCluster makes one cluster of the masters, an even share of the
+// 16384 slots each, and the replicas, replicas[i] of masters[i]: MEET,
+// REPLICATE, then wait until every node reports cluster_state:ok and
+// every replica its link to its master up.
+func formCluster(ctx context.Context, masters, replicas []string) error {
 	const slots = 16384
+	addrs := slices.Concat(masters, replicas)
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
 		defer clients[i].Close()
 	}
-	for i, c := range clients {
-		from, to := i*slots/len(addrs), (i+1)*slots/len(addrs)-1
+	for i, c := range clients[:len(masters)] {
+		from, to := i*slots/len(masters), (i+1)*slots/len(masters)-1
 		if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", from, to).Err(); err != nil {
 			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE: %w", addrs[i], err)
 		}
@@ -247,17 +257,40 @@ func formCluster(ctx context.Context, addrs []string) error {
 			return fmt.Errorf("%s: CLUSTER MEET %s: %w", addrs[0], a, err)
 		}
 	}
+	for i, r := range clients[len(masters):] {
+		if err := replicate(ctx, r, clients[i]); err != nil {
+			return fmt.Errorf("%s: CLUSTER REPLICATE %s: %w", replicas[i], masters[i], err)
+		}
+	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ok := true
-		for _, c := range clients {
+		for i, c := range clients {
 			info, _ := c.ClusterInfo(ctx).Result()
 			ok = ok && strings.Contains(info, "cluster_state:ok")
+			if i >= len(masters) {
+				info, _ = c.Info(ctx, "replication").Result()
+				ok = ok && strings.Contains(info, "master_link_status:up")
+			}
 		}
 		if ok {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the cluster %v did not reach cluster_state:ok within 20s", addrs)
+			return fmt.Errorf("the cluster %v did not reach cluster_state:ok, with its replicas linked, within 20s", addrs)
+		}
+	}
+}
+
+// replicate makes replica a replica of master, once it has heard of it.
+func replicate(ctx context.Context, replica, master *redis.Client) error {
+	id, err := master.Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		err = replica.Do(ctx, "CLUSTER", "REPLICATE", id).Err()
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
 		}
 	}
 }

@@ -1,10 +1,13 @@
 package matrix
 
 import (
+	"context"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redlockgo/redlock/internal/testenv"
 )
 
@@ -34,5 +37,33 @@ func TestServerEnv(t *testing.T) {
 				t.Errorf("testenv.Servers = %+v, want nodes %v, cluster %v", got[0], s.Nodes, s.Cluster)
 			}
 		})
+	}
+}
+
+// TestLocalCluster starts the throwaway servers of a run without
+// --nodes: the Redis Cluster has three masters with a replica each,
+// linked, as the conformance cluster cells need.
+func TestLocalCluster(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not on PATH")
+	}
+	ctx := context.Background()
+	servers, stop, err := Local(ctx)
+	defer stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(servers, func(s Server) bool { return s.Name == "redis7" })
+	if i < 0 || len(servers[i].Cluster) != 3 {
+		t.Fatalf("Local gave %+v, want redis7 with 3 cluster seeds", servers)
+	}
+	c := redis.NewClient(&redis.Options{Addr: servers[i].Cluster[0], Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	nodes, err := c.ClusterNodes(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, r := strings.Count(nodes, "master"), strings.Count(nodes, "slave"); m != 3 || r != 3 {
+		t.Errorf("CLUSTER NODES lists %d masters and %d replicas, want 3 and 3:\n%s", m, r, nodes)
 	}
 }

@@ -20,7 +20,7 @@ func Nodes(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_NO
 // SET ... IFEQ and DELIFEQ (REDLOCK_TEST_VALKEY_NODES).
 func ValkeyNodes(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_VALKEY_NODES") }
 
-// Cluster returns the seed addresses of the three-master Redis Cluster
+// Cluster returns the seed addresses (its masters) of the Redis Cluster
 // (REDLOCK_TEST_CLUSTER).
 func Cluster(t testing.TB) []string { t.Helper(); return addrs(t, "REDLOCK_TEST_CLUSTER") }
 
