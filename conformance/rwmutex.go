@@ -193,7 +193,9 @@ func testRWWriterKeepsReadersOut(t *testing.T, e env) {
 }
 
 // testRWWriterNotStarved has readers take overlapping read leases without
-// pause; a writer must still get the lock soon.
+// pause; a writer must still get the lock soon. The read leases last a
+// second: one whose release a loaded machine timed out holds the writer
+// up until then, not for the default TTL.
 func testRWWriterNotStarved(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const readers, hold = 4, 30 * time.Millisecond
@@ -201,7 +203,7 @@ func testRWWriterNotStarved(t *testing.T, e env) {
 	var wg sync.WaitGroup
 	errs := make(chan error, readers)
 	for i := range readers {
-		m := e.client(t).RWMutex(n)
+		m := e.client(t).RWMutex(n, core.WithTTL(time.Second))
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * hold / readers) // staggered, so that some reader always holds
 			for {
