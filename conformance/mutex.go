@@ -46,6 +46,8 @@ func runMutex(t *testing.T, e env) {
 		cases["StalledMinorityWaitsForNothing"] = testStalledMinorityWaitsForNothing
 		cases["UnlockUnconfirmedNotLost"] = testUnlockUnconfirmedNotLost
 		cases["SplitRoundFailsFast"] = testSplitRoundFailsFast
+		cases["StalledContextBounds"] = testStalledContextBounds
+		cases["LateGrantAfterUnlock"] = testLateGrantAfterUnlock
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

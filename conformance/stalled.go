@@ -134,3 +134,81 @@ func testSplitRoundFailsFast(t *testing.T, e env) {
 		}
 	}
 }
+
+// testStalledContextBounds: a minority of nodes stalls, with a node
+// timeout longer than every context. Calls that the answering nodes cannot
+// decide alone still return by their context: a waiter's Lock that gives
+// up (it leaves the line on the nodes that answer), and an Unlock whose
+// answers split (one node of the lease's majority lost the key), which
+// reports ErrNoQuorum.
+func testStalledContextBounds(t *testing.T, e env) {
+	n, quorum := name(t), len(e.addrs)/2+1
+	hook, resume := stalledMinority(e, n)
+	holder, hfds := e.faultyClient(t, hook, stalledOptions...)
+	waiter, wfds := e.faultyClient(t, hook, stalledOptions...)
+	defer resume(append(hfds, wfds...))
+	ctx, cancel := context.WithTimeout(ctxFor(t, 60*time.Second), 20*time.Second)
+	defer cancel()
+	l, err := holder.Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with a stalled minority: %v", err)
+	}
+	bounded := func(what string, d time.Duration, call func(context.Context) error) error {
+		t.Helper()
+		cctx, ccancel := context.WithTimeout(ctx, d)
+		defer ccancel()
+		start := time.Now()
+		err := call(cctx)
+		if took := time.Since(start); took > d+2*time.Second {
+			t.Errorf("%s took %v with a %v context (the node timeout is 25s)", what, took.Round(time.Millisecond), d)
+		}
+		return err
+	}
+	err = bounded("A waiter's Lock", 500*time.Millisecond, func(ctx context.Context) error {
+		_, err := waiter.Mutex(n).Lock(ctx)
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a waiter's Lock on a held lock: got %v, want context.DeadlineExceeded", err)
+	}
+	if err := e.admin(t, quorum-1).Del(ctx, lockKey(n)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bounded("An Unlock split between release and refusal", 200*time.Millisecond, l.Unlock); !errors.Is(err, core.ErrNoQuorum) {
+		t.Errorf("Unlock released on %d nodes, refused on 1, %d stalled: got %v, want ErrNoQuorum", quorum-1, len(e.addrs)-quorum, err)
+	}
+}
+
+// testLateGrantAfterUnlock: the acquisition of a lease lands on the last
+// node only after the lease was released (held back until flush, within
+// the node timeout, as on a server paused for a moment; the attempt won
+// without it). The grant it makes there belongs to a lease that has
+// ended, and must be undone when its answer comes, not hold the node
+// until its TTL. (One that lands after its node timeout, unanswered, can
+// only expire.)
+func testLateGrantAfterUnlock(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	last := len(e.addrs) - 1
+	var s faults.Schedule
+	s.Add(faults.Rule{Node: last, Op: "MutexAcquire", Key: lockKey(n), Nth: 1, Fault: faults.Fault{Kind: faults.Slow, After: time.Hour}})
+	cl, fds := e.faultyClient(t, s.Hook, core.WithTTL(time.Minute), core.WithNodeTimeout(5*time.Second))
+	defer flush(fds)
+	l, err := cl.Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with the last node's acquisition held back: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	flush(fds) // the acquisition lands on the last node, and grants
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		v, err := e.admin(t, last).Exists(ctx, lockKey(n)).Result()
+		if err == nil && v == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ttl := e.admin(t, last).PTTL(ctx, lockKey(n)).Val()
+			t.Fatalf("node %d: the grant that landed after Unlock still holds the lock (for %v more)", last, ttl.Round(time.Second))
+		}
+	}
+}

@@ -181,10 +181,11 @@ type ballot[T any] struct {
 	// all decides it, and split between yes and no it fails (it is undone
 	// and tried again) rather than wait for a stalled node to break the tie.
 	splitFails bool
-	// patient makes a decided round wait for the others until until
-	// closes (for every node when it is nil), not straggleFor. A release
-	// waits so, for its caller's context: after it, every node that
-	// answers has released.
+	// patient makes a round wait for every node until until closes (for
+	// good when it is nil); once it closed and a majority answered, decided
+	// or not, the others get straggleFor as above. A release waits so, for
+	// its caller's context: after it, every node that answers has released,
+	// and a context that ended bounds it even when the answers split.
 	patient bool
 	until   <-chan struct{}
 	// late, when not nil, gets the reply of each node still out when vote
@@ -236,7 +237,7 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	var (
 		decided  bool
 		straggle <-chan time.Time // runs once decided
-		until    <-chan struct{}  // b.until once decided, if patient
+		until    <-chan struct{}  // b.until once a majority answered, if patient
 	)
 	// stop gives up on the nodes still out, which finish in the background.
 	stop := func(left int) []reply[T] {
@@ -267,8 +268,12 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		case a = <-answers:
 		case <-straggle:
 			return stop(left)
-		case <-until:
-			return stop(left)
+		case <-until: // patient, and a majority answered
+			t := time.NewTimer(max(straggleFor, time.Since(start)))
+			defer t.Stop()
+			straggle, until = t.C, nil
+			left++ // no answer taken
+			continue
 		}
 		out[a.i], answered[a.i] = a.r, true
 		if b.yes == nil {
@@ -281,12 +286,12 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		default:
 			noes++
 		}
-		if !decided && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || b.splitFails && ayes+noes >= c.quorum) {
+		switch {
+		case decided:
+		case b.patient && ayes+noes >= c.quorum:
+			decided, until = true, b.until
+		case !b.patient && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || b.splitFails && ayes+noes >= c.quorum):
 			decided = true
-			if b.patient {
-				until = b.until
-				continue
-			}
 			t := time.NewTimer(max(straggleFor, time.Since(start)))
 			defer t.Stop()
 			straggle = t.C

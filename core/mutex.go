@@ -100,10 +100,13 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		t.sent = start
 		t.grants.expect()
 	}
-	// A node that has not answered once a majority decided is undone, if
-	// the attempt failed, when its answer comes: an undo sent before it
-	// could land first.
+	// A node that has not answered once a majority decided is undone when
+	// its answer comes, if the attempt failed or its lease has ended by
+	// then: an undo sent before the answer could land first, and a grant
+	// that lands after the lease's release would hold that node until its
+	// TTL.
 	decided, won, a := make(chan struct{}), false, t.ask()
+	var l *Lease
 	defer close(decided)
 	replies := vote(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
 		g, err := h.acquire(ctx, n, o.ttl, t, a)
@@ -112,7 +115,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		}
 		return g, err
 	}, ballot[grant]{yes: func(g grant) bool { return g.Acquired }, splitFails: true, late: func(i int, r reply[grant]) {
-		if <-decided; !won && (r.err != nil || r.v.Acquired) {
+		if <-decided; (!won || l.Err() != nil) && (r.err != nil || r.v.Acquired) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
 			defer cancel()
 			h.release(rctx, c.nodes[i])
@@ -126,7 +129,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		}
 	}
 	granted, fence, holderTTL := tally(replies)
-	l := newLease(c, m.name, *o, h, uint64(fence))
+	l = newLease(c, m.name, *o, h, uint64(fence))
 	if granted >= c.quorum {
 		if _, ok := o.validUntil(start, o.ttl); ok {
 			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {

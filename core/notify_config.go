@@ -64,7 +64,7 @@ func configureNode(ctx context.Context, c *Client, i int, d driver.Driver, nt dr
 	if err == nil || errors.Is(err, ErrNotifyUnsupported) || errors.Is(err, ErrConfigRefused) || !answered.Load() {
 		return err
 	}
-	c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a server that does not answer; should it become a master, its waiters fall back to retrying at the holder's TTL",
+	c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a server of the node that does not answer (a replica, or a master that is down); waiters on the keys it holds, or will hold once promoted, fall back to retrying at the holder's TTL",
 		"node", i, "driver", d.Name(), "error", err)
 	return nil
 }

@@ -38,16 +38,21 @@ const (
 	// a partition that drops packets): the call fails with a timeout only
 	// when its context ends (or at Flush).
 	Stall
+	// Slow is a server that answers late (paused for a moment): the call
+	// runs after Fault.After, or at Flush, and its reply comes back then,
+	// unless the call's context ended first, which fails it with a timeout
+	// (the call still runs then). Random schedules do not use it.
+	Slow
 )
 
 func (k Kind) String() string {
-	return [...]string{"pass", "drop", "lose-reply", "delay", "stall"}[k]
+	return [...]string{"pass", "drop", "lose-reply", "delay", "stall", "slow"}[k]
 }
 
 // Fault is what the hook decides for one call.
 type Fault struct {
 	Kind  Kind
-	After time.Duration // Delay, Stall: how long after the call the server gets it
+	After time.Duration // Delay, Stall, Slow: how long after the call the server gets it
 }
 
 // Call is a script call about to be made.
@@ -81,7 +86,7 @@ func (e *Error) Unwrap() error { return ErrInjected }
 
 // Timeout is true for a delayed or stalled call, which the caller gave up
 // waiting for.
-func (e *Error) Timeout() bool { return e.Fault.Kind == Delay || e.Fault.Kind == Stall }
+func (e *Error) Timeout() bool { return e.Fault.Kind != Drop && e.Fault.Kind != LoseReply }
 
 // Temporary is true: every injected failure is.
 func (e *Error) Temporary() bool { return true }
@@ -151,7 +156,7 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateTimeout)
 		defer cancel()
 		f(lctx)
-	case Delay, Stall:
+	case Delay, Stall, Slow:
 		d.mu.Lock()
 		g := d.delayed
 		g.late.Add(1)
@@ -159,6 +164,11 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 		flush := g.flush
 		d.pending.Add(1)
 		lctx := context.WithoutCancel(ctx)
+		type result struct {
+			v   T
+			err error
+		}
+		answered := make(chan result, 1)
 		go func() {
 			defer g.late.Done()
 			defer d.pending.Add(-1)
@@ -170,12 +180,20 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 			}
 			lctx, cancel := context.WithTimeout(lctx, lateTimeout)
 			defer cancel()
-			f(lctx)
+			v, err := f(lctx)
+			answered <- result{v, err}
 		}()
-		if fault.Kind == Stall {
+		switch fault.Kind {
+		case Stall:
 			select {
 			case <-ctx.Done():
 			case <-flush:
+			}
+		case Slow:
+			select {
+			case <-ctx.Done():
+			case r := <-answered:
+				return r.v, r.err
 			}
 		}
 	}

@@ -156,6 +156,29 @@ func TestStall(t *testing.T) {
 	}
 }
 
+// A slow call returns the server's reply once it ran, at Flush, when its
+// context is still live.
+func TestSlow(t *testing.T) {
+	var reached atomic.Int64
+	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault {
+		return faults.Fault{Kind: faults.Slow, After: time.Hour}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.Extend(context.Background(), "k", "t", time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the slow call returned before Flush: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	fd.Flush()
+	if err := <-done; err != nil || reached.Load() != 1 {
+		t.Fatalf("the slow call after Flush: err %v, reached %d", err, reached.Load())
+	}
+}
+
 // A lost reply reaches the server, also when the caller's context ended.
 func TestLoseReply(t *testing.T) {
 	var reached atomic.Int64
