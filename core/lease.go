@@ -310,7 +310,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	// The release waits for every node, so that the caller finds the lock
-	// free on each afterwards, unless ctx ends once a majority decided: a
+	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold.
 	replies := vote(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
