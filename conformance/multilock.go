@@ -217,6 +217,10 @@ func testMultiSortedOrder(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	defer held.Unlock(ctx)
+	// TryLock returns once a majority granted: wait for the others.
+	for deadline := time.Now().Add(2 * time.Second); e.onNodes(t, ctx, lockKey(ns[0])) < len(e.addrs) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if _, err := ml.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryLock with the lowest name held: got %v, want ErrNotAcquired", err)
 	}

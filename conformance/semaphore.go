@@ -524,7 +524,7 @@ func testSemaphoreWakePassesOn(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.client(t)
+	c := e.client(t, core.WithNodeTimeout(time.Second)) // a waiter's attempt that timed out fails its Acquire
 	const waiters = 3
 	var got [waiters]<-chan locked
 	for i := range got {
