@@ -20,10 +20,7 @@ import (
 // then succeeds.
 func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 	n := name(t)
-	hook, resume := stalledMinority(e, n)
-	holder, hfds := e.faultyClient(t, hook, stalledOptions...)
-	waiter, wfds := e.faultyClient(t, hook, stalledOptions...)
-	defer resume(append(hfds, wfds...))
+	holder, waiter := e.stalledClients(t, n)
 	ctx, cancel := context.WithTimeout(ctxFor(t, 60*time.Second), 10*time.Second)
 	defer cancel()
 	within := func(what string, err error) {
@@ -82,6 +79,17 @@ func stalledMinority(e env, name string) (hook faults.Hook, resume func([]*fault
 		resumed.Store(true)
 		flush(fds)
 	}
+}
+
+// stalledClients are two Clients, a holder and a waiter, whose calls on
+// name stall on the last minority of nodes (stalledMinority) until the
+// case ends, before the Clients close.
+func (e env) stalledClients(t *testing.T, name string) (holder, waiter *core.Client) {
+	hook, resume := stalledMinority(e, name)
+	holder, hfds := e.faultyClient(t, hook, stalledOptions...)
+	waiter, wfds := e.faultyClient(t, hook, stalledOptions...)
+	t.Cleanup(func() { resume(append(hfds, wfds...)) }) // runs before the Clients' Close
+	return holder, waiter
 }
 
 // testUnlockUnconfirmedNotLost: a lease holds on a bare majority (the
@@ -143,10 +151,7 @@ func testSplitRoundFailsFast(t *testing.T, e env) {
 // reports ErrNoQuorum.
 func testStalledContextBounds(t *testing.T, e env) {
 	n, quorum := name(t), len(e.addrs)/2+1
-	hook, resume := stalledMinority(e, n)
-	holder, hfds := e.faultyClient(t, hook, stalledOptions...)
-	waiter, wfds := e.faultyClient(t, hook, stalledOptions...)
-	defer resume(append(hfds, wfds...))
+	holder, waiter := e.stalledClients(t, n)
 	ctx, cancel := context.WithTimeout(ctxFor(t, 60*time.Second), 20*time.Second)
 	defer cancel()
 	l, err := holder.Mutex(n).TryLock(ctx)
