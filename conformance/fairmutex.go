@@ -32,6 +32,7 @@ func runFairMutex(t *testing.T, e env) {
 	maps.Copy(cases, hostile(e, "FairMutex"))
 	maps.Copy(cases, randomFaults(e, "FairMutex"))
 	if len(e.addrs) >= 3 {
+		cases["StalledRounds"] = testStalledRounds("FairMutex")
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")

@@ -12,13 +12,15 @@ import (
 )
 
 // exclusiveLock is how the late-undo and late-attempt cases take one
-// exclusive primitive: lock takes name through c, acquire is the
+// exclusive primitive: lock takes name through c (try makes one
+// attempt), acquire is the
 // operation of package spec that a waiter's attempt calls and undo those
 // its undo may call, key is the key on each node that holds the lease,
 // and line the waiters' line. A Client's first Lock under Notify of a
 // Mutex or MultiLock (late) joins the line at its second attempt.
 type exclusiveLock struct {
 	lock    func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	try     func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
 	acquire string
 	undo    []string
 	key     func(name string) string
@@ -33,6 +35,7 @@ var mutexUndo = []string{"Release", "ReleaseWake"}
 var exclusiveLocks = map[string]exclusiveLock{
 	"Mutex": {
 		lock:    func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		try:     func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).TryLock(ctx) },
 		acquire: "MutexAcquire", undo: mutexUndo, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
@@ -40,12 +43,18 @@ var exclusiveLocks = map[string]exclusiveLock{
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 			return c.FairMutex(n).Lock(ctx)
 		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.FairMutex(n).TryLock(ctx)
+		},
 		acquire: "FairMutexAcquire", undo: []string{"FairMutexRelease"}, key: func(n string) string { return fairKey(n, "") },
 		line: func(n string) string { return fairKey(n, ":q") },
 	},
 	"RWMutex": {
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 			return c.RWMutex(n).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.RWMutex(n).TryLock(ctx)
 		},
 		acquire: "RWMutexWriteAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":w") },
 		line: func(n string) string { return rwKey(n, ":wq") },
@@ -55,6 +64,9 @@ var exclusiveLocks = map[string]exclusiveLock{
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 			return c.MultiLock([]string{n, n + "/2"}).Lock(ctx)
 		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.MultiLock([]string{n, n + "/2"}).TryLock(ctx)
+		},
 		acquire: "MultiLockAcquire", undo: []string{"MultiLockRelease"}, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
@@ -62,6 +74,9 @@ var exclusiveLocks = map[string]exclusiveLock{
 		// One permit: as exclusive as a lock.
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 			return c.Semaphore(n, 1).Acquire(ctx, 1)
+		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Semaphore(n, 1).TryAcquire(ctx, 1)
 		},
 		acquire: "SemaphoreAcquire", undo: []string{"SemaphoreRelease"}, key: func(n string) string { return semKey(n, "") },
 		line: func(n string) string { return semKey(n, ":q") },

@@ -35,6 +35,7 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	maps.Copy(cases, randomFaults(e, "MultiLock"))
 	if len(e.addrs) >= 3 {
+		cases["StalledRounds"] = testStalledRounds("MultiLock")
 		cases["QuorumOfNodesWithAll"] = testMultiQuorum
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("MultiLock")
 	}

@@ -45,7 +45,7 @@ func runMutex(t *testing.T, e env) {
 	if len(e.addrs) >= 3 {
 		cases["StalledMinorityWaitsForNothing"] = testStalledMinorityWaitsForNothing
 		cases["UnlockUnconfirmedNotLost"] = testUnlockUnconfirmedNotLost
-		cases["SplitRoundFailsFast"] = testSplitRoundFailsFast
+		cases["StalledRounds"] = testStalledRounds("Mutex")
 		cases["StalledContextBounds"] = testStalledContextBounds
 		cases["LateGrantAfterUnlock"] = testLateGrantAfterUnlock
 	}

@@ -34,6 +34,7 @@ func runRWMutex(t *testing.T, e env) {
 	maps.Copy(cases, hostile(e, "RWMutex"))
 	maps.Copy(cases, randomFaults(e, "RWMutex"))
 	if len(e.addrs) >= 3 {
+		cases["StalledRounds"] = testStalledRounds("RWMutex")
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")

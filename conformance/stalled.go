@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,15 +59,15 @@ func testStalledMinorityWaitsForNothing(t *testing.T, e env) {
 // returns in time.
 var stalledOptions = []core.Option{core.WithTTL(30 * time.Second), core.WithNodeTimeout(25 * time.Second)}
 
-// stalledMinority is a hook that stalls every call on the lock name to
+// stalledMinority is a hook that stalls every call that touches key on
 // the last minority of the cell's nodes, and resume, which ends the stall
 // for good and lets the calls stalled so far go on: the stalled calls of a
 // case's Clients must end before the Clients close, and a failed attempt's
 // undo, sent once its stalled request returns, must not stall in turn.
-func stalledMinority(e env, name string) (hook faults.Hook, resume func([]*faults.Driver)) {
+func stalledMinority(e env, key string) (hook faults.Hook, resume func([]*faults.Driver)) {
 	var s faults.Schedule
 	for i := len(e.addrs)/2 + 1; i < len(e.addrs); i++ {
-		s.Add(faults.Rule{Node: i, Key: lockKey(name), Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
+		s.Add(faults.Rule{Node: i, Key: key, Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
 	}
 	var resumed atomic.Bool
 	hook = func(c faults.Call) faults.Fault {
@@ -85,7 +86,7 @@ func stalledMinority(e env, name string) (hook faults.Hook, resume func([]*fault
 // name stall on the last minority of nodes (stalledMinority) until the
 // case ends, before the Clients close.
 func (e env) stalledClients(t *testing.T, name string) (holder, waiter *core.Client) {
-	hook, resume := stalledMinority(e, name)
+	hook, resume := stalledMinority(e, lockKey(name))
 	holder, hfds := e.faultyClient(t, hook, stalledOptions...)
 	waiter, wfds := e.faultyClient(t, hook, stalledOptions...)
 	t.Cleanup(func() { resume(append(hfds, wfds...)) }) // runs before the Clients' Close
@@ -117,29 +118,71 @@ func testUnlockUnconfirmedNotLost(t *testing.T, e env) {
 	}
 }
 
-// testSplitRoundFailsFast: a minority of nodes stalls, and the others
-// split: one holds the lock for another client, the rest grant. A majority
-// answered, but neither way: the attempt must fail (ErrNotAcquired) and
-// undo its grants without waiting for the stalled nodes to break the tie,
-// which a node timeout longer than the context would not allow.
-func testSplitRoundFailsFast(t *testing.T, e env) {
-	n, quorum := name(t), len(e.addrs)/2+1
-	hook, resume := stalledMinority(e, n)
-	cl, fds := e.faultyClient(t, hook, stalledOptions...)
-	defer resume(fds)
-	ctx, cancel := context.WithTimeout(ctxFor(t, 60*time.Second), 10*time.Second)
-	defer cancel()
-	if err := e.admin(t, 0).Set(ctx, lockKey(n), "another client", time.Minute).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
-		t.Fatalf("TryLock granted by %d nodes, refused by 1, with %d stalled: got %v, want ErrNotAcquired within the 10s context (the node timeout is 25s)",
-			quorum-1, len(e.addrs)-quorum, err)
-	}
-	for i := 1; i < quorum; i++ {
-		if v, err := e.admin(t, i).Exists(ctx, lockKey(n)).Result(); err != nil || v != 0 {
-			t.Errorf("node %d: the split attempt was not undone (exists %d, %v)", i, v, err)
+// testStalledRounds: a minority of nodes stalls on primitive p's key
+// (every call waits out its node timeout, which is longer than the
+// case's contexts). Rounds that the answering nodes decide return at
+// once: an attempt a majority grants holds, and one whose answers split
+// (node 0 held by another client, the rest free) fails with
+// ErrNotAcquired and is undone where it was granted, without waiting for
+// the stalled nodes to break the tie. A waiter's Lock that gives up
+// returns by its context, and one that is served after the release
+// holds.
+func testStalledRounds(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		n, quorum := name(t), len(e.addrs)/2+1
+		hook, resume := stalledMinority(e, x.key(n))
+		cl, fds := e.faultyClient(t, hook, stalledOptions...)
+		defer resume(fds)
+		ctx := ctxFor(t, 60*time.Second)
+		stalled := fmt.Sprintf("with nodes %d to %d stalled (node timeout 25s)", quorum, len(e.addrs)-1)
+		// bounded runs call with a context of d, and fails the case when
+		// call took longer than slow: it waited for a stalled node.
+		bounded := func(what string, d, slow time.Duration, call func(context.Context) error) error {
+			t.Helper()
+			cctx, ccancel := context.WithTimeout(ctx, d)
+			defer ccancel()
+			start := time.Now()
+			err := call(cctx)
+			if took := time.Since(start); took > slow {
+				t.Errorf("%s %s took %v with a %v context", what, stalled, took.Round(time.Millisecond), d)
+			}
+			return err
 		}
+		held := func(what string, lock func(context.Context, *core.Client, string) (*core.Lease, error)) {
+			t.Helper()
+			var l *core.Lease
+			err := bounded(what, 10*time.Second, 5*time.Second, func(ctx context.Context) (err error) { l, err = lock(ctx, cl, n); return err })
+			if err != nil {
+				t.Fatalf("%s %s: %v", what, stalled, err)
+			}
+			if err := bounded("Unlock", 200*time.Millisecond, 2*time.Second, l.Unlock); err != nil {
+				t.Fatalf("Unlock %s, its context ending after 200ms: %v", stalled, err)
+			}
+		}
+		held("TryLock", x.try)
+
+		other, err := x.try(ctx, e.clientOn(t, e.addrs[:1]), n)
+		if err != nil {
+			t.Fatalf("another client's lease on node 0 alone: %v", err)
+		}
+		err = bounded("A split TryLock", 10*time.Second, 5*time.Second, func(ctx context.Context) error { _, err := x.try(ctx, cl, n); return err })
+		if !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("TryLock granted by %d nodes, refused by node 0, %s: got %v, want ErrNotAcquired", quorum-1, stalled, err)
+		}
+		for i := 1; i < quorum; i++ {
+			if v, err := e.admin(t, i).Exists(ctx, x.key(n)).Result(); err != nil || v != 0 {
+				t.Errorf("node %d: the split attempt was not undone (%s exists %d, %v)", i, x.key(n), v, err)
+			}
+		}
+		err = bounded("A waiter's Lock", time.Second, 3*time.Second, func(ctx context.Context) error { _, err := x.lock(ctx, cl, n); return err })
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a waiter's Lock on a lock held on node 0 %s: got %v, want context.DeadlineExceeded", stalled, err)
+		}
+		if err := other.Unlock(ctx); err != nil {
+			t.Fatalf("the other client's Unlock: %v", err)
+		}
+		held("Lock after the release", x.lock)
 	}
 }
 

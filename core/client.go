@@ -301,6 +301,15 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	return out
 }
 
+// detached runs op on every node, for what must be done even when ctx
+// was cancelled (an undo, a waiter leaving the line): detached from ctx,
+// it waits for every node, each up to the node timeout, but once ctx
+// ended and a majority answered it waits for no stalled node (see
+// ballot.patient); the replies of those are errNoAnswerYet.
+func detached[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
+	return vote(context.WithoutCancel(ctx), c, o, op, ballot[T]{yes: func(T) bool { return true }, patient: true, until: ctx.Done()})
+}
+
 // notWon is the error of an acquisition attempt that did not win:
 // ErrNoQuorum when too few nodes answered (ErrServerError when enough
 // answered, some with an error reply), ctx's error when ctx ended

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -122,53 +121,55 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 	case err == nil && !ticketed:
 		c.wait.passOn(key)
 	case err != nil && !c.closed.Load():
-		l := newLease(c, name, *o, out, 0)
-		leaveAgain(c, l.release(ctx, func(int) bool { return true }), func(on func(int) bool) { l.release(ctx, on) })
+		leave := func() {
+			leaveAgain(c, leaveLine(ctx, c, o, out, everyNode), func(on func(int) bool) { leaveLine(ctx, c, o, out, on) })
+		}
+		if errors.Is(err, errRejoin) {
+			c.inBackground(leave) // the waiter joins again at once, with another token
+		} else {
+			leave()
+		}
 	}
 	return l, tried, err
 }
 
-// grantRound is one Redlock round for an attempt whose nodes answer with a
-// grant: it asks every node at once and keeps the lease h when a majority
-// granted and validity is left, after durable made the fencing token
-// durable (nil: the lease is not exclusive and has no such step). On
-// failure it releases undo on every node that granted or may have, and
-// returns the holders' shortest remaining TTL as a hint; when that undo
-// failed on a node and the waiter reuses its token (rejoin), errRejoin.
+// leaveLine releases out, a waiter's hold, on the nodes where on(i):
+// it takes the waiter out of line.
+func leaveLine(ctx context.Context, c *Client, o *options, out hold, on func(int) bool) []reply[bool] {
+	return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
+		if !on(i) {
+			return false, nil
+		}
+		return out.release(ctx, n)
+	})
+}
+
+func everyNode(int) bool { return true }
+
+// grantRound is one Redlock round (see round) for an attempt whose nodes
+// answer with a grant: it keeps the lease h, after durable made the
+// fencing token durable (nil: the lease is not exclusive and has no such
+// step). On failure it releases undo wherever the attempt may have
+// landed, and returns the holders' shortest remaining TTL as a hint; when
+// some of the attempt may still land and the waiter reuses its token
+// (rejoin), errRejoin.
 func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *node) (grant, error),
 	durable func(context.Context, []reply[grant], int64) bool) (*Lease, time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+	p := round[grant]{c: c, o: o, name: name, ask: ask,
+		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
+		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return undo.release(ctx, n) },
 	}
-	if c.closed.Load() {
-		return nil, 0, ErrClosed
-	}
-	start := time.Now()
-	replies := fanout(ctx, c, o, ask)
-	granted, fence, holderTTL := tally(replies)
-	if granted >= c.quorum {
-		if _, ok := o.validUntil(start, o.ttl); ok {
-			if len(c.nodes) == 1 || !o.fencing || durable == nil || durable(ctx, replies, fence) {
-				if until, ok := o.validUntil(start, o.ttl); ok {
-					l := newLease(c, name, *o, h, uint64(fence))
-					l.start(until)
-					return l, 0, nil
-				}
-			}
+	if durable != nil {
+		p.durable = func(ctx context.Context, replies []reply[grant], _ func(int) bool, fence int64) bool {
+			return durable(ctx, replies, fence)
 		}
 	}
-	undone := newLease(c, name, *o, undo, 0).release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Acquired })
-	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
-		return nil, 0, ErrClosed
-	}
-	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return nil, 0, err
-	}
-	if rejoin && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
+	r := p.play(ctx)
+	if rejoin && errors.Is(r.err, ErrNotAcquired) && r.unsure {
 		return nil, 0, errRejoin
 	}
-	return nil, holderTTL, ErrNotAcquired
+	return r.lease, r.hint, r.err
 }
 
 // fenceDurable makes a quorum's fencing token durable for an exclusive

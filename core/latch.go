@@ -73,7 +73,7 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		return true, nil
 	}
 	// Undo on the minority that took it, and where the answer was lost.
-	fanout(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
+	detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
 		if r := replies[i]; r.err == nil && !r.v {
 			return false, nil
 		}

@@ -312,9 +312,9 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold.
-	replies := vote(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
+	replies := detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
-	}, ballot[bool]{yes: isTrue, patient: true, until: ctx.Done()})
+	})
 	switch {
 	case prior != nil:
 		return prior
@@ -334,9 +334,9 @@ func (l *Lease) Unlock(ctx context.Context) error {
 func isTrue(v bool) bool { return v }
 
 // release gives the hold up on the nodes where on(i) is true, even when
-// ctx was cancelled.
+// ctx was cancelled (see detached).
 func (l *Lease) release(ctx context.Context, on func(int) bool) []reply[bool] {
-	return fanout(context.WithoutCancel(ctx), l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
+	return detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
 		if !on(i) {
 			return false, nil
 		}

@@ -151,16 +151,12 @@ func (m *MultiLock) check(ctx context.Context) error {
 // tally, which holds the name it stopped at and that holder's shortest
 // remaining TTL, for the wait; and the nodes' replies.
 func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticket) (*Lease, allTally, []reply[[]grant], error) {
-	if err := ctx.Err(); err != nil {
-		return nil, allTally{}, nil, err
-	}
 	c := m.c
 	rejoin := holder != "" && m.opts.owner == "" // a waiter's token, its attempts share
 	if holder == "" || m.opts.owner != "" {
 		holder = rand.Text() // an owner's attempt, never granted, has its own
 	}
 	h, o := m.hold(holder)
-	start := time.Now()
 	for i, t := range tickets { // one set of secrets: the attempt stores it at whichever name it queues
 		if i == 0 {
 			t.grants.expect()
@@ -168,8 +164,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 			t.grants.expectAs(&tickets[0].grants)
 		}
 	}
-	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, n *node) ([]grant, error) {
-		gs, err := h.acquire(ctx, n, o.ttl, tickets)
+	observe := func(i int, gs []grant, err error) {
 		for j, t := range tickets {
 			switch {
 			case j < len(gs):
@@ -178,46 +173,56 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 				t.grants.observe(i, grant{}, err)
 			}
 		}
-		return gs, err
-	})
-	t := tallyAll(replies, len(h))
-	l := newLease(c, strings.Join(m.names, ","), o, h, uint64(t.fence))
-	if t.granted >= c.quorum {
-		if _, ok := o.validUntil(start, o.ttl); ok {
-			if !o.fencing || h.makeFenceDurable(ctx, c, &o, replies, t.fence) {
-				if until, ok := o.validUntil(start, o.ttl); ok {
-					l.start(until)
-					return l, t, replies, nil
+	}
+	var t allTally
+	all := func(gs []grant) bool { return allGranted(gs, len(h)) }
+	p := round[[]grant]{c: c, o: &o, name: strings.Join(m.names, ","),
+		ask: func(ctx context.Context, i int, n *node) ([]grant, error) {
+			gs, err := h.acquire(ctx, n, o.ttl, tickets)
+			observe(i, gs, err)
+			return gs, err
+		},
+		granted: all,
+		count: func(replies []reply[[]grant]) outcome[[]grant] {
+			t = tallyAll(replies, len(h))
+			return outcome[[]grant]{wins: func(r reply[[]grant]) bool { return r.err == nil && all(r.v) }, fence: t.fence, hint: t.holderTTL}
+		},
+		hold:    func(outcome[[]grant]) hold { return h },
+		mayHold: func(r reply[[]grant]) bool { return r.err != nil || slices.ContainsFunc(r.v, acquired) },
+		// Undo on a node what it may have granted: the names it granted,
+		// and the one in flight when its call failed. Nothing more, so
+		// that an owner's earlier holds of the other names stay.
+		undo: func(ctx context.Context, n *node, r reply[[]grant]) (bool, error) {
+			if h.whole(n) {
+				if r.err == nil && !all(r.v) {
+					return true, nil // refused: it took none
+				}
+				return h.release(ctx, n)
+			}
+			taken := len(r.v)
+			if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
+				taken--
+			} else if r.err != nil {
+				taken = min(taken+1, len(h))
+			}
+			return h[:taken].release(ctx, n)
+		},
+		durable: func(ctx context.Context, replies []reply[[]grant], _ func(int) bool, fence int64) bool {
+			return h.makeFenceDurable(ctx, c, &o, replies, fence)
+		},
+		voted: func(replies []reply[[]grant]) {
+			for i, r := range replies {
+				if stillOut(r) {
+					observe(i, nil, r.err) // its grants may be undone yet
 				}
 			}
-		}
+		},
 	}
-	// Undo on each node what it may have granted: the names it granted,
-	// and the one in flight when its call failed. Nothing more, so that
-	// an owner's earlier holds of the other names stay.
-	undone := fanout(context.WithoutCancel(ctx), c, &o, func(ctx context.Context, i int, n *node) (bool, error) {
-		r := replies[i]
-		if h.whole(n) {
-			if r.err == nil && !allGranted(r.v, len(h)) {
-				return true, nil // refused: it took none
-			}
-			return h.release(ctx, n)
-		}
-		taken := len(r.v)
-		if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
-			taken--
-		} else if r.err != nil {
-			taken = min(taken+1, len(h))
-		}
-		return h[:taken].release(ctx, n)
-	})
-	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return nil, t, replies, err
+	r := p.play(ctx)
+	if rejoin && errors.Is(r.err, ErrNotAcquired) && r.unsure {
+		return nil, t, r.replies, errRejoin
 	}
-	if rejoin && slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) {
-		return nil, t, replies, errRejoin
-	}
-	return nil, t, replies, ErrNotAcquired
+	return r.lease, t, r.replies, r.err
 }
 
 // hold is the lease's hold with holder, and the options the lease keeps

@@ -56,7 +56,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// server, gives back what a release granted the waiter there.
 	quit := func(on func(int) bool) {
 		leave(on, -1, false, true)
-		fanout(context.WithoutCancel(ctx), m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
+		detached(ctx, m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
 			if !on(i) || !whole(i) {
 				return false, nil
 			}

@@ -77,15 +77,11 @@ func acquire[L any](ctx context.Context, c *Client, o *options, key string, atte
 	}
 }
 
-// attempt runs one Redlock round: ask every node at once, count grants,
-// and keep the lease only when a majority granted it and time is left.
-// On failure it returns the holder's shortest remaining TTL as a hint. A
-// queued waiter passes its ticket (see notify_queue.go); nil stands for an
-// attempt that does not queue.
+// attempt runs one Redlock round (see round): on failure it returns the
+// holder's shortest remaining TTL as a hint. A queued waiter passes its
+// ticket (see notify_queue.go); nil stands for an attempt that does not
+// queue.
 func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
 	c, o := m.c, &m.opts
 	// A queued waiter keeps its token, which its grants carry. An owner's
 	// attempt takes a fresh one, as it is never granted: its undo then
@@ -95,70 +91,44 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		holder = t.token
 	}
 	h := m.hold(holder)
-	start := time.Now()
 	if t != nil {
-		t.sent = start
+		t.sent = time.Now()
 		t.grants.expect()
 	}
-	// A node that has not answered once a majority decided is undone when
-	// its answer comes, if the attempt failed or its lease has ended by
-	// then: an undo sent before the answer could land first, and a grant
-	// that lands after the lease's release would hold that node until its
-	// TTL.
-	decided, won, a := make(chan struct{}), false, t.ask()
-	var l *Lease
-	defer close(decided)
-	replies := vote(ctx, c, o, func(ctx context.Context, i int, n *node) (grant, error) {
-		g, err := h.acquire(ctx, n, o.ttl, t, a)
-		if t != nil {
-			t.grants.observe(i, g, err)
-		}
-		return g, err
-	}, ballot[grant]{yes: func(g grant) bool { return g.Acquired }, splitFails: true, late: func(i int, r reply[grant]) {
-		if <-decided; (!won || l.Err() != nil) && (r.err != nil || r.v.Acquired) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
-			defer cancel()
-			h.release(rctx, c.nodes[i])
-		}
-	}})
-	if t != nil {
-		for i, r := range replies {
-			if errors.Is(r.err, errNoAnswerYet) {
-				t.grants.observe(i, grant{}, r.err) // its grants may be undone yet
+	a := t.ask()
+	p := round[grant]{c: c, o: o, name: m.name,
+		ask: func(ctx context.Context, i int, n *node) (grant, error) {
+			g, err := h.acquire(ctx, n, o.ttl, t, a)
+			if t != nil {
+				t.grants.observe(i, g, err)
 			}
-		}
+			return g, err
+		},
+		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
+		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return h.release(ctx, n) },
+		durable: func(ctx context.Context, replies []reply[grant], _ func(int) bool, fence int64) bool {
+			return h.makeFenceDurable(ctx, c, o, replies, fence)
+		},
 	}
-	granted, fence, holderTTL := tally(replies)
-	l = newLease(c, m.name, *o, h, uint64(fence))
-	if granted >= c.quorum {
-		if _, ok := o.validUntil(start, o.ttl); ok {
-			if len(c.nodes) == 1 || !o.fencing || h.makeFenceDurable(ctx, c, o, replies, fence) {
-				if until, ok := o.validUntil(start, o.ttl); ok {
-					l.start(until)
-					won = true
-					if t != nil && t.joined && len(c.nodes) > 1 {
-						m.leaveBehind(ctx, t, func(i int) bool { return replies[i].err != nil || !replies[i].v.Acquired })
-					}
-					return l, 0, nil
+	if t != nil {
+		p.voted = func(replies []reply[grant]) {
+			for i, r := range replies {
+				if stillOut(r) {
+					t.grants.observe(i, grant{}, r.err) // its grants may be undone yet
 				}
 			}
 		}
+		p.won = func(ctx context.Context, _ *Lease, replies []reply[grant], wins func(int) bool) {
+			if t.joined && len(c.nodes) > 1 {
+				m.leaveBehind(ctx, t, func(i int) bool { return !wins(i) })
+			}
+		}
 	}
-	// Undo the attempt on every node that may have granted it: those that
-	// granted or failed (a node that timed out may have). A node that
-	// answered no does not hold the token (nor, for an owner, its new hold).
-	// A node that has not answered is undone once it does (above).
-	undone := l.release(ctx, func(i int) bool {
-		return !errors.Is(replies[i].err, errNoAnswerYet) && (replies[i].err != nil || replies[i].v.Acquired)
-	})
-	if t != nil && (slices.ContainsFunc(undone, func(r reply[bool]) bool { return r.err != nil }) ||
-		slices.ContainsFunc(replies, func(r reply[grant]) bool { return errors.Is(r.err, errNoAnswerYet) })) {
+	r := p.play(ctx)
+	if t != nil && r.err != nil && r.unsure {
 		t.rotate(rand.Text())
 	}
-	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return nil, 0, err
-	}
-	return nil, holderTTL, ErrNotAcquired
+	return r.lease, r.hint, r.err
 }
 
 // grant is one node's answer to an acquisition.
@@ -169,22 +139,28 @@ type grant struct {
 	First     bool // a queued waiter is at the head of the queue
 }
 
-// tally counts grants, takes the highest fencing counter among them, and
-// the shortest remaining TTL among the nodes held by someone else.
-func tally(replies []reply[grant]) (granted int, fence int64, holderTTL time.Duration) {
-	holderTTL = -1
+// countGrants reads the answers of a round whose nodes grant or refuse:
+// the lease's token is the highest the grants drew, and the hint the
+// shortest remaining TTL among the nodes held by someone else.
+func countGrants(replies []reply[grant]) outcome[grant] {
+	out := outcome[grant]{wins: func(r reply[grant]) bool { return r.err == nil && r.v.Acquired }, hint: -1}
 	for _, r := range replies {
 		switch {
 		case r.err != nil:
 		case r.v.Acquired:
-			granted++
-			fence = max(fence, r.v.Fence)
-		case r.v.HolderTTL >= 0 && (holderTTL < 0 || r.v.HolderTTL < holderTTL):
-			holderTTL = r.v.HolderTTL
+			out.fence = max(out.fence, r.v.Fence)
+		case r.v.HolderTTL >= 0 && (out.hint < 0 || r.v.HolderTTL < out.hint):
+			out.hint = r.v.HolderTTL
 		}
 	}
-	return granted, fence, holderTTL
+	return out
 }
+
+func acquired(g grant) bool { return g.Acquired }
+
+// mayHoldGrant: a node that granted holds the attempt, and one whose
+// call failed may.
+func mayHoldGrant(r reply[grant]) bool { return r.err != nil || r.v.Acquired }
 
 // hold is the hold of this Mutex's lease with holder, its random token
 // (or its queued waiter's).

@@ -270,10 +270,8 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 	if o.owner != "" || keep {
 		tokens = []string{""} // no grant to hand on: an owner's waiter is only reserved the lock
 	}
-	// A leave runs detached from ctx, but a caller whose ctx ended waits
-	// for no stalled node once a majority left (see ballot.patient).
 	leave := func(on func(int) bool) []reply[int64] {
-		return vote(context.WithoutCancel(ctx), c, o, func(ctx context.Context, i int, n *node) (int64, error) {
+		return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (int64, error) {
 			if !on(i) {
 				return 0, nil
 			}
@@ -290,7 +288,7 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 				handed = max(handed, v)
 			}
 			return handed, nil
-		}, ballot[int64]{yes: func(int64) bool { return true }, patient: true, until: ctx.Done()})
+		})
 	}
 	replies := leave(on)
 	if forGood { // else the waiter may join this queue again with the ticket

@@ -192,13 +192,11 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 	return nil
 }
 
-// attempt runs one round: every node at once, each giving n slots or
-// none. On failure it returns the time until enough permits expire as a
-// hint. A waiter in Acquire passes its place in line; nil does not join.
+// attempt runs one round (see round): every node at once, each giving n
+// slots or none. On failure it returns the time until enough permits
+// expire as a hint. A waiter in Acquire passes its place in line; nil does
+// not join.
 func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
 	if w != nil {
@@ -213,62 +211,58 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(1 << 52)
-	start := time.Now()
-	replies := fanout(ctx, c, o, func(ctx context.Context, _ int, nd *node) (driver.SemaphoreAcquireReply, error) {
-		return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
-			h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)
-	})
-	t := tallyPermits(replies)
-	won := func(i int) bool { r := replies[i]; return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
-	h.slots = t.slots
-	l := newLease(c, s.name, *o, h, uint64(t.fence))
-	if t.granted >= c.quorum {
-		if _, ok := o.validUntil(start, o.ttl); ok {
-			if len(c.nodes) == 1 || !o.fencing || s.makeFenceDurable(ctx, won, t.fence) {
-				if until, ok := o.validUntil(start, o.ttl); ok {
-					// Give back the other slots a minority gave, or may
-					// have given where the reply was lost.
-					l.release(ctx, func(i int) bool { return !won(i) && (replies[i].err != nil || replies[i].v.Status == 1) })
-					if w != nil && w.join && len(c.nodes) > 1 {
-						// Where it did not win, it is still in line, and
-						// would hold that line up until its entry lapsed.
-						c.inBackground(func() { s.leaveLine(ctx, w.ticket, func(i int) bool { return !won(i) }) })
-					}
-					l.start(until)
-					return l, 0, nil
-				}
+	var t permitTally
+	p := round[permitReply]{c: c, o: o, name: s.name,
+		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
+			return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
+				h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)
+		},
+		granted: func(r permitReply) bool { return r.Status == 1 },
+		count: func(replies []reply[permitReply]) outcome[permitReply] {
+			t = tallyPermits(replies)
+			// A node that gave other slots than the majority's is not
+			// part of the lease.
+			wins := func(r reply[permitReply]) bool { return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
+			return outcome[permitReply]{wins: wins, fence: t.fence, hint: t.retry}
+		},
+		hold:    func(outcome[permitReply]) hold { h.slots = t.slots; return h },
+		mayHold: func(r reply[permitReply]) bool { return r.err != nil || r.v.Status == 1 },
+		undo:    func(ctx context.Context, nd *node, _ reply[permitReply]) (bool, error) { return h.release(ctx, nd) },
+		durable: func(ctx context.Context, _ []reply[permitReply], wins func(int) bool, fence int64) bool {
+			return len(c.nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
+		},
+		won: func(ctx context.Context, l *Lease, replies []reply[permitReply], wins func(int) bool) {
+			// Give back the other slots a minority gave, or may have
+			// given where the reply was lost.
+			l.release(ctx, func(i int) bool {
+				r := replies[i]
+				return !wins(i) && !stillOut(r) && (r.err != nil || r.v.Status == 1)
+			})
+			if w != nil && w.join && len(c.nodes) > 1 {
+				// Where it did not win, it is still in line, and would
+				// hold that line up until its entry lapsed.
+				out := semaphoreHold{keys: k, ticket: w.ticket}
+				c.inBackground(func() { leaveLine(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
 			}
-		}
+		},
 	}
-	// Undo where the permits may have been given: the nodes that gave them
-	// and those that did not answer. A refusal wrote nothing to undo.
-	l.release(ctx, func(i int) bool { return replies[i].err != nil || replies[i].v.Status == 1 })
-	if err := notWon(ctx, c, replies); !errors.Is(err, ErrNotAcquired) {
-		return nil, 0, err
-	}
-	if t.tooMany >= c.quorum {
+	r := p.play(ctx)
+	switch {
+	case !errors.Is(r.err, ErrNotAcquired):
+		return r.lease, 0, r.err
+	case t.tooMany >= c.quorum:
 		return nil, 0, invalid("cannot take %d permits of semaphore %q, which has %d", n, s.name, t.size)
-	}
-	if t.granted > 0 {
+	case t.granted > 0:
 		// Nodes that gave it permits took it out of line, so none of
 		// them will wake it: it tries again after its backoff rather
 		// than at the hint, which puts it back in line.
 		return nil, 0, ErrNotAcquired
 	}
-	return nil, t.retry, ErrNotAcquired
+	return nil, r.hint, ErrNotAcquired
 }
 
-// leaveLine takes a waiter's ticket out of line on the nodes where on(i),
-// which wakes the waiter first in line there.
-func (s *Semaphore) leaveLine(ctx context.Context, ticket string, on func(int) bool) {
-	h := semaphoreHold{keys: s.keys, ticket: ticket}
-	fanout(context.WithoutCancel(ctx), s.c, &s.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
-		if !on(i) {
-			return false, nil
-		}
-		return h.release(ctx, nd)
-	})
-}
+// permitReply is one node's answer to a Semaphore attempt.
+type permitReply = driver.SemaphoreAcquireReply
 
 // permitTally sums up one attempt's replies.
 type permitTally struct {
@@ -280,7 +274,7 @@ type permitTally struct {
 	size    int64         // the number of permits a node refusing too many reported
 }
 
-func tallyPermits(replies []reply[driver.SemaphoreAcquireReply]) permitTally {
+func tallyPermits(replies []reply[permitReply]) permitTally {
 	t := permitTally{retry: -1}
 	given := map[int64]int{} // nodes by the digest of the slots they gave
 	for _, r := range replies {
