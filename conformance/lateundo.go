@@ -34,8 +34,10 @@ var mutexUndo = []string{"Release", "ReleaseWake"}
 
 var exclusiveLocks = map[string]exclusiveLock{
 	"Mutex": {
-		lock:    func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		try:     func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).TryLock(ctx) },
+		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Mutex(n).TryLock(ctx)
+		},
 		acquire: "MutexAcquire", undo: mutexUndo, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
