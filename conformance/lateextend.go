@@ -57,7 +57,7 @@ var extendedLeases = map[string]map[string]extendedLease{
 			}},
 	},
 	"FairMutex": {
-		"lock": {op: fixed("Extend"), key: lockKey,
+		"lock": {op: fixed("Extend"), key: func(n string) string { return fairKey(n, "") },
 			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
 				return c.FairMutex(n, core.WithTTL(ttl)).TryLock(ctx)
 			},

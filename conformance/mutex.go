@@ -46,6 +46,7 @@ func runMutex(t *testing.T, e env) {
 		cases["StalledMinorityWaitsForNothing"] = testStalledMinorityWaitsForNothing
 		cases["UnlockUnconfirmedNotLost"] = testUnlockUnconfirmedNotLost
 		cases["StalledRounds"] = testStalledRounds("Mutex")
+		cases["StalledUndoBounded"] = testStalledUndoBounded
 		cases["StalledContextBounds"] = testStalledContextBounds
 		cases["LateGrantAfterUnlock"] = testLateGrantAfterUnlock
 	}

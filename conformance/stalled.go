@@ -156,8 +156,11 @@ func testStalledRounds(p string) func(*testing.T, env) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", what, stalled, err)
 			}
-			if err := bounded("Unlock", 200*time.Millisecond, 2*time.Second, l.Unlock); err != nil {
-				t.Fatalf("Unlock %s, its context ending after 200ms: %v", stalled, err)
+			// Once its context ended, Unlock waits for the stalled nodes
+			// about as long as the majority took, not as long again as
+			// the context.
+			if err := bounded("Unlock", 2*time.Second, 3*time.Second, l.Unlock); err != nil {
+				t.Fatalf("Unlock %s, its context ending after 2s: %v", stalled, err)
 			}
 		}
 		held("TryLock", x.try)
@@ -166,7 +169,9 @@ func testStalledRounds(p string) func(*testing.T, env) {
 		if err != nil {
 			t.Fatalf("another client's lease on node 0 alone: %v", err)
 		}
-		err = bounded("A split TryLock", 10*time.Second, 5*time.Second, func(ctx context.Context) error { _, err := x.try(ctx, cl, n); return err })
+		// A split round gives the stalled nodes a tenth of the node
+		// timeout (2.5s a name here) to break the tie.
+		err = bounded("A split TryLock", 10*time.Second, 8*time.Second, func(ctx context.Context) error { _, err := x.try(ctx, cl, n); return err })
 		if !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("TryLock granted by %d nodes, refused by node 0, %s: got %v, want ErrNotAcquired", quorum-1, stalled, err)
 		}
@@ -183,6 +188,47 @@ func testStalledRounds(p string) func(*testing.T, env) {
 			t.Fatalf("the other client's Unlock: %v", err)
 		}
 		held("Lock after the release", x.lock)
+	}
+}
+
+// testStalledUndoBounded: another client holds the lock on a bare
+// majority, whose answers come 100ms late; the other nodes grant first,
+// and the undo of the failed attempt stalls on them. A TryLock with a 2s
+// context waits for that undo until the context ends, and then returns
+// ErrNotAcquired (the round was refused; its undo does not make that the
+// context's doing) without waiting longer.
+func testStalledUndoBounded(t *testing.T, e env) {
+	n, quorum := name(t), len(e.addrs)/2+1
+	var s faults.Schedule
+	late := faults.Fault{Kind: faults.Slow, After: 100 * time.Millisecond}
+	stall := faults.Fault{Kind: faults.Stall, After: time.Hour}
+	for i := range len(e.addrs) {
+		if i < quorum {
+			s.Add(faults.Rule{Node: i, Op: "MutexAcquire", Key: lockKey(n), Fault: late})
+			continue
+		}
+		for _, op := range mutexUndo {
+			s.Add(faults.Rule{Node: i, Op: op, Key: lockKey(n), Fault: stall})
+		}
+	}
+	cl, fds := e.faultyClient(t, s.Hook, stalledOptions...)
+	defer flush(fds)
+	ctx := ctxFor(t, 60*time.Second)
+	other, err := e.clientOn(t, e.addrs[:quorum]).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("another client's lease on nodes 0 to %d: %v", quorum-1, err)
+	}
+	defer other.Unlock(ctx)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = cl.Mutex(n).TryLock(tctx)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("a refused TryLock with a 2s context, whose undo stalls on nodes %d to %d (node timeout 25s), took %v",
+			quorum, len(e.addrs)-1, took.Round(time.Millisecond))
+	}
+	if !errors.Is(err, core.ErrNotAcquired) {
+		t.Errorf("a TryLock refused by a majority, whose undo outlasted its context: got %v, want ErrNotAcquired", err)
 	}
 }
 

@@ -179,11 +179,16 @@ type ballot[T any] struct {
 	yes func(T) bool
 	// splitFails marks an acquisition attempt: a majority that answered at
 	// all decides it, and split between yes and no it fails (it is undone
-	// and tried again) rather than wait for a stalled node to break the tie.
+	// and tried again) once the nodes still out had a tenth of the node
+	// timeout to break the tie, rather than wait for a stalled node.
 	splitFails bool
+	// agree, when not nil, groups the yes answers: only those that agree
+	// on a value (a Semaphore's slots) count together toward a majority.
+	agree func(T) int64
 	// patient makes a round wait for every node until until closes (for
 	// good when it is nil); once it closed and a majority answered, decided
-	// or not, the others get straggleFor as above. A release waits so, for
+	// or not, the others get as long as that majority took to answer (at
+	// least straggleFor). A release waits so, for
 	// its caller's context: after it, every node that answers has released,
 	// and a context that ended bounds it even when the answers split.
 	patient bool
@@ -232,13 +237,24 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		go func() { answers <- answer{i, call(i)} }()
 	}
 	answered := make([]bool, len(c.nodes))
-	ayes, noes := 0, 0
+	ayes, noes := map[int64]int{}, 0 // yes answers by what they agree on
 	start := time.Now()
 	var (
 		decided  bool
 		straggle <-chan time.Time // runs once decided
 		until    <-chan struct{}  // b.until once a majority answered, if patient
+		majority time.Duration    // how long it took a majority to answer, if patient
 	)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	wait := func(d time.Duration) { // once: a vote is decided once
+		timer = time.NewTimer(d)
+		straggle = timer.C
+	}
 	// stop gives up on the nodes still out, which finish in the background.
 	stop := func(left int) []reply[T] {
 		for i := range out {
@@ -269,9 +285,8 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		case <-straggle:
 			return stop(left)
 		case <-until: // patient, and a majority answered
-			t := time.NewTimer(max(straggleFor, time.Since(start)))
-			defer t.Stop()
-			straggle, until = t.C, nil
+			wait(max(straggleFor, majority))
+			until = nil
 			left++ // no answer taken
 			continue
 		}
@@ -282,19 +297,31 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		switch {
 		case a.r.err != nil: // decides nothing: the error to report needs the others
 		case b.yes(a.r.v):
-			ayes++
+			var group int64
+			if b.agree != nil {
+				group = b.agree(a.r.v)
+			}
+			ayes[group]++
 		default:
 			noes++
 		}
+		most, yes := 0, 0
+		for _, n := range ayes {
+			most, yes = max(most, n), yes+n
+		}
 		switch {
 		case decided:
-		case b.patient && ayes+noes >= c.quorum:
-			decided, until = true, b.until
-		case !b.patient && (ayes >= c.quorum || noes > len(c.nodes)-c.quorum || b.splitFails && ayes+noes >= c.quorum):
+		case b.patient && yes+noes >= c.quorum:
+			decided, until, majority = true, b.until, time.Since(start)
+		case b.patient:
+		case most >= c.quorum || noes > len(c.nodes)-c.quorum:
 			decided = true
-			t := time.NewTimer(max(straggleFor, time.Since(start)))
-			defer t.Stop()
-			straggle = t.C
+			wait(max(straggleFor, time.Since(start)))
+		case b.splitFails && yes+noes >= c.quorum:
+			// Split: the nodes still out may still break the tie, and
+			// get a tenth of the node timeout for it, not all of it.
+			decided = true
+			wait(max(straggleFor, time.Since(start), o.perNodeTimeout()/10))
 		}
 	}
 	c.sending.RUnlock()

@@ -21,8 +21,10 @@ type round[T any] struct {
 	o    *options
 	name string
 	ask  func(ctx context.Context, i int, n *node) (T, error)
-	// granted is a node's answer that counts toward the vote.
+	// granted is a node's answer that counts toward the vote; agree,
+	// when not nil, says what it granted, when grants must agree.
 	granted func(T) bool
+	agree   func(T) int64
 	// count reads the answers once the vote is in.
 	count func([]reply[T]) outcome[T]
 	// hold is the hold of the lease the outcome describes.
@@ -90,7 +92,7 @@ func (r round[T]) play(ctx context.Context) played[T] {
 		l       *Lease
 	)
 	defer close(decided)
-	replies := vote(ctx, c, o, r.ask, ballot[T]{yes: r.granted, splitFails: true, late: func(i int, late reply[T]) {
+	replies := vote(ctx, c, o, r.ask, ballot[T]{yes: r.granted, agree: r.agree, splitFails: true, late: func(i int, late reply[T]) {
 		if <-decided; r.mayHold(late) && (!held || l.Err() != nil || late.err == nil && !out.wins(late)) {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
 			defer cancel()
@@ -113,6 +115,9 @@ func (r round[T]) play(ctx context.Context) played[T] {
 			return played[T]{lease: l, replies: replies, unsure: slices.ContainsFunc(replies, stillOut[T])}
 		}
 	}
+	// The error is the round's, before the undo: an undo that waits out
+	// ctx for a stalled node does not make a refusal ctx's doing.
+	err := notWon(ctx, c, replies)
 	// Undo wherever the attempt may have landed; a node still out is
 	// undone when it answers (above). A refusal wrote nothing.
 	undone := detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
@@ -121,13 +126,10 @@ func (r round[T]) play(ctx context.Context) played[T] {
 		}
 		return r.undo(ctx, n, replies[i])
 	})
-	p := played[T]{hint: out.hint, replies: replies, unsure: slices.ContainsFunc(replies, stillOut[T]) ||
+	p := played[T]{hint: out.hint, err: err, replies: replies, unsure: slices.ContainsFunc(replies, stillOut[T]) ||
 		slices.ContainsFunc(undone, func(u reply[bool]) bool { return u.err != nil })}
-	switch {
-	case c.closed.Load(): // closed while the round was out: its errors are Close's doing
+	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
 		p.err = ErrClosed
-	default:
-		p.err = notWon(ctx, c, replies)
 	}
 	if !errors.Is(p.err, ErrNotAcquired) {
 		p.hint = 0

@@ -218,6 +218,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 				h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)
 		},
 		granted: func(r permitReply) bool { return r.Status == 1 },
+		agree:   func(r permitReply) int64 { return r.Slots },
 		count: func(replies []reply[permitReply]) outcome[permitReply] {
 			t = tallyPermits(replies)
 			// A node that gave other slots than the majority's is not
