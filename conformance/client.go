@@ -28,6 +28,9 @@ func runClient(t *testing.T, e env) {
 	if e.cluster && e.strategy == core.Notify {
 		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
 	}
+	if e.cluster {
+		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
+	}
 }
 
 // cellOptions are the options clientOn gives every cell's Client.

@@ -60,3 +60,46 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 		l.Unlock(ctx)
 	}
 }
+
+// testLateTryLockRefused: a TryLock's acquisition is held back on the last
+// node until after the lease it belongs to was released (on one node,
+// until the attempt timed out and was undone). That release found
+// nothing there and marked the attempt; landing then, the acquisition
+// must be refused, not hold the node until its TTL. For a plain lock and
+// an owner's.
+func testLateTryLockRefused(t *testing.T, e env) {
+	for kind, x := range map[string]struct {
+		op    string
+		owner core.Option
+	}{"plain": {"MutexAcquire", core.WithOwner("")}, "owned": {"MutexAcquireOwned", core.WithOwner("late-owner")}} {
+		t.Run(kind, func(t *testing.T) {
+			ctx, n := ctxFor(t, 30*time.Second), name(t)
+			last := len(e.addrs) - 1
+			var s faults.Schedule
+			s.Add(faults.Rule{Node: last, Op: x.op, Key: lockKey(n), Nth: 1, Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
+			cl, fds := e.faultyClient(t, s.Hook, core.WithTTL(time.Minute), core.WithNodeTimeout(time.Second), x.owner)
+			defer flush(fds)
+			l, err := cl.Mutex(n).TryLock(ctx)
+			switch {
+			case last == 0 && !errors.Is(err, core.ErrNoQuorum):
+				t.Fatalf("TryLock with its acquisition held back on the only node: got %v, want ErrNoQuorum", err)
+			case last > 0 && err != nil:
+				t.Fatalf("TryLock with its acquisition held back on node %d: %v", last, err)
+			case last > 0:
+				if err := l.Unlock(ctx); err != nil {
+					t.Fatalf("Unlock: %v", err)
+				}
+			}
+			flush(fds) // the acquisition lands on the last node
+			if v, err := e.admin(t, last).Exists(ctx, lockKey(n)).Result(); err != nil || v != 0 {
+				ttl := e.admin(t, last).PTTL(ctx, lockKey(n)).Val()
+				t.Fatalf("node %d: the acquisition that landed after its release holds the lock (for %v more; %v)", last, ttl.Round(time.Second), err)
+			}
+			other, err := e.client(t).Mutex(n).TryLock(ctx)
+			if err != nil {
+				t.Fatalf("another client's TryLock after the late acquisition landed: %v", err)
+			}
+			other.Unlock(ctx)
+		})
+	}
+}

@@ -35,6 +35,7 @@ func runMutex(t *testing.T, e env) {
 		cases["WakesOnDel"] = testWakesOnDel
 	}
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
+	cases["LateTryLockRefused"] = testLateTryLockRefused
 	if e.strategy == core.Notify && len(e.addrs) == 3 {
 		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")
 		cases["RotationForgetsGrants"] = testRotationForgetsGrants

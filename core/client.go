@@ -220,8 +220,7 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	call := func(i int) reply[T] {
 		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
 		defer cancel()
-		v, err := op(nctx, i, c.nodes[i])
-		return reply[T]{v, err}
+		return retryTransient(nctx, func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
 	}
 	if len(c.nodes) == 1 {
 		out[0] = call(0)
@@ -328,6 +327,41 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	return out
 }
 
+// retryTransient runs op until it returns something else than a
+// transient error reply (see driver.IsTransient: the server did not run
+// the command, as while a Cluster slot migrates or a master fails over),
+// or ctx ends, waiting a little longer each time.
+// A call that then fails otherwise (ctx ends) says both (errWasChanging).
+func retryTransient[T any](ctx context.Context, op func(context.Context) (T, error)) reply[T] {
+	var last error // the last transient reply
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		v, err := op(ctx)
+		if !driver.IsTransient(err) {
+			if err != nil && last != nil {
+				err = fmt.Errorf("%w (%w: %v)", err, errWasChanging, last)
+			}
+			return reply[T]{v, err}
+		}
+		last = err
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return reply[T]{v, err}
+		case <-t.C:
+		}
+	}
+}
+
+// errWasChanging marks the error of a call whose node had answered that
+// it could not serve it yet (driver.IsTransient) before the call failed
+// otherwise, as when its node timeout ended during a retry.
+var errWasChanging = errors.New("the node answered before that it cannot serve this yet")
+
+// isTransient reports a reply that says the node could not serve the call
+// yet, lately or to the end (see retryTransient).
+func isTransient(err error) bool { return driver.IsTransient(err) || errors.Is(err, errWasChanging) }
+
 // detached runs op on every node, for what must be done even when ctx
 // was cancelled (an undo, a waiter leaving the line): detached from ctx,
 // it waits for every node, each up to the node timeout, but once ctx
@@ -376,10 +410,13 @@ func ended(ctx context.Context) error {
 // unreachable nodes.
 func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	var errs []error
-	refused := 0
+	refused, transient := 0, 0
 	for i, r := range replies {
 		if r.err != nil {
-			if c.nodes[i].d.IsServerError(r.err) {
+			switch {
+			case isTransient(r.err):
+				transient++
+			case c.nodes[i].d.IsServerError(r.err):
 				refused++
 			}
 			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
@@ -397,5 +434,15 @@ func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	if len(c.nodes)-len(errs)+refused >= c.quorum {
 		return errors.Join(append([]error{ErrServerError}, errs...)...)
 	}
-	return errors.Join(append([]error{ErrNoQuorum}, errs...)...)
+	hint := errUnreachable
+	if transient > 0 && len(c.nodes)-len(errs)+refused+transient >= c.quorum {
+		hint = errChanging
+	}
+	return errors.Join(append([]error{ErrNoQuorum, hint}, errs...)...)
+}
+
+// retryable reports whether a waiting call tries again after an attempt
+// that failed with err: not acquired, or not served yet (errChanging).
+func retryable(err error) bool {
+	return errors.Is(err, ErrNotAcquired) || errors.Is(err, errChanging)
 }

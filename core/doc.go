@@ -12,19 +12,28 @@
 // drift = TTL × factor + 2ms), is still positive. A failed attempt is undone
 // on every node, including those that did not answer.
 //
-// A Mutex attempt and Extend do not wait out a stalled node (a
-// paused server, or one behind a partition that drops packets): once a
-// majority decided the round, the others get as long again as that took
-// (at least a millisecond), and then finish in the background, where a
-// failed attempt is undone on a node once it answers. An attempt that a
-// majority answered without deciding (some granted, some refused) fails
-// the same way and is tried again, rather than waiting for the stalled
-// nodes to break the tie. A stalled minority thus costs those calls about
-// one round trip instead of the node timeout. Unlock waits for every node
-// until its context ends, so that a caller finds the lock free everywhere
-// after it: give it a context with a deadline to bound it.
-// The attempts of the other primitives still wait for every node or its
-// node timeout.
+// An acquisition attempt (of every primitive) and Extend do not wait out
+// a stalled node (a paused server, or one behind a partition that drops
+// packets): once a majority decided the round, the others get as long
+// again as that took (at least a millisecond), and then finish in the
+// background, where a failed attempt, or one whose lease has ended, is
+// undone on a node once it answers. An attempt that a majority answered
+// without deciding (some granted, some refused) gives the others a tenth
+// of the node timeout to break the tie, then fails the same way and is
+// tried again. A stalled minority thus costs those calls about one round
+// trip instead of the node timeout. Unlock, the undo of a failed attempt
+// and a waiter leaving the line wait for every node until the caller's
+// context ends, so that afterwards the lock is free wherever a node
+// answered; then they wait about as long as the majority took. Give Unlock
+// a context with a deadline to bound it.
+//
+// A Mutex acquisition that a node gets only after the attempt's undo or
+// its lease's release (a request that timed out, held up on its way)
+// is refused there: a release of the lease's token that finds nothing
+// marks the attempt for its TTL. An attempt of a waiter that left the
+// line (a Mutex's under Notify, a FairMutex's, an RWMutex writer's) is
+// refused once it left. Other late acquisitions (those of a Semaphore or
+// a MultiLock) hold that node until their TTL.
 //
 // # Release and extension
 //

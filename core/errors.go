@@ -37,9 +37,21 @@ var (
 
 	// ErrNoQuorum is returned, joined with each node's error, when too many
 	// nodes failed to answer for a majority to be possible (a node that
-	// answered with an error reply answered: see ErrServerError). It fails fast:
-	// waiting would not help while the nodes are down.
-	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer; check that the Redis servers are up and reachable")
+	// answered with an error reply answered: see ErrServerError). It fails
+	// fast: waiting would not help while the nodes are down. Nodes that
+	// answered that they cannot serve the call yet (a Redis Cluster slot
+	// that migrates, a failover, a server loading its data) are retried
+	// within the node timeout; the waiting calls (Lock, RLock, Acquire,
+	// Wait) then keep trying until their context ends, and the message
+	// says so.
+	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer")
+
+	// errUnreachable follows ErrNoQuorum when nodes did not answer.
+	errUnreachable = errors.New("check that the Redis servers are up and reachable")
+
+	// errChanging follows ErrNoQuorum when every node that failed
+	// answered with a transient error reply (driver.IsTransient).
+	errChanging = errors.New("the servers answered that they cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); Lock, RLock, Acquire and Wait retry until their context ends, and the other calls may be retried")
 
 	// ErrServerError is returned, joined with each node's error reply,
 	// when nodes answered but too few of them without an error for a

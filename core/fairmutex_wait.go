@@ -166,7 +166,7 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 		}
 	}
 	r := p.play(ctx)
-	if rejoin && errors.Is(r.err, ErrNotAcquired) && r.unsure {
+	if rejoin && retryable(r.err) && r.unsure {
 		return nil, 0, errRejoin
 	}
 	return r.lease, r.hint, r.err

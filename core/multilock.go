@@ -105,7 +105,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	}()
 	for n := 0; ; n++ {
 		l, miss, _, err := m.attempt(ctx, "", nil)
-		if !errors.Is(err, ErrNotAcquired) {
+		if !retryable(err) {
 			return stillWanted(ctx, l, err)
 		}
 		if m.opts.maxAttempts > 0 && n+1 >= m.opts.maxAttempts {
@@ -164,6 +164,13 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 			t.grants.expectAs(&tickets[0].grants)
 		}
 	}
+	// What each ticket asks is read now: a request that outlives the
+	// round (see vote) must not read the tickets as the waiter's next
+	// attempt changes them.
+	asks := make([]asked, len(tickets))
+	for j, t := range tickets {
+		asks[j] = t.ask()
+	}
 	observe := func(i int, gs []grant, err error) {
 		for j, t := range tickets {
 			switch {
@@ -178,7 +185,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	all := func(gs []grant) bool { return allGranted(gs, len(h)) }
 	p := round[[]grant]{c: c, o: &o, name: strings.Join(m.names, ","),
 		ask: func(ctx context.Context, i int, n *node) ([]grant, error) {
-			gs, err := h.acquire(ctx, n, o.ttl, tickets)
+			gs, err := h.acquire(ctx, n, o.ttl, tickets, asks)
 			observe(i, gs, err)
 			return gs, err
 		},
@@ -219,7 +226,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		},
 	}
 	r := p.play(ctx)
-	if rejoin && errors.Is(r.err, ErrNotAcquired) && r.unsure {
+	if rejoin && retryable(r.err) && r.unsure {
 		return nil, t, r.replies, errRejoin
 	}
 	return r.lease, t, r.replies, r.err
@@ -286,9 +293,9 @@ func (h multiHold) id() string { return h[0].holder }
 // whole), or one by one in order. The reply holds the grants in name
 // order, up to and including the first refusal, or up to the failed call.
 // A queued waiter passes its tickets, by name.
-func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket) ([]grant, error) {
+func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
 	if h.whole(n) {
-		return h.acquireWhole(ctx, n, ttl, tickets)
+		return h.acquireWhole(ctx, n, ttl, tickets, asks)
 	}
 	var gs []grant
 	for j, mh := range h {
@@ -296,7 +303,11 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 		if tickets != nil {
 			t = tickets[j]
 		}
-		g, err := mh.acquire(ctx, n, ttl, t, t.ask())
+		var a asked
+		if j < len(asks) {
+			a = asks[j]
+		}
+		g, err := mh.acquire(ctx, n, ttl, t, a)
 		if err != nil {
 			return gs, err
 		}
@@ -318,13 +329,14 @@ func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && 
 // name i, it lists i names as granted, though it holds none of them (the
 // undo knows), and then the refusal. A queued waiter's tickets share one
 // arrival, the first's, at whichever name it queues.
-func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket) ([]grant, error) {
+func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
 	join, arrival, secret, earlier := int64(0), int64(0), "", ""
 	for j, mh := range h {
 		ticket := mh.keys.noTicket
-		if tickets != nil && tickets[j].join {
-			ticket, join, arrival, secret, earlier = tickets[j].key, 1, tickets[0].arrival, tickets[j].grants.secret(n.index), tickets[j].earlierTokens()
+		if j < len(asks) && asks[j].key != "" {
+			a := asks[j]
+			ticket, join, arrival, secret, earlier = a.key, 1, asks[0].arrival, a.secrets[n.index], strings.Join(a.earlier, " ")
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}

@@ -97,7 +97,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				m.c.inBackground(func() { won(missed) })
 			}
 			return l, nil
-		case !errors.Is(err, ErrNotAcquired), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
+		case !retryable(err), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
 			quit(everywhere)
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -65,7 +64,7 @@ func acquire[L any](ctx context.Context, c *Client, o *options, key string, atte
 	defer w.stop()
 	for n := 0; ; n++ {
 		l, holderTTL, err := attempt(ctx)
-		if !errors.Is(err, ErrNotAcquired) {
+		if !retryable(err) {
 			return l, err
 		}
 		if o.maxAttempts > 0 && n+1 >= o.maxAttempts {
@@ -94,6 +93,11 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	if t != nil {
 		t.sent = time.Now()
 		t.grants.expect()
+	} else {
+		// An attempt that does not queue has a ticket of its own, which
+		// a release of its token that finds nothing marks: the
+		// attempt, landing late, is then refused.
+		h.mark = m.keys.noTicket + holder
 	}
 	a := t.ask()
 	p := round[grant]{c: c, o: o, name: m.name,
@@ -170,7 +174,7 @@ func (m *Mutex) hold(holder string) mutexHold { return newMutexHold(m.keys, hold
 // makes it (reentrant for an owner; releasing through the queue under
 // Notify).
 func newMutexHold(k keyNames, holder string, o *options) mutexHold {
-	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle}
+	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle, ttl: o.ttl}
 }
 
 // mutexHold is a Mutex lease's hold: its random token in a string key, or,
@@ -182,6 +186,8 @@ type mutexHold struct {
 	wake    bool   // release wakes the next queued waiter (Notify)
 	reserve time.Duration
 	idle    time.Duration // how long the fencing counter outlives its last draw
+	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
+	ttl     time.Duration // how long such a mark stays
 }
 
 func (h mutexHold) owned() bool { return h.owner != "" }
@@ -217,7 +223,10 @@ func (t *ticket) ask() asked {
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
 	k := h.keys
 	ticket, join, arrival, secret, earlier := k.noTicket, int64(0), int64(0), "", ""
-	if a.key != "" {
+	switch {
+	case h.mark != "":
+		ticket = h.mark
+	case a.key != "":
 		ticket, join, arrival, secret, earlier = a.key, 1, a.arrival, a.secrets[n.index], strings.Join(a.earlier, " ")
 	}
 	var g grant
@@ -244,7 +253,17 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	return v == 1, err
 }
 
+// release gives the hold up on n. One that finds nothing marks the
+// attempt's ticket (h.mark): its acquisition may still land there.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
+	released, err := h.releaseOnly(ctx, n)
+	if err == nil && !released && h.mark != "" {
+		_, err = n.d.MarkLeft(ctx, h.mark, h.ttl)
+	}
+	return released, err
+}
+
+func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	switch {
 	case h.owned():

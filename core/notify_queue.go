@@ -3,9 +3,7 @@ package core
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -77,9 +75,6 @@ func (t *ticket) rotate(token string) {
 	t.token = token
 	t.grants.rotate()
 }
-
-// earlierTokens are the tokens an attempt names for a takeover.
-func (t *ticket) earlierTokens() string { return strings.Join(t.earlier, " ") }
 
 func (t *ticket) signal() {
 	select {
@@ -177,7 +172,7 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 		switch {
 		case err == nil:
 			return l, nil
-		case !errors.Is(err, ErrNotAcquired), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
+		case !retryable(err), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
 			return nil, m.leave(ctx, t, err)
 		}
 		if !t.join {

@@ -61,6 +61,24 @@ func IsNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
+// IsTransient reports whether err is an error reply that says the server
+// did not run the command and may if it is sent again soon: a Redis
+// Cluster slot in migration (TRYAGAIN, or a MOVED or ASK that the client
+// did not follow), a cluster or master down for a failover (CLUSTERDOWN,
+// MASTERDOWN), a server loading its data (LOADING) or running a slow
+// script (BUSY).
+func IsTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	code, _, _ := strings.Cut(err.Error(), " ")
+	switch code {
+	case "TRYAGAIN", "MOVED", "ASK", "CLUSTERDOWN", "MASTERDOWN", "LOADING", "BUSY":
+		return true
+	}
+	return false
+}
+
 // IsWrongType reports whether err is the server's WRONGTYPE error.
 func IsWrongType(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")

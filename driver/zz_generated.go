@@ -33,6 +33,9 @@ type Scripts interface {
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
 	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error)
+	// MarkLeft marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.
+	// It runs scripts/lua/mark_left.lua.
+	MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error)
 	// Extend lengthens a plain lock's expiry to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
@@ -112,7 +115,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "d8c295f0ae2067dd4644a84383629a508ba5750b",
+	SHA1:   "800e782cb4de914671daff1bfd7c1f9da9a9932b",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -143,7 +146,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "1ca9a5821b1c7850db1eec1af4720bd372209ae8",
+	SHA1:   "af110f97495b0e703dc8b58c0f284d311f7a25af",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -199,6 +202,18 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// MarkLeftScript is scripts/lua/mark_left.lua.
+var MarkLeftScript = Script{
+	Name:   "mark_left",
+	SHA1:   "7e4d4dcdec46fb6773d8d68eb04fb6f742b95e89",
+	Source: lua.Source("mark_left.lua"),
+}
+
+// DecodeMarkLeft turns the reply of mark_left.lua, or the error that came instead, into its Go form.
+func DecodeMarkLeft(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
@@ -214,7 +229,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "bb1f71a7928e12978838b8dc8c09b9943f99ea53",
+	SHA1:   "1416fee26b6b808c9bd337855e1b781363374a5e",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -238,7 +253,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "45f9f9fcc2ec2b2977d8455e186c0683b722ea81",
+	SHA1:   "fe0e9c8c979153627a06b3ed0b5dd8073b421af4",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -259,7 +274,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "94b44aa489743ed2529d875f0da8f19f532b9dd2",
+	SHA1:   "ec81236459f48af5d90f4c11721ef65807f4f14d",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -283,7 +298,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "a58b7059c584f82ee3d43249fb64137433a9d88e",
+	SHA1:   "5a92ec0c8b32bea7a02cfb2d6b6ed6ca6f5b54d8",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -302,7 +317,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "83140889877991dddb1311e66926d22f6787896a",
+	SHA1:   "5b1370f6b8b94ce628f6e7e8d0c15ed6a96682be",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -324,7 +339,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "c3ff08460270c04cf78803a9eec9bd170a1ffa52",
+	SHA1:   "f89414cd0057b8ff9d83864c09d5baaeed4cddaf",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -343,7 +358,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "41d3e24e18030590a81419ee5134f5df26afb934",
+	SHA1:   "1b3c3360c3e5ec8d434ece5779df67e82455291a",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -372,7 +387,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "5a431ac257f9997049b9418f52f3f92217bd0a53",
+	SHA1:   "70ccb70525af53dc67effd5122c20305e0e76212",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -406,7 +421,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "681f609c9da69f18f353ca39ee4c34a26e71fb13",
+	SHA1:   "cc0c2ed115e23fad5b46987d7f996772724aeb2e",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -427,7 +442,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "e994c502cb378c01de8c7fde69d5e73b059a5129",
+	SHA1:   "25db008673bce334dc400b6f6cc353d0882c4a4a",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -451,7 +466,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "e5c90fed03ca3d942b4e90937f0bab04792386e2",
+	SHA1:   "10c238aa1c4d361c03190a15738cde7f469a8678",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -463,7 +478,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "0526e8eed7cd169a3ecb294663bce5a4fe1987a7",
+	SHA1:   "9678c85cb3b8124d6ce42cbec7701cfd4d41ca12",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -487,7 +502,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "006de04fee885a39a0b75f014f79c810df30529c",
+	SHA1:   "f4f74dddc9865935328bc725c5a25cebde42da93",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

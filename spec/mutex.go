@@ -57,6 +57,14 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Passed", Int, "1 when the lock passed on, 0 otherwise"}},
 	},
 	{
+		Name:   "MarkLeft",
+		Script: "mark_left",
+		Doc:    "marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.",
+		Keys:   []Param{{"ticket", String}},
+		Args:   []Param{{"left", Millis}},
+		Reply:  []Field{{"Marked", Int, "1"}},
+	},
+	{
 		Name:   "Extend",
 		Script: "extend",
 		Doc:    "lengthens a plain lock's expiry to at least ttl only when it holds token.",

@@ -59,6 +59,13 @@ func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queu
 	})
 }
 
+// MarkLeft asks the hook, then runs the inner driver's MarkLeft.
+func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
+	return run(ctx, d, "MarkLeft", "MarkLeft", []string{ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.MarkLeft(ctx, ticket, left)
+	})
+}
+
 // Extend asks the hook, then runs the inner driver's Extend.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return run(ctx, d, "Extend", "Extend", []string{lock}, func(ctx context.Context) (int64, error) {

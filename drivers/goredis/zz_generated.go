@@ -47,6 +47,11 @@ func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queu
 	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds()))
 }
 
+// MarkLeft runs scripts/lua/mark_left.lua.
+func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
+	return driver.DecodeMarkLeft(d.evalInt(ctx, driver.MarkLeftScript, []string{ticket}, left.Milliseconds()))
+}
+
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return driver.DecodeExtend(d.evalInt(ctx, driver.ExtendScript, []string{lock}, token, ttl.Milliseconds()))

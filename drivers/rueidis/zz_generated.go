@@ -47,6 +47,11 @@ func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queu
 	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10)))
 }
 
+// MarkLeft runs scripts/lua/mark_left.lua.
+func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
+	return driver.DecodeMarkLeft(d.evalInt(ctx, driver.MarkLeftScript, []string{ticket}, strconv.FormatInt(left.Milliseconds(), 10)))
+}
+
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return driver.DecodeExtend(d.evalInt(ctx, driver.ExtendScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))

@@ -28,12 +28,12 @@
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
 -- #include lib/left.lua
+-- #include lib/now.lua
 
 if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
-local time = redis.call('time')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = serverNow()
 purgeLine(KEYS[3], KEYS[4], now)
 local wait = tonumber(ARGV[4])
 if wait > 0 then

@@ -17,6 +17,7 @@
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
 -- #include lib/left.lua
+-- #include lib/now.lua
 
 local released = 0
 if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
@@ -32,8 +33,7 @@ if ARGV[2] == '0' then
   end
 end
 if redis.call('exists', KEYS[1]) == 0 then
-  local time = redis.call('time')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = serverNow()
   purgeLine(KEYS[3], KEYS[4], now)
   local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
   if first and first ~= ARGV[1] then

@@ -19,10 +19,13 @@ const includePrefix = "-- #include "
 
 // Source returns the text of the script file name (for example
 // "mutex_acquire.lua"), with its include lines replaced by the files they
-// name. It panics when a file is not embedded: the spec test checks that
-// every script the spec names exists, so that is a build mistake, never a
-// run-time condition.
-func Source(name string) string {
+// name, each pasted once (a file that several includes name comes where
+// the first names it). It panics when a file is not embedded: the spec
+// test checks that every script the spec names exists, so that is a build
+// mistake, never a run-time condition.
+func Source(name string) string { return source(name, map[string]bool{}) }
+
+func source(name string, pasted map[string]bool) string {
 	b, err := fs.ReadFile(files, name)
 	if err != nil {
 		panic("lua: " + err.Error())
@@ -30,7 +33,11 @@ func Source(name string) string {
 	lines := strings.SplitAfter(string(b), "\n")
 	for i, line := range lines {
 		if lib, ok := strings.CutPrefix(strings.TrimSpace(line), includePrefix); ok {
-			lines[i] = Source(lib)
+			lines[i] = ""
+			if !pasted[lib] {
+				pasted[lib] = true
+				lines[i] = source(lib, pasted)
+			}
 		}
 	}
 	return strings.Join(lines, "")

@@ -6,7 +6,8 @@
 -- KEYS[1] lock: the lock key: the holder's token, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: this waiter's ticket key
+-- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
+-- queue, one of its own, which a release that found nothing marks (mark_left.lua)
 -- ARGV[1] token: the new holder's token, the same for a waiter's attempts
 -- until it rotates it; a joining attempt takes over what a release granted
 -- an earlier one (ARGV[7])
@@ -26,8 +27,8 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 
-if ARGV[3] == '1' and hasLeft(KEYS[4]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+if hasLeft(KEYS[4]) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]

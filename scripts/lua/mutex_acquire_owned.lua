@@ -6,7 +6,8 @@
 -- KEYS[1] lock: the lock key: the owner's hash, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: this waiter's ticket key
+-- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
+-- queue, one of its own, which a release that found nothing marks (mark_left.lua)
 -- ARGV[1] owner: the owner identity
 -- ARGV[2] lease: this acquisition's random token
 -- ARGV[3] ttl: time to live of the lease's hold in milliseconds
@@ -22,8 +23,8 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 
-if ARGV[4] == '1' and hasLeft(KEYS[4]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+if hasLeft(KEYS[4]) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]

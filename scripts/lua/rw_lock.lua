@@ -29,12 +29,12 @@
 -- #include lib/purge.lua
 -- #include lib/fence.lua
 -- #include lib/left.lua
+-- #include lib/now.lua
 
 if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
-local time = redis.call('time')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = serverNow()
 purgeLapsed(KEYS[2], now)
 purgeLapsed(KEYS[3], now)
 purgeLapsed(KEYS[4], now)

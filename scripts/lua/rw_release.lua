@@ -22,9 +22,9 @@
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
 -- #include lib/left.lua
+-- #include lib/now.lua
 
-local time = redis.call('time')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = serverNow()
 local released = 0
 if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
   released = redis.call('del', KEYS[1])

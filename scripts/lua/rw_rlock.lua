@@ -21,9 +21,9 @@
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
+-- #include lib/now.lua
 
-local time = redis.call('time')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = serverNow()
 purgeLapsed(KEYS[2], now)
 purgeLapsed(KEYS[3], now)
 purgeLapsed(KEYS[4], now)

@@ -41,6 +41,7 @@
 -- #include lib/tell.lua
 -- #include lib/slots_digest.lua
 -- #include lib/fence.lua
+-- #include lib/now.lua
 
 -- The most slots an attempt looks at past the n it takes: slots are held
 -- in runs, and a scan through a long run would block the server.
@@ -55,8 +56,7 @@ local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
 end
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')
 local ttl = tonumber(ARGV[3])

@@ -8,9 +8,9 @@
 -- SetPermits lowered the number).
 
 -- #include lib/purge.lua
+-- #include lib/now.lua
 
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local size = tonumber(ARGV[1])
 local stored = redis.call('get', KEYS[3])

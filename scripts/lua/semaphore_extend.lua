@@ -15,9 +15,9 @@
 
 -- #include lib/purge.lua
 -- #include lib/slots_digest.lua
+-- #include lib/now.lua
 
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if not list then

@@ -14,9 +14,9 @@
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
+-- #include lib/now.lua
 
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverNow()
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
 local held, seen = 0, 0

@@ -1,0 +1,34 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestIsTransient(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"TRYAGAIN Multiple keys request during rehashing of slot":  true,
+		"MOVED 3999 127.0.0.1:6381":                                true,
+		"ASK 3999 127.0.0.1:6381":                                  true,
+		"CLUSTERDOWN The cluster is down":                          true,
+		"MASTERDOWN Link with MASTER is down":                      true,
+		"LOADING Redis is loading the dataset in memory":           true,
+		"BUSY Redis is busy running a script":                      true,
+		"BUSYKEY Target key name already exists.":                  false,
+		"WRONGTYPE Operation against a key holding the wrong kind": false,
+		"NOSCRIPT No matching script":                              false,
+		"dial tcp 127.0.0.1:1: connect: connection refused":        false,
+		"context deadline exceeded":                                false,
+	} {
+		if got := IsTransient(errors.New(msg)); got != want {
+			t.Errorf("IsTransient(%q) = %v, want %v", msg, got, want)
+		}
+	}
+	if IsTransient(nil) {
+		t.Error("IsTransient(nil) = true")
+	}
+	if IsTransient(fmt.Errorf("node 0: %w", errors.New("TRYAGAIN x"))) {
+		t.Error("a wrapped reply is not the server's: IsTransient reads the reply as the client returns it")
+	}
+}
