@@ -118,7 +118,7 @@ func testLateUndoSparesGrant(p string) func(*testing.T, env) {
 				return later
 			}
 			return faults.Fault{}
-		}, core.WithTTL(10*time.Second))
+		}, core.WithTTL(10*time.Second), core.WithNodeTimeout(time.Second)) // no timeout of a loaded machine fails an attempt
 		// The holder's lock lives a second and is extended: a waiter
 		// that waits for it to expire attempts again within a second.
 		holder, err := x.lock(ctx, e.client(t, core.WithTTL(time.Second), core.WithAutoExtend()), n)
