@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,43 +64,61 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 
 // testLateTryLockRefused: a TryLock's acquisition is held back on the last
 // node until after the lease it belongs to was released (on one node,
-// until the attempt timed out and was undone). That release found
-// nothing there and marked the attempt; landing then, the acquisition
-// must be refused, not hold the node until its TTL. For a plain lock and
-// an owner's.
+// until the attempt timed out and was undone): that release found nothing
+// there, and marked the attempt. The acquisition lands after the mark,
+// which must refuse it, or between the release and the mark, which the
+// release must then undo: either way it must not hold the node until
+// its TTL. For a plain lock and an owner's.
 func testLateTryLockRefused(t *testing.T, e env) {
 	for kind, x := range map[string]struct {
 		op    string
 		owner core.Option
 	}{"plain": {"MutexAcquire", core.WithOwner("")}, "owned": {"MutexAcquireOwned", core.WithOwner("late-owner")}} {
-		t.Run(kind, func(t *testing.T) {
-			ctx, n := ctxFor(t, 30*time.Second), name(t)
-			last := len(e.addrs) - 1
-			var s faults.Schedule
-			s.Add(faults.Rule{Node: last, Op: x.op, Key: lockKey(n), Nth: 1, Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
-			cl, fds := e.faultyClient(t, s.Hook, core.WithTTL(time.Minute), core.WithNodeTimeout(time.Second), x.owner)
-			defer flush(fds)
-			l, err := cl.Mutex(n).TryLock(ctx)
-			switch {
-			case last == 0 && !errors.Is(err, core.ErrNoQuorum):
-				t.Fatalf("TryLock with its acquisition held back on the only node: got %v, want ErrNoQuorum", err)
-			case last > 0 && err != nil:
-				t.Fatalf("TryLock with its acquisition held back on node %d: %v", last, err)
-			case last > 0:
-				if err := l.Unlock(ctx); err != nil {
-					t.Fatalf("Unlock: %v", err)
-				}
-			}
-			flush(fds) // the acquisition lands on the last node
-			if v, err := e.admin(t, last).Exists(ctx, lockKey(n)).Result(); err != nil || v != 0 {
-				ttl := e.admin(t, last).PTTL(ctx, lockKey(n)).Val()
-				t.Fatalf("node %d: the acquisition that landed after its release holds the lock (for %v more; %v)", last, ttl.Round(time.Second), err)
-			}
-			other, err := e.client(t).Mutex(n).TryLock(ctx)
-			if err != nil {
-				t.Fatalf("another client's TryLock after the late acquisition landed: %v", err)
-			}
-			other.Unlock(ctx)
-		})
+		for _, beforeMark := range []bool{false, true} {
+			landing := map[bool]string{false: "after", true: "before"}[beforeMark] + "Mark"
+			t.Run(kind+"/"+landing, func(t *testing.T) { lateTryLockRefused(t, e, x.op, x.owner, beforeMark) })
+		}
 	}
+}
+
+func lateTryLockRefused(t *testing.T, e env, op string, owner core.Option, beforeMark bool) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	last := len(e.addrs) - 1
+	var fds []*faults.Driver
+	hook := func(c faults.Call) faults.Fault {
+		switch {
+		case c.Node != last || !slices.Contains(c.Keys, lockKey(n)) && c.Op != "MarkLeft":
+		case c.Op == op && c.N == 1 && beforeMark:
+			return later // fails at once, as a timeout; reaches the server at the flush
+		case c.Op == op && c.N == 1:
+			return faults.Fault{Kind: faults.Stall, After: time.Hour} // fails at its node timeout
+		case c.Op == "MarkLeft" && beforeMark:
+			fds[last].Flush() // the acquisition lands after the release, before the mark
+		}
+		return faults.Fault{}
+	}
+	cl, f := e.faultyClient(t, hook, core.WithTTL(time.Minute), core.WithNodeTimeout(time.Second), owner)
+	fds = f
+	defer flush(fds)
+	l, err := cl.Mutex(n).TryLock(ctx)
+	switch {
+	case last == 0 && !errors.Is(err, core.ErrNoQuorum):
+		t.Fatalf("TryLock with its acquisition held back on the only node: got %v, want ErrNoQuorum", err)
+	case last > 0 && err != nil:
+		t.Fatalf("TryLock with its acquisition held back on node %d: %v", last, err)
+	case last > 0:
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock: %v", err)
+		}
+	}
+	flush(fds) // the acquisition has landed on the last node
+	if v, err := e.admin(t, last).Exists(ctx, lockKey(n)).Result(); err != nil || v != 0 {
+		ttl := e.admin(t, last).PTTL(ctx, lockKey(n)).Val()
+		t.Fatalf("node %d: the acquisition that landed after its release holds the lock (for %v more; %v)", last, ttl.Round(time.Second), err)
+	}
+	other, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("another client's TryLock after the late acquisition landed: %v", err)
+	}
+	other.Unlock(ctx)
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -12,7 +13,7 @@ import (
 )
 
 // testSlotMigration: the slot of a lock name moves to another master of
-// the cluster while the lock is taken, and back. While a slot migrates, a
+// the cluster while the lock is taken, twice. While a slot migrates, a
 // script over keys of which some moved already is refused with TRYAGAIN
 // (the keys it needs are on two servers): the call must be retried, not
 // fail with ErrServerError or ErrNoQuorum. A TryLock whose node timeout
@@ -21,14 +22,123 @@ import (
 func testSlotMigration(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	cc := e.admin(t, 0).(*redis.ClusterClient)
-	here, err := cc.MasterForKey(ctx, lockKey(n))
+	patient := e.client(t, core.WithNodeTimeout(time.Second))
+	l, err := patient.Mutex(n).TryLock(ctx) // draws a token: the fencing counter is a key of the slot
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu    sync.Mutex
-		there *redis.Client
-	)
+	last := l.Token()
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	during := func(what string, d time.Duration, take func(context.Context) (*core.Lease, error)) {
+		t.Helper()
+		var l *core.Lease
+		e.whileMigrating(t, ctx, cc, lockKey(n)+":fence", d, func() { l, err = take(ctx) })
+		if err != nil {
+			t.Fatalf("%s while its slot migrated for %v: %v", what, d, err)
+		}
+		if l.Token() <= last {
+			t.Errorf("%s while its slot migrated: token %d after %d", what, l.Token(), last)
+		}
+		last = l.Token()
+		if err := l.Unlock(ctx); err != nil {
+			t.Errorf("Unlock after %s: %v", what, err)
+		}
+	}
+	during("TryLock with a 1s node timeout", 300*time.Millisecond, patient.Mutex(n).TryLock)
+	during("Lock with a 150ms node timeout", 1500*time.Millisecond, func(ctx context.Context) (*core.Lease, error) {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return e.client(t).Mutex(n).Lock(wctx)
+	})
+}
+
+// testSlotMigrationMultiLock: an owner's MultiLock takes its names one
+// by one on a Cluster (one script per name). The second name's slot
+// migrates during TryLock, and the first name's during Unlock: only the
+// call that got TRYAGAIN is sent again, not the names before it, so the
+// first name draws one fencing token for its one grant, and Unlock,
+// which released both names, says so.
+func testSlotMigrationMultiLock(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	cc := e.admin(t, 0).(*redis.ClusterClient)
+	a, b := n+"/a", n+"/b"
+	for i := 0; e.sameSlot(t, ctx, lockKey(a), lockKey(b)); i++ {
+		b = fmt.Sprintf("%s/b%d", n, i)
+	}
+	if a > b {
+		a, b = b, a // the MultiLock takes a first
+	}
+	cl := e.client(t, core.WithNodeTimeout(time.Second), core.WithOwner("migrating-owner"))
+	for _, name := range []string{b, a} { // each name draws a token; a's is then the higher
+		l, err := cl.Mutex(name).TryLock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Unlock(ctx)
+	}
+	fence := func() int64 { v, _ := cc.Get(ctx, lockKey(a)+":fence").Int64(); return v }
+	before := fence()
+	var l *core.Lease
+	e.whileMigrating(t, ctx, cc, lockKey(b)+":fence", 300*time.Millisecond, func() {
+		var err error
+		if l, err = cl.MultiLock([]string{a, b}).TryLock(ctx); err != nil {
+			t.Errorf("TryLock while %s's slot migrated: %v", b, err)
+		}
+	})
+	if l == nil {
+		t.FailNow()
+	}
+	if after := fence(); after != before+1 {
+		t.Errorf("%s's fencing counter went from %d to %d for one grant", a, before, after)
+	}
+	var err error
+	e.whileMigrating(t, ctx, cc, lockKey(a)+":fence", 300*time.Millisecond, func() { err = l.Unlock(ctx) })
+	if err != nil {
+		t.Errorf("Unlock while %s's slot migrated: %v", a, err)
+	}
+	for _, name := range []string{a, b} {
+		if v := cc.Exists(ctx, lockKey(name)).Val(); v != 0 {
+			t.Errorf("%s is still held after Unlock", name)
+		}
+	}
+}
+
+func (e env) sameSlot(t *testing.T, ctx context.Context, k1, k2 string) bool {
+	cc := e.admin(t, 0).(*redis.ClusterClient)
+	return cc.ClusterKeySlot(ctx, k1).Val() == cc.ClusterKeySlot(ctx, k2).Val()
+}
+
+// whileMigrating runs call while key's slot migrates to another master
+// (key moving first), for d. call must not end the test: the migration
+// must end before the test does.
+func (e env) whileMigrating(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key string, d time.Duration, call func()) {
+	t.Helper()
+	slot, from, to := slotOf(t, ctx, cc, key)
+	migrate(t, ctx, slot, from, to, key)
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(d)
+		done <- finishMigration(context.WithoutCancel(ctx), cc, slot, from, to)
+	}()
+	call()
+	if err := <-done; err != nil {
+		t.Fatalf("finishing the migration of slot %d: %v", slot, err)
+	}
+}
+
+// slotOf returns key's slot, the master that holds it, and another.
+func slotOf(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key string) (slot int64, here, there *redis.Client) {
+	t.Helper()
+	slot, err := cc.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if here, err = cc.MasterForKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
 	err = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -40,48 +150,7 @@ func testSlotMigration(t *testing.T, e env) {
 	if err != nil || there == nil {
 		t.Fatalf("the cluster needs a second master for this case: %v", err)
 	}
-	slot, err := cc.ClusterKeySlot(ctx, lockKey(n)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	patient := e.client(t, core.WithNodeTimeout(time.Second))
-	l, err := patient.Mutex(n).TryLock(ctx) // draws a token: the fencing counter is a key of the slot
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := l.Token()
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	during := func(what string, from, to *redis.Client, d time.Duration, take func(context.Context) (*core.Lease, error)) {
-		t.Helper()
-		done := make(chan error, 1)
-		migrate(t, ctx, slot, from, to, lockKey(n)+":fence")
-		go func() {
-			time.Sleep(d)
-			done <- finishMigration(ctx, cc, slot, from, to)
-		}()
-		l, err := take(ctx)
-		if merr := <-done; merr != nil {
-			t.Fatalf("finishing the migration of slot %d: %v", slot, merr)
-		}
-		if err != nil {
-			t.Fatalf("%s while slot %d migrated for %v: %v", what, slot, d, err)
-		}
-		if l.Token() <= last {
-			t.Errorf("%s while slot %d migrated: token %d after %d", what, slot, l.Token(), last)
-		}
-		last = l.Token()
-		if err := l.Unlock(ctx); err != nil {
-			t.Errorf("Unlock after %s: %v", what, err)
-		}
-	}
-	during("TryLock with a 1s node timeout", here, there, 300*time.Millisecond, patient.Mutex(n).TryLock)
-	during("Lock with a 150ms node timeout", there, here, 1500*time.Millisecond, func(ctx context.Context) (*core.Lease, error) {
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return e.client(t).Mutex(n).Lock(wctx)
-	})
+	return slot, here, there
 }
 
 // migrate starts moving slot from one master to another, as redis-cli

@@ -330,14 +330,15 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 // retryTransient runs op until it returns something else than a
 // transient error reply (see driver.IsTransient: the server did not run
 // the command, as while a Cluster slot migrates or a master fails over),
-// or ctx ends, waiting a little longer each time.
-// A call that then fails otherwise (ctx ends) says both (errWasChanging).
+// or ctx ends, waiting a little longer each time. A call cut short by ctx
+// after such a reply says both (errWasChanging). op must be one server
+// call, or calls that may run again (see multiHold).
 func retryTransient[T any](ctx context.Context, op func(context.Context) (T, error)) reply[T] {
 	var last error // the last transient reply
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		v, err := op(ctx)
 		if !driver.IsTransient(err) {
-			if err != nil && last != nil {
+			if err != nil && last != nil && ctx.Err() != nil {
 				err = fmt.Errorf("%w (%w: %v)", err, errWasChanging, last)
 			}
 			return reply[T]{v, err}

@@ -30,7 +30,8 @@
 // A Mutex acquisition that a node gets only after the attempt's undo or
 // its lease's release (a request that timed out, held up on its way)
 // is refused there: a release of the lease's token that finds nothing
-// marks the attempt for its TTL. An attempt of a waiter that left the
+// marks the attempt for its TTL, then releases once more, for an
+// acquisition that landed in between. An attempt of a waiter that left the
 // line (a Mutex's under Notify, a FairMutex's, an RWMutex writer's) is
 // refused once it left. Other late acquisitions (those of a Semaphore or
 // a MultiLock) hold that node until their TTL.

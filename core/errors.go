@@ -51,7 +51,7 @@ var (
 
 	// errChanging follows ErrNoQuorum when every node that failed
 	// answered with a transient error reply (driver.IsTransient).
-	errChanging = errors.New("the servers answered that they cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); Lock, RLock, Acquire and Wait retry until their context ends, and the other calls may be retried")
+	errChanging = errors.New("the servers answered that they cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
 
 	// ErrServerError is returned, joined with each node's error reply,
 	// when nodes answered but too few of them without an error for a

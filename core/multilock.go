@@ -284,7 +284,10 @@ func tallyAll(replies []reply[[]grant], n int) allTally {
 }
 
 // multiHold is a MultiLock lease's hold: one Mutex hold per name, in name
-// order. A node holds the lease only while it holds every name.
+// order. A node holds the lease only while it holds every name. Where
+// it takes one call per name, each call is retried on its own on a
+// transient reply (see retryTransient): the chain, run again, would take
+// the names before it again, and an owner's re-entry draws a token.
 type multiHold []mutexHold
 
 func (h multiHold) id() string { return h[0].holder }
@@ -307,7 +310,8 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 		if j < len(asks) {
 			a = asks[j]
 		}
-		g, err := mh.acquire(ctx, n, ttl, t, a)
+		r := retryTransient(ctx, func(ctx context.Context) (grant, error) { return mh.acquire(ctx, n, ttl, t, a) })
+		g, err := r.v, r.err
 		if err != nil {
 			return gs, err
 		}
@@ -370,9 +374,9 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	all := true
 	var errs []error
 	for _, mh := range h {
-		ok, err := mh.extend(ctx, n, ttl)
-		all = all && ok
-		errs = append(errs, err)
+		r := retryTransient(ctx, func(ctx context.Context) (bool, error) { return mh.extend(ctx, n, ttl) })
+		all = all && r.v
+		errs = append(errs, r.err)
 	}
 	return all, errors.Join(errs...)
 }
@@ -392,9 +396,9 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 	all := true
 	var errs []error
 	for _, mh := range slices.Backward(h) {
-		ok, err := mh.release(ctx, n)
-		all = all && ok
-		errs = append(errs, err)
+		r := retryTransient(ctx, func(ctx context.Context) (bool, error) { return mh.release(ctx, n) })
+		all = all && r.v
+		errs = append(errs, r.err)
 	}
 	return all, errors.Join(errs...)
 }

@@ -254,13 +254,20 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 }
 
 // release gives the hold up on n. One that finds nothing marks the
-// attempt's ticket (h.mark): its acquisition may still land there.
+// attempt's ticket (h.mark), as its acquisition may still land there, and
+// releases again: an acquisition that landed between the two is undone,
+// and one that lands after the mark is refused. It reports what the
+// first release found.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	released, err := h.releaseOnly(ctx, n)
-	if err == nil && !released && h.mark != "" {
-		_, err = n.d.MarkLeft(ctx, h.mark, h.ttl)
+	if err != nil || released || h.mark == "" {
+		return released, err
 	}
-	return released, err
+	if _, err := n.d.MarkLeft(ctx, h.mark, h.ttl); err != nil {
+		return false, err
+	}
+	_, err = h.releaseOnly(ctx, n)
+	return false, err
 }
 
 func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
