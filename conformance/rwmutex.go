@@ -123,7 +123,10 @@ func testRWReadersShare(t *testing.T, e env) {
 	if err != nil {
 		t.Fatalf("TryLock once the readers left: %v", err)
 	}
-	if wl.Token() <= rb.Token() {
+	// On one node every token is drawn in order. With a quorum, read
+	// tokens are not made durable, and a later write token is only
+	// guaranteed to exceed earlier write tokens (see RWMutex).
+	if len(e.addrs) == 1 && wl.Token() <= rb.Token() {
 		t.Errorf("the writer's token %d is not above the reader's %d", wl.Token(), rb.Token())
 	}
 	if _, err := a.TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {

@@ -442,7 +442,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "25db008673bce334dc400b6f6cc353d0882c4a4a",
+	SHA1:   "5ef6b2fa2c8fa47f463cf5a818f1c4b7ce61bfe6",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 

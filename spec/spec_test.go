@@ -40,7 +40,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "6e409b14df5417178775bd09cbb834819136c4b1",
 	"latch_unset":           "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
-	"semaphore_acquire":     "25db008673bce334dc400b6f6cc353d0882c4a4a",
+	"semaphore_acquire":     "5ef6b2fa2c8fa47f463cf5a818f1c4b7ce61bfe6",
 	"semaphore_available":   "f4f74dddc9865935328bc725c5a25cebde42da93",
 	"semaphore_extend":      "9678c85cb3b8124d6ce42cbec7701cfd4d41ca12",
 	"semaphore_fence_raise": "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",

@@ -63,7 +63,8 @@ local ttl = tonumber(ARGV[3])
 local head = liveHead(KEYS[5], isCount)
 if ARGV[6] == '1' then
   local place = tonumber(ARGV[7])
-  if place == 0 then
+  if place == 0 then -- the server gives places in line: its time in µs
+    local t = redis.call('time')
     place = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
   redis.call('zadd', KEYS[5], 'NX', place, KEYS[6])
