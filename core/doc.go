@@ -33,8 +33,9 @@
 // marks the attempt for its TTL, then releases once more, for an
 // acquisition that landed in between. An attempt of a waiter that left the
 // line (a Mutex's under Notify, a FairMutex's, an RWMutex writer's) is
-// refused once it left. Other late acquisitions (those of a Semaphore or
-// a MultiLock) hold that node until their TTL.
+// refused once it left. Other late acquisitions (a FairMutex's or an
+// RWMutex's TryLock, a Semaphore's, a MultiLock's) hold that node until
+// their TTL.
 //
 // # Release and extension
 //
