@@ -122,7 +122,7 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 		c.wait.passOn(key)
 	case err != nil && !c.closed.Load():
 		leave := func() {
-			leaveAgain(c, leaveLine(ctx, c, o, out, everyNode), func(on func(int) bool) { leaveLine(ctx, c, o, out, on) })
+			leaveAgain(c, releaseOn(ctx, c, o, out, everyNode), func(on func(int) bool) { releaseOn(ctx, c, o, out, on) })
 		}
 		if errors.Is(err, errRejoin) {
 			c.inBackground(leave) // the waiter joins again at once, with another token
@@ -133,14 +133,15 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 	return l, tried, err
 }
 
-// leaveLine releases out, a waiter's hold, on the nodes where on(i):
-// it takes the waiter out of line.
-func leaveLine(ctx context.Context, c *Client, o *options, out hold, on func(int) bool) []reply[bool] {
+// releaseOn releases h on the nodes where on(i), even when ctx was
+// cancelled (see detached): a lease's hold, or a waiter's, which takes it
+// out of line.
+func releaseOn(ctx context.Context, c *Client, o *options, h hold, on func(int) bool) []reply[bool] {
 	return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
 		if !on(i) {
 			return false, nil
 		}
-		return out.release(ctx, n)
+		return h.release(ctx, n)
 	})
 }
 
@@ -155,15 +156,10 @@ func everyNode(int) bool { return true }
 // (rejoin), errRejoin.
 func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *node) (grant, error),
-	durable func(context.Context, []reply[grant], int64) bool) (*Lease, time.Duration, error) {
-	p := round[grant]{c: c, o: o, name: name, ask: ask,
+	durable grantDurable) (*Lease, time.Duration, error) {
+	p := round[grant]{c: c, o: o, name: name, ask: ask, durable: durable,
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return undo.release(ctx, n) },
-	}
-	if durable != nil {
-		p.durable = func(ctx context.Context, replies []reply[grant], _ func(int) bool, fence int64) bool {
-			return durable(ctx, replies, fence)
-		}
 	}
 	r := p.play(ctx)
 	if rejoin && retryable(r.err) && r.unsure {
@@ -172,11 +168,15 @@ func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo
 	return r.lease, r.hint, r.err
 }
 
+// grantDurable is a round's durable step (see round) for an attempt
+// whose nodes answer with a grant.
+type grantDurable = func(ctx context.Context, replies []reply[grant], wins func(int) bool, fence int64) bool
+
 // fenceDurable makes a quorum's fencing token durable for an exclusive
 // lease held as a string key (a FairMutex lock, an RWMutex write lock),
 // the way a plain Mutex does.
-func fenceDurable(c *Client, o *options, lock, fence, token string) func(context.Context, []reply[grant], int64) bool {
-	return func(ctx context.Context, replies []reply[grant], chosen int64) bool {
+func fenceDurable(c *Client, o *options, lock, fence, token string) grantDurable {
+	return func(ctx context.Context, replies []reply[grant], _ func(int) bool, chosen int64) bool {
 		h := mutexHold{keys: keyNames{lock: lock, fence: fence}, holder: token, idle: o.idle}
 		return h.makeFenceDurable(ctx, c, o, replies, chosen)
 	}

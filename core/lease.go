@@ -336,12 +336,7 @@ func isTrue(v bool) bool { return v }
 // release gives the hold up on the nodes where on(i) is true, even when
 // ctx was cancelled (see detached).
 func (l *Lease) release(ctx context.Context, on func(int) bool) []reply[bool] {
-	return detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
-		if !on(i) {
-			return false, nil
-		}
-		return l.hold.release(ctx, n)
-	})
+	return releaseOn(ctx, l.c, &l.opts, l.hold, on)
 }
 
 // held is how many nodes answered true.

@@ -69,7 +69,6 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			head.stop()
 		}
 	}()
-	everywhere := func(int) bool { return true }
 	for attempt := 0; ; attempt++ {
 		join := n.ticketsReady.Load()
 		sent := time.Now()
@@ -98,7 +97,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			}
 			return l, nil
 		case !retryable(err), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
-			quit(everywhere)
+			quit(everyNode)
 			return nil, err
 		}
 		if !join {
@@ -124,13 +123,13 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			head = &notifyWatch{n: n, key: m.keys[miss.blocked].lock, o: o, ctx: ctx, wake: wake}
 			if err := n.join(ctx, head); err != nil {
 				head = nil
-				quit(everywhere)
+				quit(everyNode)
 				return nil, err
 			}
 			continue
 		}
 		if err := n.waitTicket(ctx, o, t, attempt, miss.holderTTL); err != nil {
-			quit(everywhere)
+			quit(everyNode)
 			return nil, err
 		}
 		if grantsAll {

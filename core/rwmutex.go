@@ -144,7 +144,7 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 		g.observe(i, a, err)
 		return a, err
 	}
-	var durable func(context.Context, []reply[grant], int64) bool
+	var durable grantDurable
 	if !read {
 		durable = fenceDurable(m.c, o, k.writer, k.fence, token)
 	}

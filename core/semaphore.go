@@ -243,7 +243,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 				// Where it did not win, it is still in line, and would
 				// hold that line up until its entry lapsed.
 				out := semaphoreHold{keys: k, ticket: w.ticket}
-				c.inBackground(func() { leaveLine(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
+				c.inBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
 			}
 		},
 	}
