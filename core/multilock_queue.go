@@ -53,14 +53,26 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// node: handing it on now would wake a waiter that cannot win.
 	won := func(on func(int) bool) { leave(on, -1, true, true) }
 	// quit leaves every queue on the nodes where on(i) and, on a single
-	// server, gives back what a release granted the waiter there.
+	// server, gives back what a release granted the waiter there, also to
+	// a token it gave up: such a grant takes every name, and leave hands
+	// on only the names whose queues it joined.
 	quit := func(on func(int) bool) {
 		leave(on, -1, false, true)
+		holds := []multiHold{h}
+		for _, token := range tickets[0].earlier {
+			eh, _ := m.hold(token)
+			holds = append(holds, eh)
+		}
 		detached(ctx, m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
 			if !on(i) || !whole(i) {
 				return false, nil
 			}
-			return h.release(ctx, nd)
+			var errs []error
+			for _, h := range holds {
+				_, err := h.release(ctx, nd)
+				errs = append(errs, err)
+			}
+			return true, errors.Join(errs...)
 		})
 	}
 	var head *notifyWatch // the lock key of the name waited for, at the head of its queue
