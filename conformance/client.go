@@ -28,6 +28,9 @@ func runClient(t *testing.T, e env) {
 	if e.cluster && e.strategy == core.Notify {
 		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
 	}
+	if !e.cluster && len(e.addrs) == 1 && e.strategy == core.Poll { // one per driver and server
+		t.Run("LostReplyNotSentAgain", func(t *testing.T) { testLostReplyNotSentAgain(t, e) })
+	}
 	if e.cluster {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })

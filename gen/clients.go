@@ -64,19 +64,28 @@ func words(head ...jen.Code) []jen.Code {
 }
 
 var goredis = client{pkg: "goredis", helpers: func(f *jen.File) {
-	c := jen.Id("d").Dot("client")
-	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().Any()).Op("*").Qual(goredisPkg, "Cmd").Block(
-		jen.Id("cmd").Op(":=").Add(c.Clone()).Dot("EvalSha").Call(jen.Id("ctx"), jen.Id("s").Dot("SHA1"), jen.Id("keys"), jen.Id("args").Op("...")),
-		jen.If(jen.Qual(driverPkg, "IsNoScript").Call(jen.Id("cmd").Dot("Err").Call())).Block(
-			jen.Id("cmd").Op("=").Add(c.Clone()).Dot("Eval").Call(jen.Id("ctx"), jen.Id("s").Dot("Source"), jen.Id("keys"), jen.Id("args").Op("...")),
-		),
+	// send runs a command that go-redis must not send again (see once).
+	add(f, recv().Id("send").Params(ctxParam, jen.Id("w").Op("...").Any()).Op("*").Qual(goredisPkg, "Cmd").Block(
+		jen.Id("cmd").Op(":=").Qual(goredisPkg, "NewCmd").Call(jen.Id("ctx"), jen.Id("w").Op("...")),
+		jen.Id("d").Dot("client").Dot("Process").Call(jen.Id("ctx"), jen.Id("once").Values(jen.Id("cmd"))),
 		jen.Return(jen.Id("cmd")),
 	))
+	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().Any()).Op("*").Qual(goredisPkg, "Cmd").BlockFunc(func(g *jen.Group) {
+		for _, s := range words(jen.Lit("evalsha"), jen.Id("s").Dot("SHA1"), jen.Len(jen.Id("keys"))) {
+			g.Add(s)
+		}
+		g.Id("cmd").Op(":=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("..."))
+		g.If(jen.Qual(driverPkg, "IsNoScript").Call(jen.Id("cmd").Dot("Err").Call())).Block(
+			jen.List(jen.Id("w").Index(jen.Lit(0)), jen.Id("w").Index(jen.Lit(1))).Op("=").List(jen.Lit("eval"), jen.Id("s").Dot("Source")),
+			jen.Id("cmd").Op("=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("...")),
+		)
+		g.Return(jen.Id("cmd"))
+	}))
 	add(f, recv().Id("do").Params(ctxParam, nameParam, keysParam, jen.Id("args").Index().Any()).Op("*").Qual(goredisPkg, "Cmd").BlockFunc(func(g *jen.Group) {
 		for _, s := range words(jen.Id("name")) {
 			g.Add(s)
 		}
-		g.Return(c.Clone().Dot("Do").Call(jen.Id("ctx"), jen.Id("w").Op("...")))
+		g.Return(jen.Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("...")))
 	}))
 	intHelpers(f, jen.Any(),
 		func(s *jen.Statement) jen.Code { return s.Dot("Int64").Call() },

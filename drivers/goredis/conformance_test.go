@@ -15,7 +15,7 @@ func harness(name string, protocol int) conformance.Harness {
 	return conformance.Harness{
 		Driver: name,
 		Open: func(t testing.TB, addr string) driver.Driver {
-			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, MaxRetries: -1, ContextTimeoutEnabled: true})
+			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { rdb.Close() })
 			d, err := goredis.New(rdb)
 			if err != nil {

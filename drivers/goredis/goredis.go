@@ -90,3 +90,15 @@ func (d *Driver) SingleServer() bool {
 	_, ok := d.client.(*redis.Client)
 	return ok
 }
+
+// once is a command that go-redis must not send again: by default it
+// sends a command again on another connection when the first one broke
+// (io.EOF, a reset) before the reply came, although the server may have
+// run it. A script that runs twice counts a Latch down twice or enters an
+// owner's lock twice, so every call of the driver is sent at most once
+// whatever the client's MaxRetries; a failure goes back to redlock, which
+// knows what may have landed. (Cluster redirections, MOVED and ASK,
+// still follow: the node that sent them did not run the call.)
+type once struct{ *redis.Cmd }
+
+func (once) NoRetry() bool { return true }

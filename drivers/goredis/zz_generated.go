@@ -162,10 +162,22 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool,
 	return driver.DecodeLatchUnset(d.evalInt(ctx, driver.LatchUnsetScript, []string{latch}, gen))
 }
 
+func (d *Driver) send(ctx context.Context, w ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, w...)
+	d.client.Process(ctx, once{cmd})
+	return cmd
+}
+
 func (d *Driver) eval(ctx context.Context, s driver.Script, keys []string, args []any) *redis.Cmd {
-	cmd := d.client.EvalSha(ctx, s.SHA1, keys, args...)
+	w := append(make([]any, 0, 3+len(keys)+len(args)), "evalsha", s.SHA1, len(keys))
+	for _, k := range keys {
+		w = append(w, k)
+	}
+	w = append(w, args...)
+	cmd := d.send(ctx, w...)
 	if driver.IsNoScript(cmd.Err()) {
-		cmd = d.client.Eval(ctx, s.Source, keys, args...)
+		w[0], w[1] = "eval", s.Source
+		cmd = d.send(ctx, w...)
 	}
 	return cmd
 }
@@ -176,7 +188,7 @@ func (d *Driver) do(ctx context.Context, name string, keys []string, args []any)
 		w = append(w, k)
 	}
 	w = append(w, args...)
-	return d.client.Do(ctx, w...)
+	return d.send(ctx, w...)
 }
 
 func (d *Driver) evalInt(ctx context.Context, s driver.Script, keys []string, args ...any) (int64, error) {
