@@ -119,9 +119,8 @@ func testUnlockUnconfirmedNotLost(t *testing.T, e env) {
 }
 
 // testStalledRounds: a minority of nodes stalls on primitive p's key
-// (every call waits out its node timeout, which is longer than the
-// case's contexts). Rounds that the answering nodes decide return at
-// once: an attempt a majority grants holds, and one whose answers split
+// (every call waits out its node timeout of 8s, longer than the case's
+// contexts). Rounds that the answering nodes decide return at once: an attempt a majority grants holds, and one whose answers split
 // (node 0 held by another client, the rest free) fails with
 // ErrNotAcquired and is undone where it was granted, without waiting for
 // the stalled nodes to break the tie. A waiter's Lock that gives up
@@ -132,10 +131,12 @@ func testStalledRounds(p string) func(*testing.T, env) {
 	return func(t *testing.T, e env) {
 		n, quorum := name(t), len(e.addrs)/2+1
 		hook, resume := stalledMinority(e, x.key(n))
-		cl, fds := e.faultyClient(t, hook, stalledOptions...)
+		// A node timeout shorter than stalledOptions', as a split round
+		// waits a tenth of it.
+		cl, fds := e.faultyClient(t, hook, core.WithTTL(30*time.Second), core.WithNodeTimeout(8*time.Second))
 		defer resume(fds)
 		ctx := ctxFor(t, 60*time.Second)
-		stalled := fmt.Sprintf("with nodes %d to %d stalled (node timeout 25s)", quorum, len(e.addrs)-1)
+		stalled := fmt.Sprintf("with nodes %d to %d stalled (node timeout 8s)", quorum, len(e.addrs)-1)
 		// bounded runs call with a context of d, and fails the case when
 		// call took longer than slow: it waited for a stalled node.
 		bounded := func(what string, d, slow time.Duration, call func(context.Context) error) error {
@@ -159,8 +160,8 @@ func testStalledRounds(p string) func(*testing.T, env) {
 			// Once its context ended, Unlock waits for the stalled nodes
 			// about as long as the majority took, not as long again as
 			// the context.
-			if err := bounded("Unlock", 2*time.Second, 3*time.Second, l.Unlock); err != nil {
-				t.Fatalf("Unlock %s, its context ending after 2s: %v", stalled, err)
+			if err := bounded("Unlock", 500*time.Millisecond, 2*time.Second, l.Unlock); err != nil {
+				t.Fatalf("Unlock %s, its context ending after 500ms: %v", stalled, err)
 			}
 		}
 		held("TryLock", x.try)
@@ -170,8 +171,8 @@ func testStalledRounds(p string) func(*testing.T, env) {
 			t.Fatalf("another client's lease on node 0 alone: %v", err)
 		}
 		// A split round gives the stalled nodes a tenth of the node
-		// timeout (2.5s a name here) to break the tie.
-		err = bounded("A split TryLock", 10*time.Second, 8*time.Second, func(ctx context.Context) error { _, err := x.try(ctx, cl, n); return err })
+		// timeout (0.8s a name here) to break the tie.
+		err = bounded("A split TryLock", 10*time.Second, 5*time.Second, func(ctx context.Context) error { _, err := x.try(ctx, cl, n); return err })
 		if !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("TryLock granted by %d nodes, refused by node 0, %s: got %v, want ErrNotAcquired", quorum-1, stalled, err)
 		}
@@ -180,7 +181,7 @@ func testStalledRounds(p string) func(*testing.T, env) {
 				t.Errorf("node %d: the split attempt was not undone (%s exists %d, %v)", i, x.key(n), v, err)
 			}
 		}
-		err = bounded("A waiter's Lock", time.Second, 3*time.Second, func(ctx context.Context) error { _, err := x.lock(ctx, cl, n); return err })
+		err = bounded("A waiter's Lock", 500*time.Millisecond, 2*time.Second, func(ctx context.Context) error { _, err := x.lock(ctx, cl, n); return err })
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("a waiter's Lock on a lock held on node 0 %s: got %v, want context.DeadlineExceeded", stalled, err)
 		}
