@@ -30,7 +30,7 @@ func testLostReplyNotSentAgain(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	// The connection breaks 20ms after the reply was lost; the proxy
-	// heals before a client's retry, 8ms or more after that (go-redis's
+	// heals before a client's retry, 10ms or more after that (go-redis's
 	// least backoff), would reach it.
 	heal := loseReplies(20 * time.Millisecond)
 	counted := make(chan error, 1)

@@ -44,6 +44,9 @@ func runMultiLock(t *testing.T, e env) {
 	if !e.cluster {
 		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
 	}
+	if e.strategy == core.Notify && !e.cluster {
+		cases["LostGiveBackRetried"] = testMultiLostGiveBackRetried
+	}
 	if e.strategy == core.Notify && e.cluster {
 		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
 	}

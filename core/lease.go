@@ -277,13 +277,22 @@ func nodeErrors[T any](c *Client, replies []reply[T]) error {
 // stillWanted returns what a wait won, unless ctx ended meanwhile (a
 // grant heard, or an attempt in flight, as it ended): the caller has
 // given up, so the lease is released at once, which hands the lock on,
-// and ctx's error is returned. A release that fails leaves the lease to
-// expire.
+// and ctx's error is returned. Nobody else will release it: where the
+// release failed, it is asked again once in the background, as a
+// waiter's leave is (leaveAgain), unless the lease is an owner's, whose
+// release counts a hold down and so must not run twice.
 func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 	if err != nil || ctx.Err() == nil {
 		return l, err
 	}
-	l.Unlock(context.WithoutCancel(ctx))
+	l.mu.Lock()
+	l.endLocked(ErrNotHeld)
+	l.mu.Unlock()
+	bg := context.WithoutCancel(ctx)
+	replies := l.release(bg, everyNode)
+	if l.opts.owner == "" {
+		leaveAgain(l.c, replies, func(on func(int) bool) { l.release(bg, on) })
+	}
 	return nil, ctx.Err()
 }
 

@@ -55,7 +55,8 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// quit leaves every queue on the nodes where on(i) and, on a single
 	// server, gives back what a release granted the waiter there, also to
 	// a token it gave up: such a grant takes every name, and leave hands
-	// on only the names whose queues it joined.
+	// on only the names whose queues it joined. A give-back that failed
+	// is asked again once in the background, as a leave is (leaveAgain).
 	quit := func(on func(int) bool) {
 		leave(on, -1, false, true)
 		holds := []multiHold{h}
@@ -63,17 +64,20 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			eh, _ := m.hold(token)
 			holds = append(holds, eh)
 		}
-		detached(ctx, m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
-			if !on(i) || !whole(i) {
-				return false, nil
-			}
-			var errs []error
-			for _, h := range holds {
-				_, err := h.release(ctx, nd)
-				errs = append(errs, err)
-			}
-			return true, errors.Join(errs...)
-		})
+		giveBack := func(on func(int) bool) []reply[bool] {
+			return detached(ctx, m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
+				if !on(i) || !whole(i) {
+					return false, nil
+				}
+				var errs []error
+				for _, h := range holds {
+					_, err := h.release(ctx, nd)
+					errs = append(errs, err)
+				}
+				return true, errors.Join(errs...)
+			})
+		}
+		leaveAgain(m.c, giveBack(on), func(on func(int) bool) { giveBack(on) })
 	}
 	var head *notifyWatch // the lock key of the name waited for, at the head of its queue
 	defer func() {

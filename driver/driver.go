@@ -65,15 +65,16 @@ func IsNoScript(err error) bool {
 // did not run the command and may if it is sent again soon: a Redis
 // Cluster slot in migration (TRYAGAIN, or a MOVED or ASK that the client
 // did not follow), a cluster or master down for a failover (CLUSTERDOWN,
-// MASTERDOWN), a server loading its data (LOADING) or running a slow
-// script (BUSY).
+// MASTERDOWN), a replica that was a master until a failover, or a master
+// without the replicas it requires (READONLY, NOREPLICAS), a server
+// loading its data (LOADING) or running a slow script (BUSY).
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	code, _, _ := strings.Cut(err.Error(), " ")
 	switch code {
-	case "TRYAGAIN", "MOVED", "ASK", "CLUSTERDOWN", "MASTERDOWN", "LOADING", "BUSY":
+	case "TRYAGAIN", "MOVED", "ASK", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "LOADING", "BUSY":
 		return true
 	}
 	return false

@@ -15,6 +15,8 @@ func TestIsTransient(t *testing.T) {
 		"MASTERDOWN Link with MASTER is down":                      true,
 		"LOADING Redis is loading the dataset in memory":           true,
 		"BUSY Redis is busy running a script":                      true,
+		"READONLY You can't write against a read only replica.":    true,
+		"NOREPLICAS Not enough good replicas to write.":            true,
 		"BUSYKEY Target key name already exists.":                  false,
 		"WRONGTYPE Operation against a key holding the wrong kind": false,
 		"NOSCRIPT No matching script":                              false,

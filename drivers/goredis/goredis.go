@@ -97,8 +97,10 @@ func (d *Driver) SingleServer() bool {
 // run it. A script that runs twice counts a Latch down twice or enters an
 // owner's lock twice, so every call of the driver is sent at most once
 // whatever the client's MaxRetries; a failure goes back to redlock, which
-// knows what may have landed. (Cluster redirections, MOVED and ASK,
-// still follow: the node that sent them did not run the call.)
+// knows what may have landed (and core sends again a call that the
+// server refused without running it, see driver.IsTransient). Cluster
+// redirections, MOVED and ASK, still follow. A go-redis hook sees these
+// calls as this type, not as *redis.Cmd.
 type once struct{ *redis.Cmd }
 
 func (once) NoRetry() bool { return true }
