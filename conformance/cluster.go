@@ -14,8 +14,11 @@ import (
 // clusterClientTimers are goroutines a closed rueidis cluster client
 // leaves behind for five seconds: after a topology refresh it closes the
 // connections it replaced only then (rueidis cluster.go, _refresh and
-// redirectOrNew). They end by themselves; the client's own are gone.
+// redirectOrNew), and a refresh a MOVED asked for runs after up to a
+// second's sleep (singleflight.go, DelayDo). They end by themselves; the
+// client's own are gone.
 var clusterClientTimers = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
 	goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 	goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient).redirectOrNew.func1"),
 }

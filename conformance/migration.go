@@ -131,27 +131,45 @@ func (e env) whileMigrating(t *testing.T, ctx context.Context, cc *redis.Cluster
 	}
 }
 
-// slotOf returns key's slot, the master that holds it, and another.
+// slotOf returns key's slot, the master that holds it, and another. The
+// owner is what the masters say, not cc's cached view, which a migration
+// earlier in the case may have left stale.
 func slotOf(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key string) (slot int64, here, there *redis.Client) {
 	t.Helper()
 	slot, err := cc.ClusterKeySlot(ctx, key).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if here, err = cc.MasterForKey(ctx, key); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
+	var masters []*redis.Client
 	err = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if there == nil && m.Options().Addr != here.Options().Addr {
-			there = m
-		}
+		masters = append(masters, m)
 		return nil
 	})
-	if err != nil || there == nil {
+	if err != nil || len(masters) < 2 {
 		t.Fatalf("the cluster needs a second master for this case: %v", err)
+	}
+	ranges, err := masters[0].ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := ""
+	for _, r := range ranges {
+		if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+			owner = r.Nodes[0].Addr
+		}
+	}
+	for _, m := range masters {
+		if m.Options().Addr == owner {
+			here = m
+		} else if there == nil {
+			there = m
+		}
+	}
+	if here == nil {
+		t.Fatalf("no master of the cluster (%d) serves slot %d at %q", len(masters), slot, owner)
 	}
 	return slot, here, there
 }
