@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
@@ -137,11 +139,19 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 		}
 		return faults.Fault{}
 	}, core.WithTTL(ttl))
-	c := e.client(t, core.WithTTL(ttl))
+	// The holder must hold a on every node, or W takes it on a node it
+	// missed and never queues there: a patient node timeout, and a check.
+	c := e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(3*time.Second))
 	ha, err := c.Mutex(a).Lock(ctx)
 	if err != nil {
 		t.Fatalf("the holder's Lock of a: %v", err)
 	}
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		if n, err := r.Exists(ctx, lockKey(a)).Result(); err != nil || n == 0 {
+			return fmt.Errorf("the holder's lease does not hold a there (%v)", err)
+		}
+		return nil
+	})
 	done := make(chan lockResult, 1)
 	go func() {
 		l, err := w.MultiLock(names).Lock(ctx)
