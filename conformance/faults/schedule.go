@@ -50,6 +50,13 @@ func (s *Schedule) Add(rules ...Rule) {
 	}
 }
 
+// Clear removes every rule, those still waiting for their Nth call too.
+func (s *Schedule) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = nil
+}
+
 // Hook is s as a Hook.
 func (s *Schedule) Hook(c Call) Fault {
 	s.mu.Lock()
