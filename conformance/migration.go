@@ -151,18 +151,24 @@ func slotOf(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key stri
 	if err != nil || len(masters) < 2 {
 		t.Fatalf("the cluster needs a second master for this case: %v", err)
 	}
-	ranges, err := masters[0].ClusterSlots(ctx).Result()
+	shards, err := masters[0].ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	owner := ""
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-			owner = r.Nodes[0].Addr
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start <= slot && slot <= r.End {
+				for _, nd := range sh.Nodes {
+					if nd.Role == "master" {
+						owner = nd.ID
+					}
+				}
+			}
 		}
 	}
 	for _, m := range masters {
-		if m.Options().Addr == owner {
+		if m.ClusterMyID(ctx).Val() == owner {
 			here = m
 		} else if there == nil {
 			there = m
