@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,32 +69,50 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 // there, and marked the attempt. The acquisition lands after the mark,
 // which must refuse it, or between the release and the mark, which the
 // release must then undo: either way it must not hold the node until
-// its TTL. For a plain lock and an owner's.
+// its TTL. For a plain lock and an owner's. For a plain lock, the
+// release's reply is also lost (it ran and found nothing, as it can on a
+// stalled server that runs it before the acquisition sent earlier on
+// another connection): the mark must still be made.
 func testLateTryLockRefused(t *testing.T, e env) {
 	for kind, x := range map[string]struct {
 		op    string
 		owner core.Option
 	}{"plain": {"MutexAcquire", core.WithOwner("")}, "owned": {"MutexAcquireOwned", core.WithOwner("late-owner")}} {
-		for _, beforeMark := range []bool{false, true} {
-			landing := map[bool]string{false: "after", true: "before"}[beforeMark] + "Mark"
-			t.Run(kind+"/"+landing, func(t *testing.T) { lateTryLockRefused(t, e, x.op, x.owner, beforeMark) })
+		for _, landing := range []string{"afterMark", "beforeMark", "releaseReplyLost"} {
+			if landing == "releaseReplyLost" && kind == "owned" {
+				continue
+			}
+			t.Run(kind+"/"+landing, func(t *testing.T) { lateTryLockRefused(t, e, x.op, x.owner, landing) })
 		}
 	}
 }
 
-func lateTryLockRefused(t *testing.T, e env, op string, owner core.Option, beforeMark bool) {
+func lateTryLockRefused(t *testing.T, e env, op string, owner core.Option, landing string) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	last := len(e.addrs) - 1
+	beforeMark := landing == "beforeMark"
 	var fds []*faults.Driver
+	var mu sync.Mutex
+	releases := 0 // of the lock key on the last node (c.N counts the probes of native commands too)
 	hook := func(c faults.Call) faults.Fault {
+		marks := c.Op == "MarkLeft" || c.Op == "ReleaseOrMark"
+		release := (c.Op == "Release" || c.Op == "ReleaseWake") && c.Node == last && slices.Contains(c.Keys, lockKey(n))
+		mu.Lock()
+		if release {
+			releases++
+		}
+		first := releases == 1
+		mu.Unlock()
 		switch {
-		case c.Node != last || !slices.Contains(c.Keys, lockKey(n)) && c.Op != "MarkLeft":
+		case c.Node != last || !slices.Contains(c.Keys, lockKey(n)) && !marks:
 		case c.Op == op && c.N == 1 && beforeMark:
 			return later // fails at once, as a timeout; reaches the server at the flush
 		case c.Op == op && c.N == 1:
 			return faults.Fault{Kind: faults.Stall, After: time.Hour} // fails at its node timeout
-		case c.Op == "MarkLeft" && beforeMark:
+		case marks && beforeMark:
 			fds[last].Flush() // the acquisition lands after the release, before the mark
+		case release && first && landing == "releaseReplyLost":
+			return faults.Fault{Kind: faults.LoseReply}
 		}
 		return faults.Fault{}
 	}

@@ -52,6 +52,7 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
+		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("MultiLock")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -40,6 +40,9 @@ func runMutex(t *testing.T, e env) {
 		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")
 		cases["RotationForgetsGrants"] = testRotationForgetsGrants
 	}
+	if e.strategy == core.Notify && len(e.addrs) >= 3 {
+		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
+	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter
 	}

@@ -187,7 +187,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if v, err := e.admin(t, 0).Get(ctx, lock).Result(); v != token {
 		t.Fatalf("after the release the lock holds %q (err %v), want the leaver's token %q: it was granted to the first in line", v, err, token)
 	}
-	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond, time.Minute, 10*time.Second); passed != 1 || err != nil {
+	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond, time.Minute, 10*time.Second, "", 0); passed != 1 || err != nil {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
@@ -261,14 +261,14 @@ func (d countingDriver) SingleServer() bool {
 	return ok && s.SingleServer()
 }
 
-func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (driver.MultiLockAcquireReply, error) {
+func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, earlier)
+	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, stem)
 }
 
-func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64, secret string, idle time.Duration, earlier string) (driver.MutexAcquireReply, error) {
+func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, earlier)
+	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, stem)
 }
 
 // exclusive holds a lock on addr until the test ends: the spare node's

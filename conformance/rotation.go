@@ -198,10 +198,10 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 // behind them) rotates its token each time; its next attempt joins the
 // line everywhere with the current token T, and the holder's release
 // grants T on every node: the waiter holds a lease. Then the held-back
-// attempts land. They name only tokens given up before theirs, never T
-// (lib/take_over.lua), so none may take T's lock over for its older token,
-// and the undo behind it must find nothing of its own to release: the
-// lock stays held on a majority while the lease is valid.
+// attempts land. Their tokens are older than T (lib/take_over.lua), so
+// none may take T's lock over, and the undo behind each must find nothing
+// of its own to release: the lock stays held on a majority while the
+// lease is valid.
 func testHeldBackAttemptSparesLease(p string) func(*testing.T, env) {
 	x := exclusiveLocks[p]
 	return func(t *testing.T, e env) { heldBackAttemptSparesLease(t, e, x) }

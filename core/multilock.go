@@ -335,16 +335,16 @@ func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && 
 // arrival, the first's, at whichever name it queues.
 func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
-	join, arrival, secret, earlier := int64(0), int64(0), "", ""
+	join, arrival, secret, stem := int64(0), int64(0), "", ""
 	for j, mh := range h {
 		ticket := mh.keys.noTicket
 		if j < len(asks) && asks[j].key != "" {
 			a := asks[j]
-			ticket, join, arrival, secret, earlier = a.key, 1, asks[0].arrival, a.secrets[n.index], strings.Join(a.earlier, " ")
+			ticket, join, arrival, secret, stem = a.key, 1, asks[0].arrival, a.secrets[n.index], a.stem
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve, secret, h[0].idle, earlier)
+	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve, secret, h[0].idle, stem)
 	switch {
 	case err != nil:
 		return nil, err

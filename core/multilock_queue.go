@@ -27,12 +27,13 @@ import (
 // lockQueued is Lock under Notify, for a MultiLock without an owner.
 func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 	o := &m.opts
-	token, wake := rand.Text(), make(chan struct{}, 1)
+	stem, wake := rand.Text(), make(chan struct{}, 1)
 	tickets := make([]*ticket, len(m.names))
 	for i, name := range m.names {
-		tickets[i] = n.newTicket(o, name, token, wake)
+		tickets[i] = n.newTicket(o, name, stem, wake)
 		defer n.dropTicket(tickets[i])
 	}
+	token := tickets[0].token
 	h, ho := m.hold(token)
 	whole := func(i int) bool { return h.whole(m.c.nodes[i]) }
 	grantsAll := !slices.ContainsFunc(m.c.nodes, func(nd *node) bool { return !h.whole(nd) })
@@ -96,10 +97,10 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			queuedAt(replies, joined)
 		}
 		if errors.Is(err, errRejoin) {
-			token = rand.Text()
 			for _, t := range tickets {
-				t.rotate(token)
+				t.rotate()
 			}
+			token = tickets[0].token
 			h, ho = m.hold(token)
 			err = ErrNotAcquired
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -93,11 +92,13 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	if t != nil {
 		t.sent = time.Now()
 		t.grants.expect()
-	} else {
+	}
+	if t == nil || !t.join && o.owner == "" {
 		// An attempt that does not queue has a ticket of its own, which
-		// a release of its token that finds nothing marks: the
-		// attempt, landing late, is then refused.
-		h.mark = m.keys.noTicket + holder
+		// a release of its token that finds nothing marks: the attempt,
+		// landing late (after its undo, or its lease's release, on a
+		// stalled node), is then refused.
+		h.mark = m.keys.noTicket + rand.Text()
 	}
 	a := t.ask()
 	p := round[grant]{c: c, o: o, name: m.name,
@@ -130,7 +131,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	r := p.play(ctx)
 	if t != nil && r.err != nil && r.unsure {
-		t.rotate(rand.Text())
+		t.rotate()
 	}
 	return r.lease, r.hint, r.err
 }
@@ -174,7 +175,7 @@ func (m *Mutex) hold(holder string) mutexHold { return newMutexHold(m.keys, hold
 // makes it (reentrant for an owner; releasing through the queue under
 // Notify).
 func newMutexHold(k keyNames, holder string, o *options) mutexHold {
-	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle, ttl: o.ttl}
+	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle, ttl: o.ttl, timeout: o.perNodeTimeout()}
 }
 
 // mutexHold is a Mutex lease's hold: its random token in a string key, or,
@@ -188,6 +189,7 @@ type mutexHold struct {
 	idle    time.Duration // how long the fencing counter outlives its last draw
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
 	ttl     time.Duration // how long such a mark stays
+	timeout time.Duration // the node timeout
 }
 
 func (h mutexHold) owned() bool { return h.owner != "" }
@@ -199,9 +201,10 @@ func (h mutexHold) id() string { return h.holder }
 // request that outlives its round (see vote) must not read the ticket as
 // the waiter's next attempt changes it.
 type asked struct {
-	key              string // "" for an attempt that does not queue
-	arrival          int64
-	earlier, secrets []string // the tokens it takes grants over from; by node
+	key     string // "" for an attempt that does not queue
+	arrival int64
+	stem    string   // of the tokens it takes grants over from (see ticket.rotate)
+	secrets []string // by node
 }
 
 // ask is what t's attempt about to start asks; nil and a ticket that does
@@ -210,7 +213,7 @@ func (t *ticket) ask() asked {
 	if t == nil || !t.join {
 		return asked{}
 	}
-	a := asked{key: t.key, arrival: t.arrival, earlier: slices.Clone(t.earlier), secrets: make([]string, len(t.grants.heard))}
+	a := asked{key: t.key, arrival: t.arrival, stem: t.stem, secrets: make([]string, len(t.grants.heard))}
 	for i := range a.secrets {
 		a.secrets[i] = t.grants.secret(i)
 	}
@@ -222,12 +225,12 @@ func (t *ticket) ask() asked {
 // asks; nil does not queue.
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
 	k := h.keys
-	ticket, join, arrival, secret, earlier := k.noTicket, int64(0), int64(0), "", ""
+	ticket, join, arrival, secret, stem := k.noTicket, int64(0), int64(0), "", ""
 	switch {
 	case h.mark != "":
 		ticket = h.mark
 	case a.key != "":
-		ticket, join, arrival, secret, earlier = a.key, 1, a.arrival, a.secrets[n.index], strings.Join(a.earlier, " ")
+		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
 	}
 	var g grant
 	var err error
@@ -235,7 +238,7 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, ticket, h.owner, h.holder, ttl, join, arrival, h.idle)
 		g, err = grant(r), e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival, secret, h.idle, earlier)
+		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival, secret, h.idle, stem)
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
@@ -253,21 +256,39 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	return v == 1, err
 }
 
-// release gives the hold up on n. One that finds nothing marks the
-// attempt's ticket (h.mark), as its acquisition may still land there, and
-// releases again: an acquisition that landed between the two is undone,
-// and one that lands after the mark is refused. It reports what the
-// first release found.
+// release gives the hold up on n. One that finds nothing, or gets no
+// answer, releases again with a mark on the attempt's ticket (h.mark) in
+// one script (ReleaseOrMark), as the attempt may still land there: one
+// that landed before is released, one that lands after is refused, in
+// whatever order a stalled server runs them. The second call gets a node
+// timeout of its own: the first may have used up ctx's. It reports what
+// the first release found, or that the second released.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	released, err := h.releaseOnly(ctx, n)
-	if err != nil || released || h.mark == "" {
+	if released || h.mark == "" {
 		return released, err
 	}
-	if _, err := n.d.MarkLeft(ctx, h.mark, h.ttl); err != nil {
+	if h.owned() {
+		if err != nil {
+			return false, err
+		}
+		if _, err := n.d.MarkLeft(ctx, h.mark, h.ttl); err != nil {
+			return false, err
+		}
+		_, err = h.releaseOnly(ctx, n)
 		return false, err
 	}
-	_, err = h.releaseOnly(ctx, n)
-	return false, err
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
+	defer cancel()
+	k := h.keys
+	again, err2 := n.d.ReleaseOrMark(mctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl)
+	if err != nil { // the first release may have landed: only a second that released tells
+		if err2 == nil && again == 1 {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, err2
 }
 
 func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -39,14 +40,18 @@ type ticket struct {
 	sent    time.Time   // the start of the last attempt
 	first   atomic.Bool // an attempt put it at the head of the queue
 	grants  grants      // what the nodes' releases granted it
-	earlier []string    // the tokens it gave up, the last few (see rotate)
+	stem    string      // its tokens are stem and a number, seq (see rotate)
+	seq     int
+	earlier []string // the tokens it gave up, the last few
 }
 
-// newTicket registers a ticket in the queue of the Mutex called name, with
-// the token of its grants; it is signalled on wake, a fresh channel when
-// nil.
-func (n *notifier) newTicket(o *options, name, token string, wake chan struct{}) *ticket {
-	return n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), token, wake)
+// newTicket registers a ticket in the queue of the Mutex called name,
+// whose tokens start with stem (see rotate); it is signalled on wake, a
+// fresh channel when nil.
+func (n *notifier) newTicket(o *options, name, stem string, wake chan struct{}) *ticket {
+	t := n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), stem+"0", wake)
+	t.stem = stem
+	return t
 }
 
 // register makes key a ticket of this Client: what a release tells the
@@ -67,12 +72,15 @@ func (n *notifier) register(key, token string, wake chan struct{}) *ticket {
 // failed on some node: that undo may still land there, later, and delete
 // whatever holds the old token then, a grant or the waiter's lease. Until
 // its next attempt stores the new token in its ticket, it hears no grant;
-// that attempt takes over a grant made to one of the last few tokens it
-// gave up (see lib/take_over.lua).
-func (t *ticket) rotate(token string) {
+// that attempt takes over a grant made to any token it gave up, and its
+// leave passes one on: the scripts know them by their stem and a smaller
+// number (see lib/take_over.lua), however many there were while a node
+// was stalled.
+func (t *ticket) rotate() {
 	t.earlier = append(t.earlier, t.token)
 	t.earlier = t.earlier[max(0, len(t.earlier)-4):]
-	t.token = token
+	t.seq++
+	t.token = t.stem + strconv.Itoa(t.seq)
 	t.grants.rotate()
 }
 
@@ -259,11 +267,15 @@ func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
 // as left (see lib/left.lua): its attempts that land later are refused,
 // and a leave that failed on a node is asked again (leaveAgain).
 func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticket, on func(int) bool, keep, forGood bool) {
-	// A grant made to a token the waiter gave up (see rotate) is handed on
-	// too: its attempts no longer take it over.
-	tokens := append([]string{t.token}, t.earlier...)
-	if o.owner != "" || keep {
-		tokens = []string{""} // no grant to hand on: an owner's waiter is only reserved the lock
+	// A grant made to a token the waiter gave up (see rotate) is passed on
+	// too, and so is one to its token unless its lease holds it (keep, for
+	// good) or its next attempt takes it (keep).
+	token, spare := t.token, int64(0)
+	switch {
+	case o.owner != "", keep && !forGood:
+		token = "" // an owner's waiter is only reserved the lock
+	case keep:
+		spare = 1
 	}
 	leave := func(on func(int) bool) []reply[int64] {
 		return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (int64, error) {
@@ -274,15 +286,7 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 			if forGood {
 				left = o.ttl
 			}
-			handed := int64(0)
-			for _, token := range tokens {
-				v, err := n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left)
-				if err != nil {
-					return handed, err
-				}
-				handed = max(handed, v)
-			}
-			return handed, nil
+			return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left, t.stem, spare)
 		})
 	}
 	replies := leave(on)

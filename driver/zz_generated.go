@@ -16,7 +16,7 @@ import (
 type Scripts interface {
 	// MutexAcquire takes a plain lock with the waiter's token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
-	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, earlier string) (MutexAcquireReply, error)
+	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire_owned.lua.
 	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (MutexAcquireOwnedReply, error)
@@ -32,7 +32,10 @@ type Scripts interface {
 	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error)
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
-	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error)
+	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error)
+	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not, so that the attempt is refused when it lands late.
+	// It runs scripts/lua/release_or_mark.lua.
+	ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error)
 	// MarkLeft marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.
 	// It runs scripts/lua/mark_left.lua.
 	MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error)
@@ -50,7 +53,7 @@ type Scripts interface {
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
-	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (MultiLockAcquireReply, error)
+	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (MultiLockAcquireReply, error)
 	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.
 	// It runs scripts/lua/multi_release.lua.
 	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error)
@@ -115,7 +118,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "800e782cb4de914671daff1bfd7c1f9da9a9932b",
+	SHA1:   "12735d02748415e40c2a67de749f8f2b76c73044",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -193,12 +196,24 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "82e9d3f9cc2f79c1a2aa768551e0cacef6200b06",
+	SHA1:   "618574419d79d75f55bc8e94a96674b7e8d96d44",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
 func DecodeMutexLeave(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
+var ReleaseOrMarkScript = Script{
+	Name:   "release_or_mark",
+	SHA1:   "e9cdf445141df69eb5fd96de45bfea2926a432a2",
+	Source: lua.Source("release_or_mark.lua"),
+}
+
+// DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
+func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 	return v, err
 }
 
@@ -274,7 +289,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "ec81236459f48af5d90f4c11721ef65807f4f14d",
+	SHA1:   "d797b716cc094c5688dd0878b38b7725b20d243b",
 	Source: lua.Source("multi_acquire.lua"),
 }
 

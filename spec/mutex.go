@@ -7,7 +7,7 @@ var mutexOps = []Op{
 		Script: "mutex_acquire",
 		Doc:    "takes a plain lock with the waiter's token and draws a fencing token.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"secret", String}, {"idle", Millis}, {"earlier", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"secret", String}, {"idle", Millis}, {"stem", String}},
 		Reply: []Field{
 			{"Acquired", Bool, "the lock was free (or granted to the token) and is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -53,8 +53,16 @@ var mutexOps = []Op{
 		Script: "mutex_leave",
 		Doc:    "takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}},
+		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"stem", String}, {"keep", Int}},
 		Reply:  []Field{{"Passed", Int, "1 when the lock passed on, 0 otherwise"}},
+	},
+	{
+		Name:   "ReleaseOrMark",
+		Script: "release_or_mark",
+		Doc:    "releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not, so that the attempt is refused when it lands late.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
+		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}},
+		Reply:  []Field{{"Released", Int, "1 when released, 0 when absent or held by another token (the ticket is marked then)"}},
 	},
 	{
 		Name:   "MarkLeft",

@@ -11,9 +11,9 @@ import (
 var _ driver.Scripts = (*Driver)(nil)
 
 // MutexAcquire asks the hook, then runs the inner driver's MutexAcquire.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, earlier string) (driver.MutexAcquireReply, error) {
+func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
 	return run(ctx, d, "MutexAcquire", "MutexAcquire", []string{lock, fence, queue, ticket}, func(ctx context.Context) (driver.MutexAcquireReply, error) {
-		return d.inner.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, earlier)
+		return d.inner.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, stem)
 	})
 }
 
@@ -53,9 +53,16 @@ func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, que
 }
 
 // MutexLeave asks the hook, then runs the inner driver's MutexLeave.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
+func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error) {
 	return run(ctx, d, "MutexLeave", "MutexLeave", []string{lock, fence, queue, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.MutexLeave(ctx, lock, fence, queue, ticket, token, reserve, idle, left)
+		return d.inner.MutexLeave(ctx, lock, fence, queue, ticket, token, reserve, idle, left, stem, keep)
+	})
+}
+
+// ReleaseOrMark asks the hook, then runs the inner driver's ReleaseOrMark.
+func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
+	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{lock, fence, queue, ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.ReleaseOrMark(ctx, lock, fence, queue, ticket, token, reserve, idle, left)
 	})
 }
 
@@ -95,9 +102,9 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire asks the hook, then runs the inner driver's MultiLockAcquire.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (driver.MultiLockAcquireReply, error) {
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
 	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
-		return d.inner.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, earlier)
+		return d.inner.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, stem)
 	})
 }
 

@@ -13,8 +13,8 @@ import (
 var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, earlier string) (driver.MutexAcquireReply, error) {
-	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10), secret, strconv.FormatInt(idle.Milliseconds(), 10), earlier))
+func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
+	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10), secret, strconv.FormatInt(idle.Milliseconds(), 10), stem))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
@@ -43,8 +43,13 @@ func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, que
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
-	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10)))
+func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error) {
+	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10), stem, strconv.FormatInt(keep, 10)))
+}
+
+// ReleaseOrMark runs scripts/lua/release_or_mark.lua.
+func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
+	return driver.DecodeReleaseOrMark(d.evalInt(ctx, driver.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10)))
 }
 
 // MarkLeft runs scripts/lua/mark_left.lua.
@@ -73,8 +78,8 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, earlier string) (driver.MultiLockAcquireReply, error) {
-	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10), strconv.FormatInt(reserve.Milliseconds(), 10), secret, strconv.FormatInt(idle.Milliseconds(), 10), earlier))
+func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
+	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(join, 10), strconv.FormatInt(arrival, 10), strconv.FormatInt(reserve.Milliseconds(), 10), secret, strconv.FormatInt(idle.Milliseconds(), 10), stem))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.

@@ -17,7 +17,7 @@
 -- ARGV[5] reserve: how long a reserved waiter has a handed-on name to itself, in ms
 -- ARGV[6] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
 -- ARGV[7] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
--- ARGV[8] earlier: the tokens the waiter gave up, space separated (see lib/take_over.lua)
+-- ARGV[8] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- Returns: {1, fence, 0, 0, 0} when acquired (fence: every name's fencing
 -- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
 -- is the index (from 0) of the first name held by another token, and wait
@@ -33,8 +33,8 @@
 local token, ttl = ARGV[1], tonumber(ARGV[2])
 if ARGV[3] == '1' then
   for i = 1, #KEYS, 4 do
-    if hasLeft(KEYS[i + 3]) then
-      return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+    if hasLeft(KEYS[i + 3]) or superseded(KEYS[i], KEYS[i + 3], ARGV[8], token) then
+      return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one overtaken already, landing late
     end
   end
   -- A release of all its names granted them all to an earlier token.

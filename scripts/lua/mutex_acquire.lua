@@ -16,7 +16,7 @@
 -- ARGV[4] arrival: the waiter's place in the queue (µs since the epoch)
 -- ARGV[5] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
--- ARGV[7] earlier: the tokens the waiter gave up, space separated (see lib/take_over.lua)
+-- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- Returns: {1, fence, 0, 0} when acquired (or granted to token, or to this
 -- waiter's earlier token, before: its expiry is lengthened to ttl); {0, 0, wait, first} when not (wait: how long the lock
 -- stays taken or reserved in ms, -1 when it has no expiry; first: 1 when
@@ -27,8 +27,8 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 
-if hasLeft(KEYS[4]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released already, landing late
+if hasLeft(KEYS[4]) or superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or overtaken already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]

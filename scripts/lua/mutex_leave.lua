@@ -8,15 +8,19 @@
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: the leaving waiter's ticket key
--- ARGV[1] token: the token a grant gave the waiter; empty for an owner's waiter
+-- ARGV[1] token: the waiter's token: a grant to it, or to an earlier token
+-- of the waiter (ARGV[5]), is passed on; empty to pass on only a reservation
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long the ticket stays marked as left, in ms (the waiter's
 -- TTL); 0 deletes it instead, for a waiter that moves to another line
+-- ARGV[5] stem: the stem of the waiter's tokens (see lib/take_over.lua)
+-- ARGV[6] keep: 1 to keep a grant to token itself, which the waiter's lease holds
 -- Returns: 1 when the lock passed on, 0 otherwise.
 
 -- #include lib/hand_on.lua
 -- #include lib/left.lua
+-- #include lib/take_over.lua
 
 redis.call('zrem', KEYS[3], KEYS[4])
 if ARGV[4] == '0' then
@@ -28,7 +32,8 @@ if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end
 local holder = redis.call('get', KEYS[1])
-if holder ~= 'reserved:' .. KEYS[4] and (ARGV[1] == '' or holder ~= ARGV[1]) then
+local granted = ARGV[1] ~= '' and (holder == ARGV[1] and ARGV[6] ~= '1' or earlierOf(holder, ARGV[5], ARGV[1]))
+if holder ~= 'reserved:' .. KEYS[4] and not granted then
   return 0
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])

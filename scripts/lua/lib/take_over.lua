@@ -1,21 +1,52 @@
--- A waiter that gave up tokens, because an undo of one may still land
--- (see core's ticket.rotate), takes over with its new token what a release
--- granted one of them: takeOver gives token the lock when the lock holds
--- one of earlier (the tokens the attempt says its waiter gave up, space
--- separated), keeping its expiry, and returns true then. Only the attempt
--- names them: an attempt held back on the way names older tokens than the
--- waiter's current one, so it can never take the current one's lock.
+-- A waiter's tokens are its stem followed by a number that grows each time
+-- it gives one up, because an undo of it may still land (see core's
+-- ticket.rotate). seqOf returns the number of a token of stem; nil for
+-- anyone else's, or for an empty stem.
+local function seqOf(value, stem)
+  if stem == '' or not value or string.sub(value, 1, #stem) ~= stem then
+    return nil
+  end
+  return tonumber(string.match(string.sub(value, #stem + 1), '^%d+$'))
+end
 
-local function takeOver(lock, earlier, token)
-  if earlier == '' or redis.call('type', lock).ok ~= 'string' then
+-- earlierOf reports whether value is a token of the waiter of stem that
+-- it gave up before token.
+local function earlierOf(value, stem, token)
+  local seq, mine = seqOf(value, stem), seqOf(token, stem)
+  return seq ~= nil and mine ~= nil and seq < mine
+end
+
+-- takeOver gives token the lock when the lock holds an earlier token of
+-- the same waiter, which a release granted it, keeping its expiry, and
+-- returns true then. Only earlier ones: an attempt held back on the way
+-- carries an older token than the waiter's current one, so it never takes
+-- the current one's lock.
+local function takeOver(lock, stem, token)
+  if redis.call('type', lock).ok ~= 'string' or not earlierOf(redis.call('get', lock), stem, token) then
     return false
   end
-  local holder = redis.call('get', lock)
-  for t in string.gmatch(earlier, '%S+') do
-    if t == holder then
-      redis.call('set', lock, token, 'KEEPTTL')
-      return true
-    end
+  redis.call('set', lock, token, 'KEEPTTL')
+  return true
+end
+
+-- superseded reports whether an attempt with token was overtaken by a
+-- later one of its waiter on this server: the lock, or the grant its
+-- ticket holds ("g:<ttl>:<token>:<secret>" or "m:<names>:<ttl>:<token>:<secret>"),
+-- names a later token. Such an attempt landed late (held back on the way,
+-- or on another connection) and is refused: its join would write an older
+-- secret over the newer one, and a grant made with it would not wake the
+-- waiter.
+local function superseded(lock, ticket, stem, token)
+  if stem == '' then
+    return false
   end
-  return false
+  if redis.call('type', lock).ok == 'string' and earlierOf(token, stem, redis.call('get', lock)) then
+    return true
+  end
+  if redis.call('type', ticket).ok ~= 'string' then
+    return false
+  end
+  local value = redis.call('get', ticket)
+  local named = string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
+  return named ~= nil and earlierOf(token, stem, named)
 end

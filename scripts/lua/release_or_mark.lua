@@ -1,0 +1,28 @@
+-- Releases the lock of an attempt that had a ticket of its own (one that
+-- did not queue) when its token holds it, and marks that ticket when it
+-- does not, in one step: the attempt may still be on its way (it timed
+-- out, or its answer was not waited for), and must then be refused when
+-- it lands, not hold the lock for its TTL (see lib/left.lua). A release
+-- and a mark sent one after the other could land either side of the
+-- attempt on a stalled server, which reads its clients' connections in
+-- any order when it resumes. A release hands the lock on as release_wake
+-- does.
+-- KEYS[1] lock: the lock key
+-- KEYS[2] fence: the fencing counter of the lock name
+-- KEYS[3] queue: sorted set of waiting tickets, by arrival
+-- KEYS[4] ticket: the attempt's ticket key
+-- ARGV[1] token: the holder's token
+-- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
+-- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[4] left: how long the mark stays, in ms (the attempt's TTL)
+-- Returns: 1 when released; 0 when the key is absent or not this holder's (the ticket is marked).
+
+-- #include lib/hand_on.lua
+-- #include lib/left.lua
+
+if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
+  markLeft(KEYS[4], ARGV[4])
+  return 0
+end
+handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+return 1
