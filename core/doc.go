@@ -28,12 +28,19 @@
 // a context with a deadline to bound it.
 //
 // A Mutex acquisition that a node gets only after the attempt's undo or
-// its lease's release (a request that timed out, held up on its way)
-// is refused there: a release of the lease's token that finds nothing
-// marks the attempt for its TTL, then releases once more, for an
-// acquisition that landed in between. An attempt of a waiter that left the
-// line (a Mutex's under Notify, a FairMutex's, an RWMutex writer's) is
-// refused once it left. Other late acquisitions (a FairMutex's or an
+// its lease's release (a request that timed out, held up on its way, or
+// sent on another connection to a server that was paused) is refused
+// there: a release of the lease's token that finds nothing, or gets no
+// answer, releases once more and marks the attempt for its TTL in one
+// script, so that an acquisition that landed before is released and one
+// that lands after is refused, in whatever order the server runs them (an
+// owner's lease marks only after a release that found nothing). An
+// attempt of a waiter that left the line (a Mutex's under Notify, a
+// FairMutex's, an RWMutex writer's) is refused once it left, and so is a
+// Mutex or MultiLock waiter's attempt that a later one of its attempts
+// overtook on that node. A waiter's tokens share a random stem and end in
+// a number that grows each time it gives one up: its next attempt takes
+// over a grant made to any of them, and its leave passes one on. Other late acquisitions (a FairMutex's or an
 // RWMutex's TryLock, a Semaphore's, a MultiLock's) hold that node until
 // their TTL.
 //
