@@ -39,6 +39,7 @@ func runMutex(t *testing.T, e env) {
 	if e.strategy == core.Notify && len(e.addrs) == 3 {
 		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")
 		cases["RotationForgetsGrants"] = testRotationForgetsGrants
+		cases["SplitGrantsYieldToEarlier"] = testSplitGrantsYieldToEarlier
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")

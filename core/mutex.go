@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -101,6 +102,8 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		h.mark = m.keys.noTicket + rand.Text()
 	}
 	a := t.ask()
+	var won atomic.Bool  // an undo of a late answer then gives the node up
+	var kept atomic.Bool // an undo left the lock with the waiter
 	p := round[grant]{c: c, o: o, name: m.name,
 		ask: func(ctx context.Context, i int, n *node) (grant, error) {
 			g, err := h.acquire(ctx, n, o.ttl, t, a)
@@ -110,7 +113,19 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			return g, err
 		},
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
-		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return h.release(ctx, n) },
+		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) {
+			if a.key == "" || !h.wake || won.Load() {
+				return h.release(ctx, n)
+			}
+			// A failed attempt of a queued waiter: the lock stays with
+			// it where no live waiter is ahead (see release_wake.lua).
+			k := h.keys
+			v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, a.arrival)
+			if v == 2 {
+				kept.Store(true)
+			}
+			return v >= 1, err
+		},
 		durable: func(ctx context.Context, replies []reply[grant], _ func(int) bool, fence int64) bool {
 			return h.makeFenceDurable(ctx, c, o, replies, fence)
 		},
@@ -124,6 +139,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			}
 		}
 		p.won = func(ctx context.Context, _ *Lease, replies []reply[grant], wins func(int) bool) {
+			won.Store(true)
 			if t.joined && len(c.nodes) > 1 {
 				m.leaveBehind(ctx, t, func(i int) bool { return !wins(i) })
 			}
@@ -132,6 +148,12 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	r := p.play(ctx)
 	if t != nil && r.err != nil && r.unsure {
 		t.rotate()
+	}
+	if r.err != nil && kept.Load() {
+		// It keeps nodes that a later waiter may need, which may not see
+		// it in line there yet: it tries again after its backoff, not at
+		// the holder's TTL, or the two could wait each other out.
+		r.hint = 0
 	}
 	return r.lease, r.hint, r.err
 }
@@ -300,7 +322,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle)
+		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, 0)
 		return v == 1, err
 	}
 	v, err := n.release(ctx, k.lock, h.holder)

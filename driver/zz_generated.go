@@ -29,7 +29,7 @@ type Scripts interface {
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseWake deletes a plain lock only when it holds token, handing it on to the oldest waiter.
 	// It runs scripts/lua/release_wake.lua.
-	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error)
+	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error)
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
 	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error)
@@ -184,7 +184,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "3a1401c694c15655338c5ce62faf8e196984082e",
+	SHA1:   "469a5fcb531d4d54c6377583accbc622df92b1af",
 	Source: lua.Source("release_wake.lua"),
 }
 

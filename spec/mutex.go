@@ -45,8 +45,8 @@ var mutexOps = []Op{
 		Script: "release_wake",
 		Doc:    "deletes a plain lock only when it holds token, handing it on to the oldest waiter.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}},
-		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}},
-		Reply:  []Field{{"Deleted", Int, "1 when deleted, 0 when absent or held by another token"}},
+		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"ahead", Int}},
+		Reply:  []Field{{"Deleted", Int, "1 when deleted, 2 when kept for a waiter with none ahead (ahead), 0 when absent or held by another token"}},
 	},
 	{
 		Name:   "MutexLeave",

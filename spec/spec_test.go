@@ -33,7 +33,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_rextend":            "0dd63d645ab3c4642090943167990d7fe4e9c422",
 	"rw_rlock":              "1b3c3360c3e5ec8d434ece5779df67e82455291a",
 	"release":               "99725df1739b85d0333665d9d3ae01ba5e5b7211",
-	"release_wake":          "3a1401c694c15655338c5ce62faf8e196984082e",
+	"release_wake":          "469a5fcb531d4d54c6377583accbc622df92b1af",
 	"release_or_mark":       "e9cdf445141df69eb5fd96de45bfea2926a432a2",
 	"mutex_leave":           "618574419d79d75f55bc8e94a96674b7e8d96d44",
 	"release_owned":         "1416fee26b6b808c9bd337855e1b781363374a5e",

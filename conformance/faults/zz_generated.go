@@ -46,9 +46,9 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake asks the hook, then runs the inner driver's ReleaseWake.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error) {
 	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{lock, fence, queue}, func(ctx context.Context) (int64, error) {
-		return d.inner.ReleaseWake(ctx, lock, fence, queue, token, reserve, idle)
+		return d.inner.ReleaseWake(ctx, lock, fence, queue, token, reserve, idle, ahead)
 	})
 }
 

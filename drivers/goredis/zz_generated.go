@@ -38,8 +38,8 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds()))
+func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error) {
+	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds(), ahead))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.

@@ -8,12 +8,23 @@
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
--- Returns: 1 when released; 0 when the key is absent or not this holder's.
+-- ARGV[4] ahead: for the undo of a queued waiter's failed attempt, the
+-- waiter's place in line (its arrival); 0 otherwise. The lock then stays
+-- with the waiter unless a live waiter is ahead of it: two waiters that
+-- each got one node of a split quorum would otherwise hand their nodes to
+-- each other at every attempt; this way the later one yields.
+-- Returns: 1 when released; 2 when kept for the waiter; 0 when the key is absent or not this holder's.
 
 -- #include lib/hand_on.lua
 
 if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
   return 0
+end
+if ARGV[4] ~= '0' then
+  local head = liveHead(KEYS[3])
+  if not head or tonumber(redis.call('zscore', KEYS[3], head)) > tonumber(ARGV[4]) then
+    return 2
+  end
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 return 1

@@ -1,0 +1,100 @@
+package conformance
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/core"
+)
+
+// testSplitGrantsYieldToEarlier: on three nodes with node 1 held for good
+// by someone else, A queues first and B second, but A's joins of node 2's
+// line are held back until the release, so the holder's release grants node 0 to A
+// and node 2 to B. Neither has a majority: each attempts, is refused at
+// the other's node, and undoes its own grant, each undo slowed so that
+// both attempts are refused first. Undone by handing them on, the grants
+// would go to each other, attempt after attempt. The later waiter must
+// yield instead: A must hold the lock first, and B right after A's
+// release, both within 3s (their TTL is 10s). In the second variant A's
+// joins of node 2's line stay held back for 500ms more, so that B, which
+// does not see A ahead of it there, keeps node 2 as A keeps node 0: each
+// must try again soon, not at the other's TTL, or they wait each other out.
+func testSplitGrantsYieldToEarlier(t *testing.T, e env) {
+	for _, after := range []time.Duration{0, 500 * time.Millisecond} {
+		t.Run("heldBack+"+after.String(), func(t *testing.T) { splitGrantsYieldToEarlier(t, e, after) })
+	}
+}
+
+func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const ttl = 10 * time.Second
+	var released atomic.Bool
+	var heldUntil atomic.Int64 // A's joins of node 2 are held back until then (unix ns); 0 until the release
+	waiter := func(heldBack bool) *core.Client {
+		c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+			switch {
+			case heldBack && call.Node == 2 && call.Op == "MutexAcquire" && (!released.Load() || time.Now().UnixNano() < heldUntil.Load()):
+				return faults.Fault{Kind: faults.Delay, After: 1500 * time.Millisecond}
+			case released.Load() && call.Op == "ReleaseWake":
+				return faults.Fault{Kind: faults.Slow, After: 100 * time.Millisecond}
+			}
+			return faults.Fault{}
+		}, core.WithTTL(ttl), core.WithNodeTimeout(time.Second))
+		return c
+	}
+	a, b := waiter(true), waiter(false)
+	if err := e.admin(t, 1).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(3*time.Second)).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("the holder's Lock: %v", err)
+	}
+	order := make(chan string, 2)
+	lock := func(who string, c *core.Client) chan lockResult {
+		done := make(chan lockResult, 1)
+		go func() {
+			l, err := c.Mutex(n).Lock(ctx)
+			if err == nil {
+				order <- who
+				uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				l.Unlock(uctx)
+			}
+			done <- lockResult{l, err}
+		}()
+		return done
+	}
+	doneA := lock("A", a)
+	awaitQueued(t, ctx, e, 0, lockKey(n)+":q", doneA)
+	time.Sleep(50 * time.Millisecond) // A's place in line is older than B's
+	doneB := lock("B", b)
+	for i := 0; e.admin(t, 2).ZCard(ctx, lockKey(n)+":q").Val() == 0; i++ {
+		if i == 200 {
+			t.Fatal("B never queued at node 2")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	heldUntil.Store(start.Add(after).UnixNano())
+	released.Store(true)
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("the holder's Unlock: %v", err)
+	}
+	for _, done := range []chan lockResult{doneA, doneB} {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				t.Fatalf("a waiter's Lock: %v", r.err)
+			}
+		case <-time.After(3*time.Second - time.Since(start)):
+			t.Fatalf("the waiters do not both hold the lock in turn 3s after the holder's release (TTL %v): they hand their halves of a split majority to each other, or wait each other out", ttl)
+		}
+	}
+	if first := <-order; first != "A" {
+		t.Errorf("%s held the lock first; A, ahead in line, should have", first)
+	}
+}
