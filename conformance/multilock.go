@@ -53,6 +53,7 @@ func runMultiLock(t *testing.T, e env) {
 	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("MultiLock")
+		cases["WonPassesOnOldGrant"] = testMultiWonPassesOnOldGrant
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

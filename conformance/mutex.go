@@ -40,9 +40,11 @@ func runMutex(t *testing.T, e env) {
 		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")
 		cases["RotationForgetsGrants"] = testRotationForgetsGrants
 		cases["SplitGrantsYieldToEarlier"] = testSplitGrantsYieldToEarlier
+		cases["FirstUndoLandsLate"] = testFirstUndoLandsLate
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
+		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter

@@ -51,15 +51,24 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// won takes the ticket out of line on the nodes where on(i), once the
 	// waiter holds its lease. A grant that reached it there late is part
 	// of the lease now, which the lease's release gives back on every
-	// node: handing it on now would wake a waiter that cannot win.
-	won := func(on func(int) bool) { leave(on, -1, true, true) }
-	// quit leaves every queue on the nodes where on(i) and, on a single
-	// server, gives back what a release granted the waiter there, also to
-	// a token it gave up: such a grant takes every name, and leave hands
-	// on only the names whose queues it joined. A give-back that failed
-	// is asked again once in the background, as a leave is (leaveAgain).
+	// node: handing it on now would wake a waiter that cannot win. Every
+	// name's line: on a single server a release grants all the names at
+	// once, maybe to a token the waiter gave up, which is passed on.
+	won := func(on func(int) bool) {
+		for i := range m.names {
+			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, true, true)
+		}
+	}
+	// quit leaves every name's queue on the nodes where on(i), passing on
+	// what a release granted the waiter there, also to a token it gave up
+	// (a release on a single server grants every name), and, on a single
+	// server, gives back what its own token or the last few it gave up
+	// hold there. A give-back that failed is asked again once in the
+	// background, as a leave is (leaveAgain).
 	quit := func(on func(int) bool) {
-		leave(on, -1, false, true)
+		for i := range m.names {
+			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, false, true)
+		}
 		holds := []multiHold{h}
 		for _, token := range tickets[0].earlier {
 			eh, _ := m.hold(token)

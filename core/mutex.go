@@ -94,14 +94,17 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		t.sent = time.Now()
 		t.grants.expect()
 	}
-	if t == nil || !t.join && o.owner == "" {
+	a := t.ask()
+	switch {
+	case t == nil || !t.join && o.owner == "":
 		// An attempt that does not queue has a ticket of its own, which
 		// a release of its token that finds nothing marks: the attempt,
 		// landing late (after its undo, or its lease's release, on a
 		// stalled node), is then refused.
 		h.mark = m.keys.noTicket + rand.Text()
+	case a.key != "":
+		h.markTicket(a.key)
 	}
-	a := t.ask()
 	var won atomic.Bool  // an undo of a late answer then gives the node up
 	var kept atomic.Bool // an undo left the lock with the waiter
 	p := round[grant]{c: c, o: o, name: m.name,
@@ -210,6 +213,7 @@ type mutexHold struct {
 	reserve time.Duration
 	idle    time.Duration // how long the fencing counter outlives its last draw
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
+	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
 	ttl     time.Duration // how long such a mark stays
 	timeout time.Duration // the node timeout
 }
@@ -249,10 +253,10 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	k := h.keys
 	ticket, join, arrival, secret, stem := k.noTicket, int64(0), int64(0), "", ""
 	switch {
-	case h.mark != "":
-		ticket = h.mark
 	case a.key != "":
 		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
+	case h.mark != "":
+		ticket = h.mark
 	}
 	var g grant
 	var err error
@@ -278,14 +282,31 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	return v == 1, err
 }
 
+// markTicket makes a queued waiter's lease mark its ticket as left with
+// every release (see release): its attempts, which carry the lease's
+// token, may still land on a node after the release, where none of its
+// later attempts would ever take the lock from them.
+func (h *mutexHold) markTicket(ticket string) {
+	if !h.owned() {
+		h.mark, h.always = ticket, true
+	}
+}
+
 // release gives the hold up on n. One that finds nothing, or gets no
 // answer, releases again with a mark on the attempt's ticket (h.mark) in
 // one script (ReleaseOrMark), as the attempt may still land there: one
 // that landed before is released, one that lands after is refused, in
 // whatever order a stalled server runs them. The second call gets a node
 // timeout of its own: the first may have used up ctx's. It reports what
-// the first release found, or that the second released.
+// the first release found, and its error: the first may still land, and
+// a waiter that reuses the token must then take a fresh one (unsure). A
+// queued waiter's lease releases and marks in one call.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
+	k := h.keys
+	if h.always {
+		v, err := n.d.ReleaseOrMark(ctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl, 1)
+		return v == 1, err
+	}
 	released, err := h.releaseOnly(ctx, n)
 	if released || h.mark == "" {
 		return released, err
@@ -302,12 +323,8 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	k := h.keys
-	again, err2 := n.d.ReleaseOrMark(mctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl)
-	if err != nil { // the first release may have landed: only a second that released tells
-		if err2 == nil && again == 1 {
-			return true, nil
-		}
+	_, err2 := n.d.ReleaseOrMark(mctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl, 0)
+	if err != nil {
 		return false, err
 	}
 	return false, err2

@@ -289,7 +289,9 @@ func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
 	if m.opts.owner != "" {
 		return nil
 	}
-	l, granted := t.grantedLease(m.c, &m.opts, m.name, m.hold(t.token))
+	h := m.hold(t.token)
+	h.markTicket(t.key)
+	l, granted := t.grantedLease(m.c, &m.opts, m.name, h)
 	if l != nil && len(m.c.nodes) > 1 {
 		m.leaveBehind(ctx, t, func(i int) bool { return !granted[i] })
 	}

@@ -33,9 +33,9 @@ type Scripts interface {
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
 	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error)
-	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not, so that the attempt is refused when it lands late.
+	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not (or always), so that the attempt is refused when it lands late.
 	// It runs scripts/lua/release_or_mark.lua.
-	ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error)
+	ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error)
 	// MarkLeft marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.
 	// It runs scripts/lua/mark_left.lua.
 	MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error)
@@ -208,7 +208,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e9cdf445141df69eb5fd96de45bfea2926a432a2",
+	SHA1:   "4e74b4e3cdfd970b0044564d2939f36aeadd10a8",
 	Source: lua.Source("release_or_mark.lua"),
 }
 

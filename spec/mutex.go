@@ -59,9 +59,9 @@ var mutexOps = []Op{
 	{
 		Name:   "ReleaseOrMark",
 		Script: "release_or_mark",
-		Doc:    "releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not, so that the attempt is refused when it lands late.",
+		Doc:    "releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not (or always), so that the attempt is refused when it lands late.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}},
+		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"always", Int}},
 		Reply:  []Field{{"Released", Int, "1 when released, 0 when absent or held by another token (the ticket is marked then)"}},
 	},
 	{

@@ -34,7 +34,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_rlock":              "1b3c3360c3e5ec8d434ece5779df67e82455291a",
 	"release":               "99725df1739b85d0333665d9d3ae01ba5e5b7211",
 	"release_wake":          "469a5fcb531d4d54c6377583accbc622df92b1af",
-	"release_or_mark":       "e9cdf445141df69eb5fd96de45bfea2926a432a2",
+	"release_or_mark":       "4e74b4e3cdfd970b0044564d2939f36aeadd10a8",
 	"mutex_leave":           "618574419d79d75f55bc8e94a96674b7e8d96d44",
 	"release_owned":         "1416fee26b6b808c9bd337855e1b781363374a5e",
 	"latch_count_down":      "fef91623f673272f6d6ca4f3651a7395b1a4f367",

@@ -60,9 +60,9 @@ func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queu
 }
 
 // ReleaseOrMark asks the hook, then runs the inner driver's ReleaseOrMark.
-func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
+func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error) {
 	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{lock, fence, queue, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.ReleaseOrMark(ctx, lock, fence, queue, ticket, token, reserve, idle, left)
+		return d.inner.ReleaseOrMark(ctx, lock, fence, queue, ticket, token, reserve, idle, left, always)
 	})
 }
 

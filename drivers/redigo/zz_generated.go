@@ -47,8 +47,8 @@ func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queu
 }
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
-func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration) (int64, error) {
-	return driver.DecodeReleaseOrMark(d.evalInt(ctx, driver.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds()))
+func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error) {
+	return driver.DecodeReleaseOrMark(d.evalInt(ctx, driver.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), always))
 }
 
 // MarkLeft runs scripts/lua/mark_left.lua.

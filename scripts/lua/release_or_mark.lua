@@ -1,6 +1,7 @@
 -- Releases the lock of an attempt that had a ticket of its own (one that
 -- did not queue) when its token holds it, and marks that ticket when it
--- does not, in one step: the attempt may still be on its way (it timed
+-- does not (or always, for a queued waiter's lease: its attempts share the
+-- lease's token and ticket), in one step: the attempt may still be on its way (it timed
 -- out, or its answer was not waited for), and must then be refused when
 -- it lands, not hold the lock for its TTL (see lib/left.lua). A release
 -- and a mark sent one after the other could land either side of the
@@ -15,13 +16,18 @@
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long the mark stays, in ms (the attempt's TTL)
+-- ARGV[5] always: 1 to mark the ticket also when the lock was released
 -- Returns: 1 when released; 0 when the key is absent or not this holder's (the ticket is marked).
 
 -- #include lib/hand_on.lua
 -- #include lib/left.lua
 
-if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
+local held = redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
+if not held or ARGV[5] == '1' then
+  redis.call('zrem', KEYS[3], KEYS[4])
   markLeft(KEYS[4], ARGV[4])
+end
+if not held then
   return 0
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])

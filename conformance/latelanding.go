@@ -1,0 +1,184 @@
+package conformance
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/core"
+)
+
+// testJoinLandsAfterUnlock: a waiter's first joining attempt (N=2) is
+// held back on the last node (it fails there at once, as a timeout; its
+// undo, a release, finds nothing there and succeeds, so the waiter does
+// not rotate its token). The holder's lock then expires; the waiter wins
+// with a later attempt under the same token on every node, and unlocks.
+// Then the held-back attempt lands: nothing refuses it (no mark on the
+// ticket, no later token), so it took the free lock for the waiter's TTL,
+// a phantom hold nobody would release: a queued waiter's lease marks its
+// ticket with every release.
+func testJoinLandsAfterUnlock(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 40*time.Second), name(t)
+	last := len(e.addrs) - 1
+	const ttl = 10 * time.Second
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Node == last && c.Op == "MutexAcquire" && c.N == 2 {
+			return later
+		}
+		return faults.Fault{}
+	}, core.WithTTL(ttl))
+	hc := e.client(t, core.WithTTL(1500*time.Millisecond))
+	if _, err := hc.Mutex(n).Lock(ctx); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	l, err := w.Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+	flush(fds) // the held-back attempt lands now
+	if v, _ := e.admin(t, last).Get(ctx, lockKey(n)).Result(); v != "" {
+		t.Fatalf("node %d: after the waiter's Unlock its held-back joining attempt took the lock (%q) for %v: a phantom hold",
+			last, v, e.admin(t, last).PTTL(ctx, lockKey(n)).Val().Round(time.Second))
+	}
+}
+
+// testMultiWonPassesOnOldGrant: on three single servers a MultiLock
+// waiter W over {a, b} joins a's line on node 1 with token stem+1 (its
+// attempt 2). Its attempt 3 and that attempt's undo are dropped on node 1,
+// so W rotates to stem+2; its later attempts time out on node 1 at once
+// (held back: they land at the end), their undos find nothing there, so
+// W keeps stem+2, and after each the waiter leaves b's line on node 1
+// (keep, not for good), which clears joined[b]. The holder, a MultiLock
+// over the same names, releases: nodes 0 and 2 grant both names to stem+2
+// and W holds its lease from those grants; node 1 grants both names to
+// stem+1, whose m: ticket is still at the head of a's line there
+// (multi_release). W's won leave on node 1 passes on the earlier token's
+// grant only for the names it thinks it joined (a), so b stays held on
+// node 1 by stem+1: neither the lease's release (stem+2) nor anyone else
+// releases it, a phantom hold for the TTL: the won leave goes to every
+// name's line.
+func testMultiWonPassesOnOldGrant(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 40*time.Second), name(t)
+	names := []string{n, n + "/2"}
+	const ttl = 10 * time.Second
+	var mu sync.Mutex
+	seen := 0
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.Node != 1 {
+			return faults.Fault{}
+		}
+		switch {
+		case c.Op == "MultiLockAcquire":
+			seen = c.N
+			switch {
+			case c.N == 1 || c.N == 3:
+				return faults.Fault{Kind: faults.Drop}
+			case c.N >= 4:
+				return later
+			}
+		case c.Op == "MultiLockRelease" && c.N <= 2:
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(ttl), core.WithMaxAttempts(1000), core.WithBackoff(core.Backoff{Base: 2 * time.Second, Cap: 2 * time.Second, Multiplier: 1}))
+	hc := e.client(t, core.WithTTL(ttl))
+	holder, err := hc.MultiLock(names).Lock(ctx)
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	done := make(chan lockResult, 1)
+	go func() {
+		l, err := w.MultiLock(names).Lock(ctx)
+		done <- lockResult{l, err}
+	}()
+	for {
+		mu.Lock()
+		s := seen
+		mu.Unlock()
+		if s >= 4 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the waiter returned early: %v", r.err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock: %v", err)
+	}
+	var r lockResult
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatalf("the waiter does not hold the lock 3s after the release")
+	}
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	time.Sleep(500 * time.Millisecond) // the won leave runs in the background
+	if err := r.l.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+	flush(fds)
+	time.Sleep(200 * time.Millisecond)
+	for i := range e.addrs {
+		for _, nm := range names {
+			if v := e.admin(t, i).Get(ctx, lockKey(nm)).Val(); v != "" {
+				t.Errorf("node %d: after the waiter's Unlock %s is still held by %q for %v: nobody will release it",
+					i, lockKey(nm), v, e.admin(t, i).PTTL(ctx, lockKey(nm)).Val().Round(time.Second))
+			}
+		}
+	}
+}
+
+// testFirstUndoLandsLate: a Notify waiter's first attempt (it does
+// not queue yet, so it has a mark ticket, token stem+0) takes the free
+// last node but is refused on the others, so the round undoes it there.
+// The undo's ReleaseWake times out at once and lands only later; the
+// ReleaseOrMark sent behind it releases the attempt's lock and answers 1,
+// so the undo counts as done: the waiter keeps stem+0 (no rotation). Its
+// later attempt wins nodes 1 and 2 with stem+0. Then the first
+// ReleaseWake lands on node 2 and deletes the lease's lock there: another
+// client then takes nodes 0 and 2 while the lease is valid. An undo whose
+// first release got no answer is unsure, whatever the second says.
+func testFirstUndoLandsLate(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 40*time.Second), name(t)
+	last := len(e.addrs) - 1
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Node == last && c.Op == "ReleaseWake" && c.N == 1 {
+			return later
+		}
+		return faults.Fault{}
+	}, core.WithTTL(10*time.Second))
+	// Someone holds node 0 for long, node 1 for a moment.
+	if err := e.admin(t, 0).Set(ctx, lockKey(n), "someone", 20*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.admin(t, 1).Set(ctx, lockKey(n), "someone", 1500*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := w.Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	defer l.Unlock(context.Background())
+	flush(fds) // the first attempt's undo lands now
+	e.admin(t, 0).Del(ctx, lockKey(n))
+	other, err := e.client(t).Mutex(n).TryLock(ctx)
+	if err == nil {
+		defer other.Unlock(ctx)
+		if l.Err() == nil && time.Now().Before(l.Until()) {
+			t.Fatalf("another client holds the lock (token %d) while the waiter's lease (token %d) is valid for %v: node 2 lock %q",
+				other.Token(), l.Token(), time.Until(l.Until()).Round(time.Millisecond), e.admin(t, last).Get(ctx, lockKey(n)).Val())
+		}
+	}
+}
