@@ -41,6 +41,9 @@ func runMutex(t *testing.T, e env) {
 		cases["RotationForgetsGrants"] = testRotationForgetsGrants
 		cases["SplitGrantsYieldToEarlier"] = testSplitGrantsYieldToEarlier
 		cases["FirstUndoLandsLate"] = testFirstUndoLandsLate
+		cases["OwnerWaiterUndoes"] = testOwnerWaiterUndoes
+		cases["PartialHolderNoPolling"] = testPartialHolderNoPolling
+		cases["ClosedWaiterKeepsNothing"] = testClosedWaiterKeepsNothing
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")

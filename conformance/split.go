@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,5 +97,114 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 	}
 	if first := <-order; first != "A" {
 		t.Errorf("%s held the lock first; A, ahead in line, should have", first)
+	}
+}
+
+// testOwnerWaiterUndoes: an owner's (WithOwner) queued waiter whose attempt
+// took node 0 but was refused at nodes 1 and 2 must undo its hold on
+// node 0. Once it gives up and node 1 is free, another owner must get the
+// lock at once (nodes 0 and 1), not after the waiter's TTL.
+func testOwnerWaiterUndoes(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	for i := 1; i <= 2; i++ {
+		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := e.client(t, core.WithTTL(10*time.Second)).Mutex(n, core.WithOwner("waiter"))
+	wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	if _, err := w.Lock(wctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the waiter's Lock: got %v, want DeadlineExceeded", err)
+	}
+	time.Sleep(200 * time.Millisecond) // background leaves
+	typ := e.admin(t, 0).Type(ctx, lockKey(n)).Val()
+	pttl := e.admin(t, 0).PTTL(ctx, lockKey(n)).Val()
+	if err := e.admin(t, 1).Del(ctx, lockKey(n)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := e.client(t, core.WithTTL(10*time.Second)).Mutex(n, core.WithOwner("other")).TryLock(ctx); err == nil {
+		l.Unlock(ctx)
+	} else {
+		t.Errorf("another owner's TryLock with nodes 0 and 1 free: %v; node 0 holds a %s key with pttl %v (%v)", err, typ, pttl,
+			e.admin(t, 0).HGetAll(ctx, lockKey(n)).Val())
+	}
+}
+
+// testPartialHolderNoPolling: a holder whose lease holds nodes 1 and 2
+// only (its acquisition did not reach node 0) holds the lock for 3s. A
+// Notify waiter should wait for the release's grants, not attempt every
+// backoff: count its attempts. It takes the free node 0 at each attempt,
+// which it must let go, not keep (and then try again soon) as it keeps a
+// grant a release made it.
+func testPartialHolderNoPolling(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	hc, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Node == 0 && call.Op == "MutexAcquire" {
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(10*time.Second))
+	h, err := hc.Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("the holder's Lock: %v", err)
+	}
+	var calls atomic.Int64
+	wc, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		calls.Add(1)
+		return faults.Fault{}
+	}, core.WithTTL(10*time.Second))
+	done := make(chan lockResult, 1)
+	go func() {
+		l, err := wc.Mutex(n).Lock(ctx)
+		done <- lockResult{l, err}
+	}()
+	time.Sleep(3 * time.Second)
+	before := calls.Load()
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("the holder's Unlock: %v", err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("the waiter's Lock: %v", r.err)
+	}
+	t.Logf("the waiter made %d script calls while the holder held the lock for 3s, %d in all", before, calls.Load())
+	if before > 30 {
+		t.Errorf("the waiter made %d script calls in 3s of waiting: it polls", before)
+	}
+}
+
+// testClosedWaiterKeepsNothing: a waiter refused at nodes 1 and 2 (held by
+// someone else) is closed while it waits. Once node 1 is free, another
+// client must get the lock (nodes 0 and 1) at once.
+func testClosedWaiterKeepsNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	for i := 1; i <= 2; i++ {
+		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wc := e.client(t, core.WithTTL(10*time.Second))
+	done := make(chan lockResult, 1)
+	go func() {
+		l, err := wc.Mutex(n).Lock(ctx)
+		done <- lockResult{l, err}
+	}()
+	time.Sleep(time.Second)
+	if err := wc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; !errors.Is(r.err, core.ErrClosed) {
+		t.Fatalf("the waiter's Lock: got %v, want ErrClosed", r.err)
+	}
+	v := e.admin(t, 0).Get(ctx, lockKey(n)).Val()
+	pttl := e.admin(t, 0).PTTL(ctx, lockKey(n)).Val()
+	if err := e.admin(t, 1).Del(ctx, lockKey(n)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := e.client(t, core.WithTTL(10*time.Second)).Mutex(n).TryLock(ctx); err == nil {
+		l.Unlock(ctx)
+	} else {
+		t.Errorf("TryLock with nodes 0 and 1 free after the waiter's Client closed: %v; node 0 holds %q for %v", err, v, pttl)
 	}
 }

@@ -117,13 +117,20 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		},
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) {
-			if a.key == "" || !h.wake || won.Load() {
+			if a.key == "" || !h.wake || h.owned() || won.Load() {
 				return h.release(ctx, n)
 			}
-			// A failed attempt of a queued waiter: the lock stays with
-			// it where no live waiter is ahead (see release_wake.lua).
+			// A failed attempt of a queued waiter, which waits on: its
+			// ticket stays unmarked. A grant a release made it stays with
+			// it where no live waiter is ahead (see release_wake.lua); a
+			// free node it took is let go, or it would keep that node
+			// while a lease that missed it holds the others.
+			ahead := int64(0)
+			if t.grants.wasGranted(n.index) {
+				ahead = a.arrival
+			}
 			k := h.keys
-			v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, a.arrival)
+			v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, ahead)
 			if v == 2 {
 				kept.Store(true)
 			}

@@ -216,6 +216,14 @@ func (g *grants) observe(node int, r grant, err error) {
 	}
 }
 
+// wasGranted reports whether what the last attempt found on node was a
+// grant the waiter had heard of, not a lock it took free.
+func (g *grants) wasGranted(node int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.heard[node] > 0 && g.heard[node] >= g.found[node] && g.found[node] != math.MaxInt64
+}
+
 // live returns the nodes whose grant is live and the token they give: the
 // highest, and ok only when a quorum granted it and, with fencing, each
 // drew the same token, so that it is durable already (see the package
