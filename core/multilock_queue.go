@@ -54,11 +54,12 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// node: handing it on now would wake a waiter that cannot win. Every
 	// name's line: on a single server a release grants all the names at
 	// once, maybe to a token the waiter gave up, which is passed on.
-	won := func(on func(int) bool) {
+	leaveAll := func(on func(int) bool, keep bool) {
 		for i := range m.names {
-			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, true, true)
+			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep, true)
 		}
 	}
+	won := func(on func(int) bool) { leaveAll(on, true) }
 	// quit leaves every name's queue on the nodes where on(i), passing on
 	// what a release granted the waiter there, also to a token it gave up
 	// (a release on a single server grants every name), and, on a single
@@ -66,9 +67,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// hold there. A give-back that failed is asked again once in the
 	// background, as a leave is (leaveAgain).
 	quit := func(on func(int) bool) {
-		for i := range m.names {
-			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, false, true)
-		}
+		leaveAll(on, false)
 		holds := []multiHold{h}
 		for _, token := range tickets[0].earlier {
 			eh, _ := m.hold(token)
