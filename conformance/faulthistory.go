@@ -104,6 +104,11 @@ func (e env) faultHistory(t *testing.T, seed uint64, primitive string) {
 	model, rounds := capacityModel(1), faultRounds
 	if k, ok := faultKinds[primitive]; ok {
 		model, rounds = k.model, k.rounds
+		if k.setup != nil {
+			if err := k.setup(ctx, e.client(t, core.WithNodeTimeout(time.Second)), n); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	compete(t, clients, func(i, _ int) (bool, error) {
 		err := rounds(ctx, h, i, cs[i], n, rand.New(rand.NewPCG(seed, uint64(i))), done)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -19,6 +20,9 @@ import (
 type faultKind struct {
 	model  porcupine.Model
 	rounds func(ctx context.Context, h *history, i int, c *core.Client, name string, rng *rand.Rand, done func() bool) error
+	// setup, when not nil, prepares the name through a Client without
+	// faults before the schedule starts.
+	setup func(ctx context.Context, c *core.Client, name string) error
 }
 
 // acquisition is one lease a client tries for: what the history records
@@ -32,18 +36,18 @@ type acquisition struct {
 const semaphorePermits = 3
 
 var faultKinds = map[string]faultKind{
-	"FairMutex": {capacityModel(1), leaseRounds(func(c *core.Client, n string, _ *rand.Rand, o []core.Option) acquisition {
+	"FairMutex": {model: capacityModel(1), rounds: leaseRounds(func(c *core.Client, n string, _ *rand.Rand, o []core.Option) acquisition {
 		m := c.FairMutex(n, o...)
 		return acquisition{leaseOp{}, m.Lock, m.TryLock}
 	})},
-	"RWMutex": {rwModel(), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+	"RWMutex": {model: rwModel(), rounds: leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
 		m := c.RWMutex(n, o...)
 		if rng.IntN(3) == 0 {
 			return acquisition{leaseOp{Mode: "write"}, m.Lock, m.TryLock}
 		}
 		return acquisition{leaseOp{Mode: "read"}, m.RLock, m.TryRLock}
 	})},
-	"Semaphore": {capacityModel(semaphorePermits), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+	"Semaphore": {model: capacityModel(semaphorePermits), rounds: leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
 		s, k := c.Semaphore(n, semaphorePermits, o...), 1+rng.IntN(2)
 		return acquisition{leaseOp{Permits: k},
 			func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, k) },
@@ -52,7 +56,7 @@ var faultKinds = map[string]faultKind{
 	// MultiLocks over overlapping sets of three names, and Mutexes on
 	// one, so both kinds of lease meet on each name; half of them of the
 	// client's owner, which takes the names one by one.
-	"MultiLock": {multiModel(), leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
+	"MultiLock": {model: multiModel(), rounds: leaseRounds(func(c *core.Client, n string, rng *rand.Rand, o []core.Option) acquisition {
 		sets := [][]string{{"a", "b"}, {"b", "c"}, {"a", "c"}, {"a", "b", "c"}, {"a"}, {"c"}}
 		set := sets[rng.IntN(len(sets))]
 		names := make([]string, len(set))
@@ -70,6 +74,49 @@ var faultKinds = map[string]faultKind{
 		m := c.MultiLock(names, o...)
 		return acquisition{op, m.Lock, m.TryLock}
 	})},
+	"Latch": {model: latchModel(faultLatchCount), rounds: latchRounds, setup: func(ctx context.Context, c *core.Client, name string) error {
+		if ok, err := c.Latch(name).TrySetCount(ctx, faultLatchCount); err != nil || !ok {
+			return fmt.Errorf("TrySetCount(%d) on a new latch: got (%v, %v), want true", faultLatchCount, ok, err)
+		}
+		return nil
+	}},
+}
+
+// faultLatchCount is the count of the random schedules' Latch: enough
+// that it opens in the middle of a schedule, with waiters on both sides.
+const faultLatchCount = 8
+
+// latchRounds is client i's part of a Latch schedule: CountDowns, and
+// Waits that give up after a while. A CountDown that failed may have
+// counted on some nodes, at any time from its call on (its request can
+// land late), so the history leaves it open: it returns at the end of
+// time. A Wait that returned nil is a taken lease of the schedule.
+func latchRounds(ctx context.Context, h *history, i int, c *core.Client, name string, rng *rand.Rand, done func() bool) error {
+	l := c.Latch(name)
+	for !done() {
+		call := time.Now()
+		if rng.IntN(3) == 0 {
+			err := l.CountDown(ctx)
+			ret := time.Now()
+			if err != nil {
+				ret = h.start.Add(24 * time.Hour)
+			}
+			h.add(i, latchOp{}, nil, call, ret)
+			continue
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(50+rng.IntN(450))*time.Millisecond)
+		err := l.Wait(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			h.add(i, latchOp{Wait: true}, nil, call, time.Now())
+			h.taken.Add(1)
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, core.ErrNoQuorum):
+		default:
+			return fmt.Errorf("Wait: %w", err)
+		}
+	}
+	return nil
 }
 
 // leaseRounds are the rounds of a client that takes the leases pick

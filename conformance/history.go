@@ -113,7 +113,11 @@ func (h *history) count(keep func(in any) bool) int {
 // recorded: too few to check.
 func (h *history) checkCount(t *testing.T, want int64) {
 	t.Helper()
-	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < want {
+	taken := func(in any) bool { // an acquired lease, or a Wait that returned
+		op, ok := in.(leaseOp)
+		return ok && !op.End || in == latchOp{Wait: true}
+	}
+	if got := h.count(taken); int64(got) < want {
 		t.Fatalf("only %d acquisitions recorded, want at least %d", got, want)
 	}
 }

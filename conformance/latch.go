@@ -23,6 +23,7 @@ func runLatch(t *testing.T, e env) {
 		"BadInput":           testLatchBadInput,
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
+	maps.Copy(cases, randomFaults(e, "Latch"))
 	if len(e.addrs) >= 3 {
 		cases["QuorumMinorityDown"] = testLatchMinorityDown
 		cases["QuorumFailedSetIsUndone"] = testLatchSetUndone
