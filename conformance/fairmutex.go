@@ -36,6 +36,7 @@ func runFairMutex(t *testing.T, e env) {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
+		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

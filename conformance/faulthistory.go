@@ -97,8 +97,13 @@ func (e env) faultHistory(t *testing.T, seed uint64, primitive string) {
 		// Each client's calls have their own faults: its index is part of
 		// the node's number.
 		cs[i], _ = e.faultyClient(t, func(c faults.Call) faults.Fault {
+			node := c.Node
 			c.Node += 100 * i
-			return r.Hook(c)
+			f := r.Hook(c)
+			if f.Kind != faults.Pass {
+				h.tracef(i, "%s on node %d (call %d): %v after %v", c.Method, node, c.N, f.Kind, f.After)
+			}
+			return f
 		})
 	}
 	model, rounds := capacityModel(1), faultRounds
@@ -119,6 +124,9 @@ func (e env) faultHistory(t *testing.T, seed uint64, primitive string) {
 	}
 	h.checkCount(t, minTaken)
 	h.check(t, model)
+	if t.Failed() {
+		h.logTrace(t)
+	}
 }
 
 var faultTTLs = []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond}

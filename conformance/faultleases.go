@@ -136,9 +136,9 @@ func leaseRounds(pick func(c *core.Client, name string, rng *rand.Rand, opts []c
 				opts = append(opts, core.WithAutoExtend())
 			}
 			a := pick(c, name, rng, opts)
-			lock := a.try
+			lock, try := a.try, true
 			if rng.IntN(2) == 0 {
-				lock = giveUpSoon(a.lock)
+				lock, try = giveUpSoon(a.lock), false
 			}
 			call := time.Now()
 			l, err := acquire(ctx, lock)
@@ -155,12 +155,17 @@ func leaseRounds(pick func(c *core.Client, name string, rng *rand.Rand, opts []c
 			}
 			hd := h.acquired(i, a.op, call, l)
 			h.taken.Add(1)
+			h.tracef(i, "acquired %v (called at %s, try %v, kept %v): token %d, until %s", opts, h.since(call), try, kept, l.Token(), h.since(l.Until()))
 			if rng.IntN(3) == 0 {
-				l.Extend(ctx, faultTTLs[rng.IntN(len(faultTTLs))])
+				ttl := faultTTLs[rng.IntN(len(faultTTLs))]
+				err := l.Extend(ctx, ttl)
+				h.tracef(i, "Extend(%v) of token %d: %v, until %s", ttl, l.Token(), err, h.since(l.Until()))
 			}
 			time.Sleep(time.Duration(rng.Int64N(int64(30 * time.Millisecond))))
 			abandon := rng.IntN(5) == 0 && !kept
+			h.tracef(i, "ends token %d (abandon %v), until %s", l.Token(), abandon, h.since(l.Until()))
 			end := windowEnd(ctx, l, abandon)
+			h.tracef(i, "ended token %d at %s", l.Token(), h.since(end))
 			if abandon {
 				late = l
 				time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)

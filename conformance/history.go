@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,8 +37,29 @@ type history struct {
 	start time.Time
 	taken atomic.Int64 // the acquisitions take recorded
 
-	mu  sync.Mutex
-	ops []porcupine.Operation
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	trace []string // what the clients did and the faults they met, for a failure's log
+}
+
+// tracef notes what client did, at the time since the history began.
+func (h *history) tracef(client int, format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.trace = append(h.trace, fmt.Sprintf("%9.1fms client %d: ", float64(time.Since(h.start).Microseconds())/1000, client)+fmt.Sprintf(format, args...))
+}
+
+// logTrace logs the trace, in order.
+func (h *history) logTrace(t testing.TB) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	slices.Sort(h.trace)
+	t.Logf("trace of the schedule:\n%s", strings.Join(h.trace, "\n"))
+}
+
+// since is t in milliseconds since the history began, for a trace.
+func (h *history) since(t time.Time) string {
+	return fmt.Sprintf("%.1fms", float64(t.Sub(h.start).Microseconds())/1000)
 }
 
 func newHistory() *history { return &history{start: time.Now()} }

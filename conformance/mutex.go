@@ -35,6 +35,9 @@ func runMutex(t *testing.T, e env) {
 		cases["WakesOnDel"] = testWakesOnDel
 	}
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
+	if len(e.addrs) >= 3 {
+		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("Mutex")
+	}
 	cases["LateTryLockRefused"] = testLateTryLockRefused
 	if e.strategy == core.Notify && len(e.addrs) == 3 {
 		cases["HeldBackAttemptSparesLease"] = testHeldBackAttemptSparesLease("Mutex")

@@ -38,6 +38,7 @@ func runRWMutex(t *testing.T, e env) {
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
+		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

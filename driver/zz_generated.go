@@ -118,7 +118,7 @@ type MutexAcquireReply struct {
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "12735d02748415e40c2a67de749f8f2b76c73044",
+	SHA1:   "8819b3c8d2a6c661c2870bfe879e5504ee0553eb",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -149,7 +149,7 @@ type MutexAcquireOwnedReply struct {
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "af110f97495b0e703dc8b58c0f284d311f7a25af",
+	SHA1:   "41fbb9314dae010afa4b0c745134446670476c13",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -232,7 +232,7 @@ func DecodeMarkLeft(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "d8ae7e6ef697965a91d5e8a44548b31ff6a31e9b",
+	SHA1:   "dbbeb65b53fa0a3a014533be0216e7e7c27a50eb",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -244,7 +244,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "1416fee26b6b808c9bd337855e1b781363374a5e",
+	SHA1:   "52e17b96523803afb60ada69fd83c18df9df9a3f",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -256,7 +256,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "7a9c217c2acee5e483274301b943588677a1e4ff",
+	SHA1:   "e1868c4d12270ba7ca8e4abf5ce90576230a612a",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -268,7 +268,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "fe0e9c8c979153627a06b3ed0b5dd8073b421af4",
+	SHA1:   "3e41e0e9adc5506a28ea0d23fe9835309abbae40",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -289,7 +289,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "d797b716cc094c5688dd0878b38b7725b20d243b",
+	SHA1:   "157e88dd93d6db6176cd30d06b1e973bafd1f28c",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "5a92ec0c8b32bea7a02cfb2d6b6ed6ca6f5b54d8",
+	SHA1:   "9c6c1b7568f62a15db805f09656621541bf54d07",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -332,7 +332,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "5b1370f6b8b94ce628f6e7e8d0c15ed6a96682be",
+	SHA1:   "e5e32f8c3721fa5af18c4457f90c19dbf829141a",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -373,7 +373,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "1b3c3360c3e5ec8d434ece5779df67e82455291a",
+	SHA1:   "0b99b83bba0bded4e08e102fdece764d4f7cb722",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -402,7 +402,7 @@ type RWMutexWriteAcquireReply struct {
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "70ccb70525af53dc67effd5122c20305e0e76212",
+	SHA1:   "7c2f30f8d1829232506199ac36aab905a8471dee",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -424,7 +424,7 @@ func DecodeRWMutexWriteAcquire(v []int64, err error) (RWMutexWriteAcquireReply, 
 // RWMutexReadExtendScript is scripts/lua/rw_rextend.lua.
 var RWMutexReadExtendScript = Script{
 	Name:   "rw_rextend",
-	SHA1:   "0dd63d645ab3c4642090943167990d7fe4e9c422",
+	SHA1:   "f9d164cba064816b8127e5e8bddea58c3b1a994a",
 	Source: lua.Source("rw_rextend.lua"),
 }
 
@@ -457,7 +457,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "5ef6b2fa2c8fa47f463cf5a818f1c4b7ce61bfe6",
+	SHA1:   "aae095af04aa0807f082383e3a64bb6a9134eb50",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -493,7 +493,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "9678c85cb3b8124d6ce42cbec7701cfd4d41ca12",
+	SHA1:   "866fd4e23eb653e1c4768fde2552c9472ed5773b",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 

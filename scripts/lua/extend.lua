@@ -6,10 +6,11 @@
 -- ARGV[2] ttl: the time to live in milliseconds it needs at least
 -- Returns: 1 when the token holds the lock here; 0 when the key is absent
 -- or not this holder's.
+
+-- #include lib/lengthen.lua
+
 if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-end
+lengthen(KEYS[1], ARGV[2])
 return 1

@@ -21,7 +21,7 @@
 -- ARGV[5] secret: this attempt's secret, which a grant echoes (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when acquired (or granted to the token before: the
--- TTL starts again); {0, 0, pttl} when not (pttl: the
+-- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
 
@@ -29,6 +29,7 @@
 -- #include lib/line_head.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
@@ -51,15 +52,13 @@ if wait > 0 then
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
   redis.call('set', KEYS[5] .. ARGV[1], ARGV[2] .. ':' .. ARGV[5], 'PX', wait)
   -- The sets live as long as their longest-lived entry.
-  if redis.call('pttl', KEYS[3]) < wait then
-    redis.call('pexpire', KEYS[3], wait)
-  end
-  if redis.call('pttl', KEYS[4]) < wait then
-    redis.call('pexpire', KEYS[4], wait)
-  end
+  lengthen(KEYS[3], wait)
+  lengthen(KEYS[4], wait)
 end
 if redis.call('get', KEYS[1]) == ARGV[1] then
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  -- Never shortened: this may be an attempt that landed late, after the
+  -- lease it belongs to was extended.
+  lengthen(KEYS[1], ARGV[2])
   return {1, currentFence(KEYS[2]), 0}
 end
 local pttl = redis.call('pttl', KEYS[1])

@@ -26,6 +26,7 @@
 -- #include lib/take_over.lua
 -- #include lib/fence.lua
 -- #include lib/left.lua
+-- #include lib/lengthen.lua
 
 if hasLeft(KEYS[4]) or superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or overtaken already, landing late
@@ -36,9 +37,7 @@ local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
 if granted then
   -- Never shortened: this may be an attempt that landed late, after the
   -- lease it belongs to was extended.
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-  end
+  lengthen(KEYS[1], ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
   return {1, currentFence(KEYS[2]), 0, 0}
 end

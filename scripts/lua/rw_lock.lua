@@ -22,7 +22,7 @@
 -- lock free for the next attempt
 -- ARGV[5] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when granted (or granted to the token before: the
--- TTL starts again); {0, 0, pttl} when not (pttl: the writer's remaining
+-- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the writer's remaining
 -- milliseconds, or the time until the first read lease lapses; -1 without
 -- expiry).
 
@@ -30,6 +30,7 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
@@ -46,12 +47,12 @@ if wait > 0 then
     grant = ARGV[2] .. ':' .. ARGV[4]
   end
   redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
-  if redis.call('pttl', KEYS[3]) < wait then
-    redis.call('pexpire', KEYS[3], wait)
-  end
+  lengthen(KEYS[3], wait)
 end
 if redis.call('get', KEYS[1]) == ARGV[1] then
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  -- Never shortened: this may be an attempt that landed late, after the
+  -- lease it belongs to was extended.
+  lengthen(KEYS[1], ARGV[2])
   return {1, currentFence(KEYS[6]), 0}
 end
 local pttl = redis.call('pttl', KEYS[1])

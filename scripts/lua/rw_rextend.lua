@@ -7,6 +7,7 @@
 -- Returns: 1 when the lease holds here; 0 when it lapsed or was released.
 
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 local now = serverNow()
 local lapse = redis.call('zscore', KEYS[1], ARGV[1])
@@ -17,7 +18,5 @@ local ttl = tonumber(ARGV[2])
 if tonumber(lapse) < now + ttl then
   redis.call('zadd', KEYS[1], now + ttl, ARGV[1])
 end
-if redis.call('pttl', KEYS[1]) < ttl then
-  redis.call('pexpire', KEYS[1], ttl)
-end
+lengthen(KEYS[1], ttl)
 return 1

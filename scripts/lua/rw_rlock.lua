@@ -22,6 +22,7 @@
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 local now = serverNow()
 purgeLapsed(KEYS[2], now)
@@ -33,10 +34,13 @@ local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
   local writer = firstWriter(KEYS[3], KEYS[5], now)
   if writer == nil then
-    redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
-    if redis.call('pttl', KEYS[2]) < ttl then
-      redis.call('pexpire', KEYS[2], ttl)
+    -- Never shortened: this may be an attempt that landed late, after
+    -- the lease it belongs to was extended.
+    local lapse = redis.call('zscore', KEYS[2], ARGV[1])
+    if not lapse or tonumber(lapse) < now + ttl then
+      redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
     end
+    lengthen(KEYS[2], ttl)
     redis.call('zrem', KEYS[4], ARGV[1])
     return {1, drawFence(KEYS[6], ARGV[4]), 0}
   end
@@ -47,8 +51,6 @@ if pttl == -2 then
 end
 if wait > 0 then
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  if redis.call('pttl', KEYS[4]) < wait then
-    redis.call('pexpire', KEYS[4], wait)
-  end
+  lengthen(KEYS[4], wait)
 end
 return {0, 0, pttl}

@@ -42,6 +42,7 @@
 -- #include lib/slots_digest.lua
 -- #include lib/fence.lua
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 -- The most slots an attempt looks at past the n it takes: slots are held
 -- in runs, and a scan through a long run would block the server.
@@ -69,9 +70,7 @@ if ARGV[6] == '1' then
   end
   redis.call('zadd', KEYS[5], 'NX', place, KEYS[6])
   redis.call('set', KEYS[6], ARGV[2], 'PX', ARGV[8])
-  if redis.call('pttl', KEYS[5]) < tonumber(ARGV[8]) then
-    redis.call('pexpire', KEYS[5], ARGV[8])
-  end
+  lengthen(KEYS[5], ARGV[8])
   head = liveHead(KEYS[5], isCount)
 end
 if free < n then
@@ -141,9 +140,7 @@ owned[#owned + 1] = 't:' .. ARGV[1]
 owned[#owned + 1] = list
 redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
-  if redis.call('pttl', k) < ttl then
-    redis.call('pexpire', k, ttl)
-  end
+  lengthen(k, ttl)
 end
 local after, wants = liveHead(KEYS[5], isCount)
 if after and free - n >= tonumber(wants) then

@@ -16,6 +16,7 @@
 -- #include lib/purge.lua
 -- #include lib/slots_digest.lua
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
@@ -44,8 +45,6 @@ for _, s in ipairs(slots) do
   end
 end
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
-  if redis.call('pttl', k) < ttl then
-    redis.call('pexpire', k, ttl)
-  end
+  lengthen(k, ttl)
 end
 return 1

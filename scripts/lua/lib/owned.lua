@@ -7,6 +7,7 @@
 -- leases that are held at once.
 
 -- #include lib/now.lua
+-- #include lib/lengthen.lua
 
 -- ownedSettle drops the leases whose hold ended and sets the key's expiry
 -- to the latest end of the others; it returns how many are left.
@@ -49,7 +50,5 @@ local function ownedHold(lock, lease, ttl)
   if was < ends then
     redis.call('hset', lock, 'l:' .. lease, string.format('%.0f', ends))
   end
-  if redis.call('pttl', lock) < tonumber(ttl) then
-    redis.call('pexpire', lock, ttl)
-  end
+  lengthen(lock, ttl)
 end

@@ -7,6 +7,7 @@
 -- name.
 
 -- #include lib/fence.lua
+-- #include lib/lengthen.lua
 
 local function takeAll(step, token, ttl, idle)
   local fence = 0
@@ -14,9 +15,7 @@ local function takeAll(step, token, ttl, idle)
     if redis.call('get', KEYS[i]) == token then
       -- Granted before, or an attempt that landed late: never shortened.
       fence = math.max(fence, currentFence(KEYS[i + 1]))
-      if redis.call('pttl', KEYS[i]) < ttl then
-        redis.call('pexpire', KEYS[i], ttl)
-      end
+      lengthen(KEYS[i], ttl)
     else
       fence = math.max(fence, drawFence(KEYS[i + 1], idle))
       redis.call('set', KEYS[i], token, 'PX', ttl)

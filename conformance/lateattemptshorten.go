@@ -1,0 +1,121 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/core"
+)
+
+// waitedLease is a lease kind taken by a waiter whose attempts share one
+// token: its acquire operation, how a holder keeps the waiter out, how
+// the waiter waits, and how a rival tries to take what it excludes.
+type waitedLease struct {
+	op    string
+	hold  func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	wait  func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	rival func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+}
+
+var waitedLeases = map[string]map[string]waitedLease{
+	"Mutex": {"lock": {op: "MutexAcquire",
+		hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).TryLock(ctx) },
+	}},
+	"FairMutex": {"lock": {op: "FairMutexAcquire",
+		hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).Lock(ctx) },
+		wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).Lock(ctx) },
+		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).TryLock(ctx) },
+	}},
+	"RWMutex": {
+		"write": {op: "RWMutexWriteAcquire",
+			hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
+			wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).TryRLock(ctx) },
+		},
+		"read": {op: "RWMutexReadAcquire",
+			hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
+			wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).RLock(ctx) },
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).TryLock(ctx) },
+		},
+	},
+}
+
+// testLateAttemptCannotShorten: a waiter with a 500ms TTL is refused while
+// a holder holds; its attempt k reaches node k-1 only later (its request
+// timed out there), for the first k up to a majority. Once the holder
+// releases, the waiter holds, extends its lease to 10s, and then those
+// attempts land, with the waiter's token and a 500ms TTL: they must not
+// shorten the lease, or a rival acquires 1s later while it is valid.
+// (On one node the attempt that times out fails the Lock: nothing lands
+// late under a lease.)
+func testLateAttemptCannotShorten(primitive string) func(*testing.T, env) {
+	return func(t *testing.T, e env) {
+		for kind, k := range waitedLeases[primitive] {
+			t.Run(kind, func(t *testing.T) { lateAttemptCannotShorten(t, e, k) })
+		}
+	}
+}
+
+func lateAttemptCannotShorten(t *testing.T, e env, k waitedLease) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	quorum := len(e.addrs)/2 + 1
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == k.op && c.Node < quorum && c.N == c.Node+1 {
+			return later
+		}
+		return faults.Fault{}
+	}, core.WithTTL(500*time.Millisecond), core.WithNodeTimeout(200*time.Millisecond))
+	h, err := k.hold(ctx, e.client(t, core.WithTTL(10*time.Second)), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		l   *core.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := k.wait(ctx, w, n)
+		got <- result{l, err}
+	}()
+	for i := 0; fds[quorum-1].Calls(k.op) < quorum; i++ {
+		if i == 500 {
+			t.Fatalf("the waiter made %d attempts on node %d in 5s, want %d", fds[quorum-1].Calls(k.op), quorum-1, quorum)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's Lock after the holder's release: %v", r.err)
+	}
+	l := r.l
+	defer l.Unlock(ctx)
+	if err := l.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("Extend(10s): %v", err)
+	}
+	flush(fds) // the held-back attempts land now
+	time.Sleep(time.Second)
+	rival, err := k.rival(ctx, e.client(t), n)
+	left := time.Until(l.Until())
+	if rival != nil {
+		rival.Unlock(ctx)
+	}
+	when := fmt.Sprintf("1s after attempts of the waiter, held back on nodes 0 to %d, landed behind its Extend(10s)", quorum-1)
+	switch {
+	case l.Err() != nil || left <= 0:
+		t.Fatalf("%s: the lease ended before the check (%v, %v left): the check proves nothing", when, l.Err(), left)
+	case err == nil:
+		t.Fatalf("%s: a rival acquired while the lease was valid for %v more: two holders", when, left.Round(time.Millisecond))
+	case !errors.Is(err, core.ErrNotAcquired):
+		t.Fatalf("%s: the rival's attempt: got %v, want ErrNotAcquired", when, err)
+	}
+}
