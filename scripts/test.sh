@@ -60,6 +60,8 @@ else
   # and then; fuzz it by hand, see core/fuzz_test.go.)
   section "go test -fuzz FuzzHandOffMessage, 10s"
   go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 10s ./core/
+  section "go test -fuzz FuzzServerReplies, 10s"
+  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 10s ./core/
   # The matrix runs on the real servers only, with the race detector.
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
