@@ -54,8 +54,10 @@
 // expiry, never shortens it, while the token holds it: an extension whose
 // reply was lost may still land after a later, longer one, and must not
 // cut the lease short (SET ... IFEQ ... PX, the native compare-and-set,
-// would). A lease records the shorter validity it asked for; the key may
-// outlive it.
+// would). So does every acquisition script that finds the lock held by
+// its own token already: a waiter's attempt that timed out may land after
+// a later attempt won and the lease was extended. A lease records the
+// shorter validity it asked for; the key may outlive it.
 //
 // # Fencing tokens
 //
