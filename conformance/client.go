@@ -34,6 +34,7 @@ func runClient(t *testing.T, e env) {
 	if e.cluster {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
+		t.Run("Failover", func(t *testing.T) { testFailover(t, e) })
 	}
 }
 

@@ -61,7 +61,7 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 		}
 		single, _ := d.(driver.SingleServer)
 		c.nodes = append(c.nodes, &node{index: len(c.nodes), d: d, log: o.logger, natives: map[driver.Native]bool{},
-			singleServer: single != nil && single.SingleServer()})
+			singleServer: single != nil && single.SingleServer(), cluster: single != nil && !single.SingleServer()})
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -220,7 +220,7 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	call := func(i int) reply[T] {
 		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
 		defer cancel()
-		return retryTransient(nctx, func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
+		return retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
 	}
 	if len(c.nodes) == 1 {
 		out[0] = call(0)
@@ -327,17 +327,17 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	return out
 }
 
-// retryTransient runs op until it returns something else than a
-// transient error reply (see driver.IsTransient: the server did not run
-// the command, as while a Cluster slot migrates or a master fails over),
-// or ctx ends, waiting a little longer each time. A call cut short by ctx
-// after such a reply says both (errWasChanging). op must be one server
-// call, or calls that may run again (see multiHold).
-func retryTransient[T any](ctx context.Context, op func(context.Context) (T, error)) reply[T] {
+// retryTransient runs op on n until it returns something else than an
+// error that says the server did not run it (n.unserved: as while a
+// Cluster slot migrates or a master fails over), or ctx ends, waiting a
+// little longer each time. A call cut short by ctx after such an error
+// says both (errWasChanging). op must be one server call, or calls that
+// may run again (see multiHold).
+func retryTransient[T any](ctx context.Context, n *node, op func(context.Context) (T, error)) reply[T] {
 	var last error // the last transient reply
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		v, err := op(ctx)
-		if !driver.IsTransient(err) {
+		if !n.unserved(err) {
 			if err != nil && last != nil && ctx.Err() != nil {
 				err = fmt.Errorf("%w (%w: %v)", err, errWasChanging, last)
 			}
@@ -358,10 +358,6 @@ func retryTransient[T any](ctx context.Context, op func(context.Context) (T, err
 // it could not serve it yet (driver.IsTransient) before the call failed
 // otherwise, as when its node timeout ended during a retry.
 var errWasChanging = errors.New("the node answered before that it cannot serve this yet")
-
-// isTransient reports a reply that says the node could not serve the call
-// yet, lately or to the end (see retryTransient).
-func isTransient(err error) bool { return driver.IsTransient(err) || errors.Is(err, errWasChanging) }
 
 // detached runs op on every node, for what must be done even when ctx
 // was cancelled (an undo, a waiter leaving the line): detached from ctx,
@@ -415,7 +411,7 @@ func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 	for i, r := range replies {
 		if r.err != nil {
 			switch {
-			case isTransient(r.err):
+			case c.nodes[i].changing(r.err):
 				transient++
 			case c.nodes[i].d.IsServerError(r.err):
 				refused++

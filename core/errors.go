@@ -43,15 +43,17 @@ var (
 	// that migrates, a failover, a server loading its data) are retried
 	// within the node timeout; the waiting calls (Lock, RLock, Acquire,
 	// Wait) then keep trying until their context ends, and the message
-	// says so.
+	// says so. On a Redis Cluster, a connection refused or broken counts
+	// as such an answer: a master that died is replaced by its replica.
 	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer")
 
 	// errUnreachable follows ErrNoQuorum when nodes did not answer.
 	errUnreachable = errors.New("check that the Redis servers are up and reachable")
 
 	// errChanging follows ErrNoQuorum when every node that failed
-	// answered with a transient error reply (driver.IsTransient).
-	errChanging = errors.New("the servers answered that they cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
+	// answered with a transient error reply (driver.IsTransient) or is a
+	// Redis Cluster whose connection broke (see node.changing).
+	errChanging = errors.New("the servers cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
 
 	// ErrServerError is returned, joined with each node's error reply,
 	// when nodes answered but too few of them without an error for a

@@ -310,7 +310,7 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 		if j < len(asks) {
 			a = asks[j]
 		}
-		r := retryTransient(ctx, func(ctx context.Context) (grant, error) { return mh.acquire(ctx, n, ttl, t, a) })
+		r := retryTransient(ctx, n, func(ctx context.Context) (grant, error) { return mh.acquire(ctx, n, ttl, t, a) })
 		g, err := r.v, r.err
 		if err != nil {
 			return gs, err
@@ -374,7 +374,7 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 	all := true
 	var errs []error
 	for _, mh := range h {
-		r := retryTransient(ctx, func(ctx context.Context) (bool, error) { return mh.extend(ctx, n, ttl) })
+		r := retryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.extend(ctx, n, ttl) })
 		all = all && r.v
 		errs = append(errs, r.err)
 	}
@@ -396,7 +396,7 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 	all := true
 	var errs []error
 	for _, mh := range slices.Backward(h) {
-		r := retryTransient(ctx, func(ctx context.Context) (bool, error) { return mh.release(ctx, n) })
+		r := retryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.release(ctx, n) })
 		all = all && r.v
 		errs = append(errs, r.err)
 	}

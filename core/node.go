@@ -3,8 +3,10 @@ package core
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -18,6 +20,7 @@ type node struct {
 	d            driver.Driver
 	log          *slog.Logger
 	singleServer bool // one script may touch any keys (driver.SingleServer)
+	cluster      bool // a Redis Cluster (or a Ring): SingleServer is false
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not
@@ -69,3 +72,21 @@ func notHeldOnWrongType(err error) error {
 	}
 	return err
 }
+
+// unserved reports an error that says the server did not run the call and
+// may run it if it comes again soon, so that it is safe to send again: a
+// transient reply (driver.IsTransient), or, on a Redis Cluster, a refused
+// connection, as to a master that died and whose replica is being
+// promoted (the cluster client finds the new master once it knows).
+func (n *node) unserved(err error) bool {
+	return driver.IsTransient(err) || n.cluster && errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// changing reports an error after which a waiting call (Lock, Acquire,
+// Wait) keeps trying: the node could not serve the call, lately or to the
+// end (errWasChanging), or, on a Redis Cluster, the connection broke, as
+// it does when a master dies; the cluster fails over and serves again.
+func (n *node) changing(err error) bool {
+	return n.unserved(err) || errors.Is(err, errWasChanging) || n.cluster && driver.IsBrokenConnection(err)
+}
+

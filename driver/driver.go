@@ -14,7 +14,9 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"syscall"
 )
 
 // ErrInvalid is returned, wrapped with a message that says what was wrong,
@@ -76,6 +78,19 @@ func IsTransient(err error) bool {
 	switch code {
 	case "TRYAGAIN", "MOVED", "ASK", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "LOADING", "BUSY":
 		return true
+	}
+	return false
+}
+
+// IsBrokenConnection reports whether err says that the connection to the
+// server could not be opened (refused) or broke (reset, closed): on a
+// Redis Cluster, what a master that died gives until its replica takes
+// over and the client learns of it.
+func IsBrokenConnection(err error) bool {
+	for _, e := range []error{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, io.EOF, io.ErrUnexpectedEOF} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
 	return false
 }

@@ -1,8 +1,13 @@
 package driver
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 )
 
@@ -32,5 +37,33 @@ func TestIsTransient(t *testing.T) {
 	}
 	if IsTransient(fmt.Errorf("node 0: %w", errors.New("TRYAGAIN x"))) {
 		t.Error("a wrapped reply is not the server's: IsTransient reads the reply as the client returns it")
+	}
+}
+
+func TestIsBrokenConnection(t *testing.T) {
+	dial := func(addr string) error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	for err, want := range map[error]bool{
+		dial(addr): true,
+		io.EOF:     true,
+		fmt.Errorf("read: %w", syscall.ECONNRESET): true,
+		errors.New("TRYAGAIN x"):                   false,
+		context.DeadlineExceeded:                   false,
+		os.ErrDeadlineExceeded:                     false,
+	} {
+		if got := IsBrokenConnection(err); got != want {
+			t.Errorf("IsBrokenConnection(%v) = %v, want %v", err, got, want)
+		}
 	}
 }

@@ -68,6 +68,7 @@ var goredis = client{pkg: "goredis", helpers: func(f *jen.File) {
 	add(f, recv().Id("send").Params(ctxParam, jen.Id("w").Op("...").Any()).Op("*").Qual(goredisPkg, "Cmd").Block(
 		jen.Id("cmd").Op(":=").Qual(goredisPkg, "NewCmd").Call(jen.Id("ctx"), jen.Id("w").Op("...")),
 		jen.Id("d").Dot("client").Dot("Process").Call(jen.Id("ctx"), jen.Id("once").Values(jen.Id("cmd"))),
+		jen.Id("d").Dot("sent").Call(jen.Id("cmd").Dot("Err").Call()),
 		jen.Return(jen.Id("cmd")),
 	))
 	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().Any()).Op("*").Qual(goredisPkg, "Cmd").BlockFunc(func(g *jen.Group) {

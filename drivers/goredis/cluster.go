@@ -24,3 +24,15 @@ func (d *Driver) listenCluster(ctx context.Context, cc *redis.ClusterClient, del
 		return nodes, err
 	}, deliver)
 }
+
+// sent has a cluster client reload its map of the slots after a call whose
+// connection could not be opened or broke: go-redis reloads it after a
+// MOVED, but not when a master it knows died, so every call would go to
+// the dead master, refused, until its next reload, long after the
+// replica took over. go-redis reloads in the background, at most every
+// 200ms however often it is asked.
+func (d *Driver) sent(err error) {
+	if cc, ok := d.client.(*redis.ClusterClient); ok && driver.IsBrokenConnection(err) {
+		cc.ReloadState(context.Background())
+	}
+}

@@ -170,6 +170,7 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool,
 func (d *Driver) send(ctx context.Context, w ...any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, w...)
 	d.client.Process(ctx, once{cmd})
+	d.sent(cmd.Err())
 	return cmd
 }
 

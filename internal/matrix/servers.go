@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -108,41 +109,11 @@ func identify(ctx context.Context, addr string) (kind, version string, err error
 // five Valkey masters when valkey-server is. stop kills them and removes
 // their files; it is safe to call on error.
 func Local(ctx context.Context) (servers []Server, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "redlock-matrix-servers-")
+	p, err := newProcs()
 	if err != nil {
 		return nil, func() {}, err
 	}
-	var procs []*exec.Cmd
-	stop = func() {
-		for _, p := range procs {
-			p.Process.Kill()
-			p.Wait()
-		}
-		os.RemoveAll(dir)
-	}
-	start := func(bin string, cluster bool) (string, error) {
-		port, err := freePort(cluster)
-		if err != nil {
-			return "", err
-		}
-		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
-		if cluster {
-			args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)))
-		}
-		log, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d.log", port)))
-		if err != nil {
-			return "", err
-		}
-		defer log.Close()
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = log, log
-		dieWithParent(cmd)
-		if err := cmd.Start(); err != nil {
-			return "", fmt.Errorf("%s: %w", bin, err)
-		}
-		procs = append(procs, cmd)
-		return fmt.Sprintf("127.0.0.1:%d", port), nil
-	}
+	stop, start, dir := p.stop, p.start, p.dir
 	for _, kind := range []struct{ name, bin string }{{"redis7", "redis-server"}, {"valkey9", "valkey-server"}} {
 		bin, err := exec.LookPath(kind.bin)
 		if err != nil {
@@ -190,6 +161,123 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 	}
 	return servers, stop, nil
 }
+
+// procs are throwaway servers, their files in dir.
+type procs struct {
+	dir  string
+	mu   sync.Mutex
+	cmds map[string]*exec.Cmd // by address
+}
+
+func newProcs() (*procs, error) {
+	dir, err := os.MkdirTemp("", "redlock-matrix-servers-")
+	if err != nil {
+		return nil, err
+	}
+	return &procs{dir: dir, cmds: map[string]*exec.Cmd{}}, nil
+}
+
+// start starts bin (redis-server or valkey-server) on a free port, as a
+// cluster node if cluster, and returns its address.
+func (p *procs) start(bin string, cluster bool) (string, error) {
+	port, err := freePort(cluster)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", p.dir}
+	if cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(p.dir, fmt.Sprintf("nodes-%d.conf", port)))
+	}
+	log, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("%d.log", port)))
+	if err != nil {
+		return "", err
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("%s: %w", bin, err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cmds[addr] = cmd
+	return addr, nil
+}
+
+// kill kills the server at addr at once (SIGKILL), as a crash would.
+func (p *procs) kill(addr string) error {
+	p.mu.Lock()
+	cmd, ok := p.cmds[addr]
+	delete(p.cmds, addr)
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no server of ours at %s", addr)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil
+}
+
+// stop kills every server and removes their files.
+func (p *procs) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cmd := range p.cmds {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	p.cmds = nil
+	os.RemoveAll(p.dir)
+}
+
+// A LocalCluster is a Redis Cluster of throwaway servers that a test may
+// break: kill a master, then promote its replica.
+type LocalCluster struct {
+	Masters, Replicas []string // Replicas[i] replicates Masters[i]
+	p                 *procs
+}
+
+// StartCluster starts a Redis Cluster of masters masters, each with a
+// replica, from redis-server on PATH, and waits until it is formed.
+func StartCluster(ctx context.Context, masters int) (*LocalCluster, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	p, err := newProcs()
+	if err != nil {
+		return nil, err
+	}
+	lc := &LocalCluster{p: p}
+	for i := range 2 * masters {
+		a, err := p.start(bin, true)
+		if err != nil {
+			p.stop()
+			return nil, err
+		}
+		if i < masters {
+			lc.Masters = append(lc.Masters, a)
+		} else {
+			lc.Replicas = append(lc.Replicas, a)
+		}
+	}
+	if err := awaitPing(ctx, slices.Concat(lc.Masters, lc.Replicas), p.dir); err == nil {
+		err = formCluster(ctx, lc.Masters, lc.Replicas)
+	}
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return lc, nil
+}
+
+// Kill kills the server at addr, as a crash would.
+func (lc *LocalCluster) Kill(addr string) error { return lc.p.kill(addr) }
+
+// Close kills every server of the cluster and removes their files.
+func (lc *LocalCluster) Close() { lc.p.stop() }
 
 // freePort returns a port nothing listens on; for a cluster node, one
 // whose cluster bus port (port+10000) is free as well.

@@ -1,0 +1,133 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/matrix"
+)
+
+// testFailover: on a Redis Cluster of its own, one master and its
+// replica, A's lease (replicated) survives the master's crash and the
+// replica's promotion. A Lock that B starts at the crash waits the
+// failover out, where ErrNoQuorum at once would tell the user to check
+// servers that are coming back; A extends its lease within 5s of the
+// promotion, its client having found the new master (go-redis would
+// call the dead one until its next reload of the slots); and B holds
+// the lock after A's release, with a higher token.
+func testFailover(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	lc, err := matrix.StartCluster(ctx, 1)
+	if err != nil {
+		t.Fatalf("a cluster of the case's own: %v", err)
+	}
+	t.Cleanup(lc.Close)
+	master, replica := lc.Masters[0], lc.Replicas[0]
+	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
+	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
+	a, b := e.clientOn(t, seeds, opts...), e.clientOn(t, seeds, opts...)
+	l, err := a.Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := func(addr string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	r := admin(replica)
+	if err := replicated(ctx, admin(master), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := lc.Kill(master); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		l   *core.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := b.Mutex(n).Lock(ctx)
+		got <- result{l, err}
+	}()
+	time.Sleep(500 * time.Millisecond) // B's attempts meet the dead master
+	select {
+	case r := <-got:
+		t.Fatalf("B's Lock, started at the master's crash, returned before any failover: (%v, %v); it must wait it out", r.l, r.err)
+	default:
+	}
+	if err := r.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
+		t.Fatalf("CLUSTER FAILOVER TAKEOVER on the replica: %v", err)
+	}
+	promoted := time.Now()
+	for {
+		err = l.Extend(ctx, 10*time.Second)
+		if err == nil || time.Since(promoted) > 5*time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("A's Extend still failed 5s after the replica took over: %v", err)
+	}
+	t.Logf("A extended its lease %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+	select {
+	case r := <-got:
+		t.Fatalf("B's Lock returned (%v, %v) while A held the lock", r.l, r.err)
+	default:
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("A's Unlock on the new master: %v", err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("B's Lock after A's release: %v", r.err)
+		}
+		defer r.l.Unlock(ctx)
+		if r.l.Token() <= l.Token() {
+			t.Fatalf("B's token %d after A's %d", r.l.Token(), l.Token())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("B's Lock did not return within 5s of A's release")
+	}
+}
+
+// replicated waits until the replica has processed everything the master
+// had written when it was called, up to 5s.
+func replicated(ctx context.Context, master, replica *redis.Client) error {
+	offset := func(c *redis.Client, field string) (int64, error) {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return 0, err
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+				return strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return 0, fmt.Errorf("no %s in INFO replication", field)
+	}
+	want, err := offset(master, "master_repl_offset")
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		have, err := offset(replica, "slave_repl_offset")
+		if err == nil && have >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the replica processed the replication stream up to %d (%v), not the master's %d, within 5s", have, err, want)
+		}
+	}
+}
