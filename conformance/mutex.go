@@ -33,6 +33,9 @@ func runMutex(t *testing.T, e env) {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored
 		cases["WakesOnDel"] = testWakesOnDel
+		if !e.cluster {
+			cases["LateGrantIgnored"] = testLateGrantIgnored
+		}
 	}
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
 	if len(e.addrs) >= 3 {

@@ -58,6 +58,17 @@ func (s *secrets) claim(node int, secret string) (ok, first bool) {
 	return true, first
 }
 
+// heardOn reports whether a grant with s was heard on node; false for a
+// nil s.
+func (s *secrets) heardOn(node int) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heard[node]
+}
+
 // refused reports whether the last attempt found the lock held by another
 // on node, or got no answer there: a release or expiry there may let the
 // waiter in, where the DEL of its own undo elsewhere would not.
@@ -224,7 +235,8 @@ func (g *grants) wasGranted(node int) bool {
 	return g.heard[node] > 0 && g.heard[node] >= g.found[node] && g.found[node] != math.MaxInt64
 }
 
-// live returns the nodes whose grant is live and the token they give: the
+// live returns the nodes whose grant is live (heard with the last
+// attempt's secret, and not found by it) and the token they give: the
 // highest, and ok only when a quorum granted it and, with fencing, each
 // drew the same token, so that it is durable already (see the package
 // documentation).
@@ -234,7 +246,10 @@ func (g *grants) live(quorum int, fencing bool) (nodes []bool, fence int64, ok b
 	nodes = make([]bool, len(g.heard))
 	count, same := 0, true
 	for i, f := range g.heard {
-		if f > g.found[i] {
+		// Only a grant with the last attempt's secret: one heard before
+		// that attempt may have expired before it, and another client
+		// holds the node now if the attempt was refused there.
+		if f > g.found[i] && g.secrets.heardOn(i) {
 			nodes[i] = true
 			count++
 			same = same && (fence == 0 || f == fence)

@@ -105,6 +105,15 @@ type Driver struct {
 	calls   map[string]int // by operation
 	delayed *delayed       // the calls delayed since the last Flush
 	pending atomic.Int64
+
+	msgs messages
+}
+
+// messages are the notifications a Driver holds back (HoldMessages).
+type messages struct {
+	mu    sync.Mutex
+	match func(channel, payload string) bool // nil: none is held
+	held  []func()                           // their deliveries, in order
 }
 
 // delayed are the calls delayed between two Flushes: a WaitGroup of its
@@ -126,10 +135,56 @@ func Wrap(inner driver.Driver, node int, hook Hook) (driver.Driver, *Driver) {
 }
 
 // notifying is a Driver over a driver that is a driver.Notifier. The
-// notification calls are not faulted: they are not script calls.
+// notification calls are not faulted: they are not script calls; the
+// messages can be held back (HoldMessages).
 type notifying struct {
 	*Driver
 	driver.Notifier
+}
+
+// Listen listens through the inner driver, holding back the messages
+// that HoldMessages matches. Its deliveries, held or not, are made one at
+// a time, as driver.Notifier promises.
+func (n notifying) Listen(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
+	var one sync.Mutex
+	serial := func(channel, payload string) {
+		one.Lock()
+		defer one.Unlock()
+		deliver(channel, payload)
+	}
+	m := &n.Driver.msgs
+	return n.Notifier.Listen(ctx, func(channel, payload string) {
+		m.mu.Lock()
+		if m.match != nil && m.match(channel, payload) {
+			m.held = append(m.held, func() { serial(channel, payload) })
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		serial(channel, payload)
+	})
+}
+
+// HoldMessages holds back, until ReleaseMessages, the notifications whose
+// channel and payload match: messages delayed in the network, or by a
+// listener that stalled.
+func (d *Driver) HoldMessages(match func(channel, payload string) bool) {
+	d.msgs.mu.Lock()
+	defer d.msgs.mu.Unlock()
+	d.msgs.match = match
+}
+
+// ReleaseMessages delivers the messages held back, in the order they
+// came, and holds back no more. Call it before the Client closes: no
+// message is delivered after its Listener closed.
+func (d *Driver) ReleaseMessages() {
+	d.msgs.mu.Lock()
+	held := d.msgs.held
+	d.msgs.match, d.msgs.held = nil, nil
+	d.msgs.mu.Unlock()
+	for _, deliver := range held {
+		deliver()
+	}
 }
 
 var (
