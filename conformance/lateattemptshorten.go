@@ -23,25 +23,45 @@ type waitedLease struct {
 
 var waitedLeases = map[string]map[string]waitedLease{
 	"Mutex": {"lock": {op: "MutexAcquire",
-		hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).TryLock(ctx) },
+		hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
+		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Mutex(n).TryLock(ctx)
+		},
 	}},
 	"FairMutex": {"lock": {op: "FairMutexAcquire",
-		hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).Lock(ctx) },
-		wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).Lock(ctx) },
-		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.FairMutex(n).TryLock(ctx) },
+		hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.FairMutex(n).Lock(ctx)
+		},
+		wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.FairMutex(n).Lock(ctx)
+		},
+		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.FairMutex(n).TryLock(ctx)
+		},
 	}},
 	"RWMutex": {
 		"write": {op: "RWMutexWriteAcquire",
-			hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
-			wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
-			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).TryRLock(ctx) },
+			hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).Lock(ctx)
+			},
+			wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).Lock(ctx)
+			},
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).TryRLock(ctx)
+			},
 		},
 		"read": {op: "RWMutexReadAcquire",
-			hold:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).Lock(ctx) },
-			wait:  func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).RLock(ctx) },
-			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.RWMutex(n).TryLock(ctx) },
+			hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).Lock(ctx)
+			},
+			wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).RLock(ctx)
+			},
+			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+				return c.RWMutex(n).TryLock(ctx)
+			},
 		},
 	},
 }

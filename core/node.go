@@ -89,4 +89,3 @@ func (n *node) unserved(err error) bool {
 func (n *node) changing(err error) bool {
 	return n.unserved(err) || errors.Is(err, errWasChanging) || n.cluster && driver.IsBrokenConnection(err)
 }
-
