@@ -15,54 +15,44 @@ import (
 // token: its acquire operation, how a holder keeps the waiter out, how
 // the waiter waits, and how a rival tries to take what it excludes.
 type waitedLease struct {
-	op    string
-	hold  func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
-	wait  func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
-	rival func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	op                string
+	hold, wait, rival taker
 }
 
+// taker is one way to take a lease of name.
+type taker = func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+
+var (
+	waitMutex taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) }
+	tryMutex  taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.Mutex(n).TryLock(ctx)
+	}
+	waitFair taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.FairMutex(n).Lock(ctx)
+	}
+	tryFair taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.FairMutex(n).TryLock(ctx)
+	}
+	waitWriter taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.RWMutex(n).Lock(ctx)
+	}
+	tryWriter taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.RWMutex(n).TryLock(ctx)
+	}
+	waitReader taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.RWMutex(n).RLock(ctx)
+	}
+	tryReader taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return c.RWMutex(n).TryRLock(ctx)
+	}
+)
+
 var waitedLeases = map[string]map[string]waitedLease{
-	"Mutex": {"lock": {op: "MutexAcquire",
-		hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.Mutex(n).TryLock(ctx)
-		},
-	}},
-	"FairMutex": {"lock": {op: "FairMutexAcquire",
-		hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.FairMutex(n).Lock(ctx)
-		},
-		wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.FairMutex(n).Lock(ctx)
-		},
-		rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.FairMutex(n).TryLock(ctx)
-		},
-	}},
+	"Mutex":     {"lock": {op: "MutexAcquire", hold: waitMutex, wait: waitMutex, rival: tryMutex}},
+	"FairMutex": {"lock": {op: "FairMutexAcquire", hold: waitFair, wait: waitFair, rival: tryFair}},
 	"RWMutex": {
-		"write": {op: "RWMutexWriteAcquire",
-			hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).Lock(ctx)
-			},
-			wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).Lock(ctx)
-			},
-			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).TryRLock(ctx)
-			},
-		},
-		"read": {op: "RWMutexReadAcquire",
-			hold: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).Lock(ctx)
-			},
-			wait: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).RLock(ctx)
-			},
-			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-				return c.RWMutex(n).TryLock(ctx)
-			},
-		},
+		"write": {op: "RWMutexWriteAcquire", hold: waitWriter, wait: waitWriter, rival: tryReader},
+		"read":  {op: "RWMutexReadAcquire", hold: waitWriter, wait: waitReader, rival: tryWriter},
 	},
 }
 
