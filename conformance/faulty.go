@@ -53,3 +53,19 @@ func (e env) gone(t testing.TB, ctx context.Context, keys ...string) {
 		}
 	}
 }
+
+// awaitCalls waits until fd made n calls of op, failing t when the
+// waiter's Lock returns first (done) or 5s pass.
+func awaitCalls(t *testing.T, fd *faults.Driver, op string, n int, done <-chan lockResult) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for fd.Calls(op) < n {
+		select {
+		case r := <-done:
+			t.Fatalf("the waiter's Lock returned (%v) before it made %d calls of %s", r.err, n, op)
+		case <-deadline:
+			t.Fatalf("the waiter made %d calls of %s in 5s, want %d", fd.Calls(op), op, n)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

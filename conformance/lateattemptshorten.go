@@ -85,21 +85,12 @@ func lateAttemptCannotShorten(t *testing.T, e env, k waitedLease) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		l   *core.Lease
-		err error
-	}
-	got := make(chan result, 1)
+	got := make(chan lockResult, 1)
 	go func() {
 		l, err := k.wait(ctx, w, n)
-		got <- result{l, err}
+		got <- lockResult{l, err}
 	}()
-	for i := 0; fds[quorum-1].Calls(k.op) < quorum; i++ {
-		if i == 500 {
-			t.Fatalf("the waiter made %d attempts on node %d in 5s, want %d", fds[quorum-1].Calls(k.op), quorum-1, quorum)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitCalls(t, fds[quorum-1], k.op, quorum, got)
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

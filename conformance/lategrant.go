@@ -8,12 +8,13 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// testLateGrantIgnored: a grant delivered after the waiter's next attempt
-// proves nothing about the lock. Waiter W queues behind H; every message
-// to W's Client is held back (a stalled listener). H's release grants W
-// the lock on every node, for W's 400ms TTL; unheard, the grants expire,
-// and R takes the lock. W's next attempt is refused and W waits on. Then
-// the held messages arrive: W must not take the old grants for a lease
+// testLateGrantIgnored: a grant heard after it expired proves nothing
+// about the lock. Waiter W queues behind H; every message to W's Client
+// is held back (a stalled listener). H's release grants W the lock on
+// every node, for W's 400ms TTL; unheard, the grants expire, and R takes
+// the lock. Then the held messages arrive: too late for a lease counted
+// from W's last attempt, they wake W, whose next attempt R refuses. W
+// must not then take the old grants for a lease counted from that attempt
 // while R holds; it gets the lock after R's release, with a higher token.
 func testLateGrantIgnored(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
@@ -54,14 +55,6 @@ func testLateGrantIgnored(t *testing.T, e env) {
 	}
 	defer r.Unlock(ctx)
 	at("R holds")
-	for i := 0; fds[len(fds)-1].Calls("MutexAcquire") < 2; i++ {
-		if i == 300 {
-			t.Fatal("W made no second attempt within 3s of the grants' expiry")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // its answers are in
-	at("W attempted twice")
 	for _, fd := range fds {
 		fd.ReleaseMessages()
 	}
@@ -71,7 +64,7 @@ func testLateGrantIgnored(t *testing.T, e env) {
 		if res.err == nil {
 			at("W holds")
 			defer res.l.Unlock(ctx)
-			t.Fatalf("W's Lock returned a lease (token %d, %v left) from grants made before its last attempt, while R holds the lock (token %d, %v left): two holders",
+			t.Fatalf("W's Lock returned a lease (token %d, %v left) from grants heard before its last attempt, while R holds the lock (token %d, %v left): two holders",
 				res.l.Token(), time.Until(res.l.Until()).Round(time.Millisecond), r.Token(), time.Until(r.Until()).Round(time.Millisecond))
 		}
 		t.Fatalf("W's Lock failed while it should wait: %v", res.err)
