@@ -113,7 +113,7 @@ func latchRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 			h.taken.Add(1)
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, core.ErrNoQuorum):
 		default:
-			return fmt.Errorf("Wait: %w", err)
+			return fmt.Errorf("the Latch's Wait: %w", err)
 		}
 	}
 	return nil

@@ -263,7 +263,8 @@ func StartCluster(ctx context.Context, masters int) (*LocalCluster, error) {
 			lc.Replicas = append(lc.Replicas, a)
 		}
 	}
-	if err := awaitPing(ctx, slices.Concat(lc.Masters, lc.Replicas), p.dir); err == nil {
+	err = awaitPing(ctx, slices.Concat(lc.Masters, lc.Replicas), p.dir)
+	if err == nil {
 		err = formCluster(ctx, lc.Masters, lc.Replicas)
 	}
 	if err != nil {
