@@ -118,12 +118,19 @@ func lateExtendCannotShorten(t *testing.T, e env, k extendedLease) {
 	}
 	flush(fds)
 	time.Sleep(700 * time.Millisecond)
-	rival, err := k.rival(ctx, e.client(t), n)
-	left := time.Until(l.Until())
-	if rival != nil {
-		rival.Unlock(ctx)
-	}
 	when := fmt.Sprintf("700ms after an Extend(300ms), timed out on nodes %v, reached them behind an Extend(10s)", delayed)
+	rivalRefused(t, ctx, l, func() (*core.Lease, error) { return k.rival(ctx, e.client(t), n) }, when)
+}
+
+// rivalRefused fails t unless a rival's attempt is refused (ErrNotAcquired)
+// while l is valid; when says what came before, for the message.
+func rivalRefused(t *testing.T, ctx context.Context, l *core.Lease, rival func() (*core.Lease, error), when string) {
+	t.Helper()
+	r, err := rival()
+	left := time.Until(l.Until())
+	if r != nil {
+		r.Unlock(ctx)
+	}
 	switch {
 	case l.Err() != nil || left <= 0:
 		t.Fatalf("%s: the lease ended before the check (%v, %v left): the check proves nothing", when, l.Err(), left)
