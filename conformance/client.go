@@ -35,6 +35,9 @@ func runClient(t *testing.T, e env) {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
 		t.Run("Failover", func(t *testing.T) { testFailover(t, e) })
+		if e.strategy == core.Poll { // under Notify, New fails already
+			t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
+		}
 	}
 }
 

@@ -2,7 +2,10 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +40,12 @@ func testFailover(t *testing.T, e env) {
 	l, err := a.Mutex(n).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// B has heard from the cluster before the crash, as a Client in use
+	// has: one that never did takes a broken connection for a cluster
+	// that is down (see testBrokenClusterFailsFast).
+	if _, err := b.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("B's TryLock while A holds: got %v, want ErrNotAcquired", err)
 	}
 	admin := func(addr string) *redis.Client {
 		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
@@ -130,4 +139,78 @@ func replicated(ctx context.Context, master, replica *redis.Client) error {
 			return fmt.Errorf("the replica processed the replication stream up to %d (%v), not the master's %d, within 5s", have, err, want)
 		}
 	}
+}
+
+// testBrokenClusterFailsFast: a Client whose Cluster never answered it
+// (its address accepts connections and closes them at once: a load
+// balancer without a backend, a crashed proxy) takes the broken
+// connections for a cluster that is down, not one failing over: Lock
+// returns ErrNoQuorum at once, as documented, instead of trying until its
+// context ends.
+func testBrokenClusterFailsFast(t *testing.T, e env) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	d, refused := e.openCluster(t, ln.Addr().String())
+	if refused != "" { // the client connects as it is made (rueidis), and fails then
+		t.Logf("the cluster client refused the address at once: %s", refused)
+		return
+	}
+	c := e.clientOver(t, []core.Driver{d}, core.WithNodeTimeout(200*time.Millisecond))
+	n := name(t)
+	for what, lock := range map[string]func(context.Context) (*core.Lease, error){
+		"Mutex.Lock": c.Mutex(n).Lock, "FairMutex.Lock": c.FairMutex(n).Lock, "RWMutex.RLock": c.RWMutex(n).RLock,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		start := time.Now()
+		l, err := lock(ctx)
+		cancel()
+		if took := time.Since(start); l != nil || !errors.Is(err, core.ErrNoQuorum) || took > 2*time.Second {
+			t.Errorf("%s on a cluster that closes every connection: got (%v, %v) after %v, want ErrNoQuorum at once", what, l, err, took.Round(time.Millisecond))
+		}
+	}
+}
+
+// openCluster opens the harness's cluster driver over seeds, and returns
+// what the harness failed with instead of failing t: a client that
+// connects as it is made fails there on a cluster that is down.
+func (e env) openCluster(t *testing.T, seeds string) (d core.Driver, refused string) {
+	r := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() { // the harness's Fatal ends this goroutine
+		defer close(done)
+		d = e.h.OpenCluster(r, strings.Split(seeds, ","))
+	}()
+	<-done
+	return d, r.fatal
+}
+
+// fatalRecorder is a testing.TB whose Fatal and Fatalf note the failure and
+// end the goroutine, without failing the test.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatal(args ...any) {
+	r.fatal = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

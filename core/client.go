@@ -220,7 +220,9 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	call := func(i int) reply[T] {
 		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
 		defer cancel()
-		return retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
+		r := retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
+		c.nodes[i].heard(r.err)
+		return r
 	}
 	if len(c.nodes) == 1 {
 		out[0] = call(0)

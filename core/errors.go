@@ -43,8 +43,9 @@ var (
 	// that migrates, a failover, a server loading its data) are retried
 	// within the node timeout; the waiting calls (Lock, RLock, Acquire,
 	// Wait) then keep trying until their context ends, and the message
-	// says so. On a Redis Cluster, a connection refused or broken counts
-	// as such an answer: a master that died is replaced by its replica.
+	// says so. On a Redis Cluster, a connection refused or broken within
+	// 30s of the cluster's last answer counts as such an answer: a master
+	// that died is replaced by its replica.
 	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer")
 
 	// errUnreachable follows ErrNoQuorum when nodes did not answer.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,8 +20,9 @@ type node struct {
 	index        int // in Client.nodes
 	d            driver.Driver
 	log          *slog.Logger
-	singleServer bool // one script may touch any keys (driver.SingleServer)
-	cluster      bool // a Redis Cluster (or a Ring): SingleServer is false
+	singleServer bool         // one script may touch any keys (driver.SingleServer)
+	cluster      bool         // a Redis Cluster (or a Ring): SingleServer is false
+	answered     atomic.Int64 // when it last answered a call (Unix ns), error replies too; 0 never
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not
@@ -73,19 +75,40 @@ func notHeldOnWrongType(err error) error {
 	return err
 }
 
+// failoverWindow is how long after a Cluster node last answered a
+// connection to it that is refused or broke counts as a failover in
+// progress: Redis Cluster promotes a replica once its master has not
+// answered for cluster-node-timeout (15s by default), after an election.
+// A node that never answered, or not for longer, is down, and the calls
+// fail with ErrNoQuorum as they do on independent masters.
+const failoverWindow = 30 * time.Second
+
+// heard notes a call's outcome: an answer, if the server replied.
+func (n *node) heard(err error) {
+	if err == nil || n.d.IsServerError(err) {
+		n.answered.Store(time.Now().UnixNano())
+	}
+}
+
+// failingOver reports a connection to a Cluster node that was refused or
+// broke within failoverWindow of its last answer.
+func (n *node) failingOver(err error) bool {
+	last := n.answered.Load()
+	return n.cluster && last != 0 && time.Since(time.Unix(0, last)) < failoverWindow && driver.IsBrokenConnection(err)
+}
+
 // unserved reports an error that says the server did not run the call and
 // may run it if it comes again soon, so that it is safe to send again: a
-// transient reply (driver.IsTransient), or, on a Redis Cluster, a refused
-// connection, as to a master that died and whose replica is being
-// promoted (the cluster client finds the new master once it knows).
+// transient reply (driver.IsTransient), or a refused connection to a
+// Cluster node failing over (the client finds the new master once it
+// knows).
 func (n *node) unserved(err error) bool {
-	return driver.IsTransient(err) || n.cluster && errors.Is(err, syscall.ECONNREFUSED)
+	return driver.IsTransient(err) || errors.Is(err, syscall.ECONNREFUSED) && n.failingOver(err)
 }
 
 // changing reports an error after which a waiting call (Lock, Acquire,
 // Wait) keeps trying: the node could not serve the call, lately or to the
-// end (errWasChanging), or, on a Redis Cluster, the connection broke, as
-// it does when a master dies; the cluster fails over and serves again.
+// end (errWasChanging), or it is a Cluster node failing over.
 func (n *node) changing(err error) bool {
-	return n.unserved(err) || errors.Is(err, errWasChanging) || n.cluster && driver.IsBrokenConnection(err)
+	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err)
 }
