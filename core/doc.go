@@ -143,9 +143,11 @@
 // A waiter trusts a grant only when it carries the secret that its last
 // attempt stored in its ticket on that node (a fresh one per node and
 // attempt), which the release script reads and echoes, and only the first
-// such grant from a node between two attempts. So a grant made before that
-// attempt and delivered late (the lock may have expired since, while the
-// waiter's validity counts from the attempt's start) is ignored, and so is
+// such grant from a node between two attempts; a grant heard before the
+// last attempt no longer counts once it started. So a grant made before
+// that attempt and delivered late, or heard before it (the lock may have
+// expired since, while the waiter's validity counts from the attempt's
+// start, and another client took it), is ignored, and so is
 // a message from anyone who cannot read the ticket's value: seeing ticket
 // names in the queue or in keyspace events is not enough to forge one, and
 // a subscriber of the Clients' channels, who reads a grant's secret once
