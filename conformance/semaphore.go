@@ -43,6 +43,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 	}
 	if len(e.addrs) >= 3 {
+		cases["LostUndoRetried"] = testLostUndoRetried
 		cases["StalledRounds"] = testStalledRounds("Semaphore")
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown

@@ -120,12 +120,21 @@ func (r round[T]) play(ctx context.Context) played[T] {
 	err := notWon(ctx, c, replies)
 	// Undo wherever the attempt may have landed; a node still out is
 	// undone when it answers (above). A refusal wrote nothing.
-	undone := detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
-		if stillOut(replies[i]) || !r.mayHold(replies[i]) {
-			return false, nil
-		}
-		return r.undo(ctx, n, replies[i])
-	})
+	undo := func(on func(int) bool) []reply[bool] {
+		return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
+			if !on(i) || stillOut(replies[i]) || !r.mayHold(replies[i]) {
+				return false, nil
+			}
+			return r.undo(ctx, n, replies[i])
+		})
+	}
+	undone := undo(everyNode)
+	// An undo that failed may not have landed: it is asked once more, in
+	// the background, as a leave is (leaveAgain), or what the attempt took
+	// there would stay until its TTL. A waiter gives its token up after
+	// such an undo (unsure), so the second one takes back only what this
+	// attempt took.
+	leaveAgain(c, undone, func(on func(int) bool) { undo(on) })
 	p := played[T]{hint: out.hint, err: err, replies: replies, unsure: slices.ContainsFunc(replies, stillOut[T]) ||
 		slices.ContainsFunc(undone, func(u reply[bool]) bool { return u.err != nil })}
 	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
