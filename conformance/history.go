@@ -46,7 +46,7 @@ type history struct {
 func (h *history) tracef(client int, format string, args ...any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.trace = append(h.trace, fmt.Sprintf("%9.1fms client %d: ", float64(time.Since(h.start).Microseconds())/1000, client)+fmt.Sprintf(format, args...))
+	h.trace = append(h.trace, fmt.Sprintf("%9s client %d: ", h.since(time.Now()), client)+fmt.Sprintf(format, args...))
 }
 
 // logTrace logs the trace, in order.

@@ -64,11 +64,7 @@ var waitedLeases = map[string]map[string]waitedLease{
 // (On one node the attempt that times out fails the Lock: nothing lands
 // late under a lease.)
 func testLateAttemptCannotShorten(primitive string) func(*testing.T, env) {
-	return func(t *testing.T, e env) {
-		for kind, k := range waitedLeases[primitive] {
-			t.Run(kind, func(t *testing.T) { lateAttemptCannotShorten(t, e, k) })
-		}
-	}
+	return byKind(waitedLeases[primitive], lateAttemptCannotShorten)
 }
 
 func lateAttemptCannotShorten(t *testing.T, e env, k waitedLease) {

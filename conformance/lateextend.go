@@ -91,9 +91,15 @@ var extendedLeases = map[string]map[string]extendedLease{
 // majority (on the one node) and reaches it only after an Extend(10s)
 // succeeded must not let the lease lapse there before its Until.
 func testLateExtendCannotShorten(primitive string) func(*testing.T, env) {
+	return byKind(extendedLeases[primitive], lateExtendCannotShorten)
+}
+
+// byKind runs test once for each lease kind of kinds, in a subtest named
+// after the kind.
+func byKind[K any](kinds map[string]K, test func(*testing.T, env, K)) func(*testing.T, env) {
 	return func(t *testing.T, e env) {
-		for kind, k := range extendedLeases[primitive] {
-			t.Run(kind, func(t *testing.T) { lateExtendCannotShorten(t, e, k) })
+		for kind, k := range kinds {
+			t.Run(kind, func(t *testing.T) { test(t, e, k) })
 		}
 	}
 }

@@ -46,10 +46,9 @@ func FuzzServerReplies(f *testing.F) {
 		f.Add(op, []byte{0, 2, 5, 255, 255, 255, 255, 255, 255, 255, 255, 4, 3})
 	}
 	f.Fuzz(func(t *testing.T, op uint8, shape []byte) {
-		srv.set(encodeReply(shape, 0))
-		hung := time.AfterFunc(10*time.Second, func() {
-			panic(fmt.Sprintf("hung: op %d, reply %q", op, encodeReply(shape, 0)))
-		})
+		reply := encodeReply(shape, 0)
+		srv.set(reply)
+		hung := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hung: op %d, reply %q", op, reply)) })
 		defer hung.Stop()
 		c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll), core.WithTTL(time.Second),
 			core.WithNodeTimeout(100*time.Millisecond))
