@@ -20,7 +20,7 @@ import (
 // succeeds or fails as it may: ErrInvalid having sent nothing to the
 // server, or ErrNotAcquired, ErrNoQuorum, ErrNotHeld or the context's end
 // where the input makes them legitimate. Its seeds (testdata/fuzz) run in
-// every go test; to fuzz, for a bounded time:
+// every go test, and scripts/test.sh fuzzes it for 10s; to fuzz longer:
 //
 //	go test -run '^$' -fuzz FuzzPublicAPI -fuzztime 60s -fuzzminimizetime 5s ./core/
 //

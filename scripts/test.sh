@@ -55,18 +55,19 @@ else
   section "go test -race -count=1 -skip '^TestConformance' ./..."
   go test -race -count=1 -skip '^TestConformance' ./...
   # Fuzzing, bounded: new inputs beyond the seeds that every go test runs.
-  # (FuzzPublicAPI runs only its seeds here: its inputs wait on miniredis
-  # with short deadlines, which two fuzzing workers on two cores miss now
-  # and then; fuzz it by hand, see core/fuzz_test.go.)
   section "go test -fuzz FuzzHandOffMessage, 10s"
   go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 10s ./core/
   section "go test -fuzz FuzzServerReplies, 10s"
   go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 10s ./core/
+  # (a short minimization time: minimizing an input that waits until its
+  # deadline would take the rest of the run)
+  section "go test -fuzz FuzzPublicAPI, 10s"
+  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10s -fuzzminimizetime 5s ./core/
   # The matrix runs on the real servers only, with the race detector.
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
   # now and then; cmd/redlock's TestMatrixWithOnlyGo runs one of them, and
-  # FuzzPublicAPI's seeds take every primitive on miniredis.
+  # FuzzPublicAPI takes every primitive on miniredis.
   servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER")
   section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false"
   go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}"
