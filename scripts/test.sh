@@ -70,6 +70,15 @@ else
   # FuzzPublicAPI takes every primitive on miniredis.
   servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER")
   section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false"
-  go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}"
+  matrix=0
+  go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}" || matrix=$?
+  # A report, never a failure: the longest script call each kind of server
+  # ran during the tests and the matrix (what every other client of the
+  # server waited behind), from the SLOWLOG, which logs calls of 1ms or more.
+  section "longest script calls (SLOWLOG)"
+  servers_slowlog_report "Redis 7" "$REDLOCK_TEST_NODES"
+  servers_slowlog_report "Redis Cluster" "$REDLOCK_TEST_CLUSTER"
+  servers_slowlog_report "Valkey 9" "$REDLOCK_TEST_VALKEY_NODES"
+  ((matrix == 0)) || exit "$matrix"
 fi
 section "all tests passed"
