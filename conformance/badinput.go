@@ -142,6 +142,7 @@ func testOptionsThatCannotWork(t *testing.T, e env) {
 	}{
 		{"a nil logger", core.WithLogger(nil)},
 		{"a negative latch expiry", core.WithLatchExpiry(-time.Second)},
+		{"a negative number of replica acks", core.WithReplicaAcks(-1)},
 	} {
 		if err := e.newWith(t, bad.opt); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("New with %s: got %v, want ErrInvalid", bad.what, err)
@@ -166,6 +167,7 @@ func testOptionsThatCannotWork(t *testing.T, e env) {
 		}},
 		{"WithLogger on a Mutex", "WithLogger", func() error { return lease(c.Mutex(n, core.WithLogger(slog.Default())).TryLock(ctx)) }},
 		{"WithNotifyConfig on a Mutex", "WithNotifyConfig", func() error { return lease(c.Mutex(n, core.WithNotifyConfig(false)).TryLock(ctx)) }},
+		{"WithReplicaAcks on a Mutex", "WithReplicaAcks", func() error { return lease(c.Mutex(n, core.WithReplicaAcks(1)).TryLock(ctx)) }},
 		{"WithWaitStrategy(Notify) on a Poll Client's Mutex", "WithWaitStrategy", func() error {
 			return lease(c.Mutex(n, core.WithWaitStrategy(core.Notify)).Lock(ctx))
 		}},

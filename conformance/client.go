@@ -31,10 +31,14 @@ func runClient(t *testing.T, e env) {
 	if !e.cluster && len(e.addrs) == 1 && e.strategy == core.Poll { // one per driver and server
 		t.Run("LostReplyNotSentAgain", func(t *testing.T) { testLostReplyNotSentAgain(t, e) })
 	}
+	if !e.cluster && len(e.addrs) == 1 && e.server == "redis7" { // servers of its own, from redis-server
+		t.Run("ReplicaAcks", func(t *testing.T) { testReplicaAcks(t, e) })
+	}
 	if e.cluster {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
 		t.Run("Failover", func(t *testing.T) { testFailover(t, e) })
+		t.Run("FailoverLosesNoGrant", func(t *testing.T) { testFailoverLosesNoGrant(t, e) })
 		if e.strategy == core.Poll { // under Notify, New fails already
 			t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
 		}

@@ -60,8 +60,15 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 			return nil, invalid("driver %d is nil", i)
 		}
 		single, _ := d.(driver.SingleServer)
-		c.nodes = append(c.nodes, &node{index: len(c.nodes), d: d, log: o.logger, natives: map[driver.Native]bool{},
-			singleServer: single != nil && single.SingleServer(), cluster: single != nil && !single.SingleServer()})
+		replicated, _ := d.(driver.Replicated)
+		if replicated == nil && o.replicaAcks > 0 {
+			return nil, invalid("WithReplicaAcks(%d): the %s driver of node %d cannot wait for replicas", o.replicaAcks, d.Name(), i)
+		}
+		n := &node{index: len(c.nodes), d: d, log: o.logger, natives: map[driver.Native]bool{},
+			singleServer: single != nil && single.SingleServer(), cluster: single != nil && !single.SingleServer(),
+			replicated: replicated, replicaAcks: o.replicaAcks}
+		n.acksProbed.Store(-1)
+		c.nodes = append(c.nodes, n)
 	}
 	if err := o.check(); err != nil {
 		return nil, err

@@ -97,7 +97,9 @@
 // same rate (the drift factor bounds the difference); a node that lost its
 // data is not counted again before the lock keys it held would have
 // expired (the TTL), else it may grant a lock that another holder still
-// has; and the validity window is respected by the caller, which is what
+// has (a master whose replica is promoted loses what the replica did not
+// take: see WithReplicaAcks, which waits for a replica before a grant
+// counts); and the validity window is respected by the caller, which is what
 // Lease.Until and Lease.Done are for. With persistence (appendfsync
 // always) and a maxmemory-policy that never evicts the library's keys
 // (noeviction, or volatile-* with other keys to evict first), a node

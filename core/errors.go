@@ -45,7 +45,8 @@ var (
 	// Wait) then keep trying until their context ends, and the message
 	// says so. On a Redis Cluster, a connection refused or broken within
 	// 30s of the cluster's last answer counts as such an answer: a master
-	// that died is replaced by its replica.
+	// that died is replaced by its replica. So does a node whose replicas
+	// did not take a grant within the node timeout (WithReplicaAcks).
 	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer")
 
 	// errUnreachable follows ErrNoQuorum when nodes did not answer.
@@ -54,7 +55,7 @@ var (
 	// errChanging follows ErrNoQuorum when every node that failed
 	// answered with a transient error reply (driver.IsTransient) or is a
 	// Redis Cluster whose connection broke (see node.changing).
-	errChanging = errors.New("the servers cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
+	errChanging = errors.New("the servers cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy, replicas behind); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
 
 	// ErrServerError is returned, joined with each node's error reply,
 	// when nodes answered but too few of them without an error for a

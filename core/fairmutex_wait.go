@@ -106,7 +106,7 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 	}
 	tried := 0
 	l, err := acquire(ctx, c, &wo, key, func(ctx context.Context) (*Lease, time.Duration, error) {
-		if l, _ := t.grantedLease(c, o, name, out); l != nil {
+		if l, _ := t.grantedLease(ctx, c, o, []string{name}, out); l != nil {
 			return l, 0, nil
 		}
 		t.sent = time.Now()
@@ -157,7 +157,7 @@ func everyNode(int) bool { return true }
 func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *node) (grant, error),
 	durable grantDurable) (*Lease, time.Duration, error) {
-	p := round[grant]{c: c, o: o, name: name, ask: ask, durable: durable,
+	p := round[grant]{c: c, o: o, names: []string{name}, ask: ask, durable: durable,
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return undo.release(ctx, n) },
 	}

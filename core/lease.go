@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -16,6 +17,7 @@ import (
 type Lease struct {
 	c     *Client
 	name  string
+	names []string // a MultiLock's several; name joins them
 	opts  options
 	hold  hold
 	fence uint64
@@ -40,8 +42,9 @@ type hold interface {
 	id() string
 }
 
-func newLease(c *Client, name string, o options, h hold, fence uint64) *Lease {
-	return &Lease{c: c, name: name, opts: o, hold: h, fence: fence, done: make(chan struct{}), extending: make(chan struct{}, 1)}
+func newLease(c *Client, names []string, o options, h hold, fence uint64) *Lease {
+	return &Lease{c: c, name: strings.Join(names, ","), names: names, opts: o, hold: h, fence: fence,
+		done: make(chan struct{}), extending: make(chan struct{}, 1)}
 }
 
 // Token returns the fencing token: greater than every token returned before
@@ -216,7 +219,11 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	start := time.Now()
 	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
-		return l.hold.extend(ctx, n, ttl)
+		ok, err := l.hold.extend(ctx, n, ttl)
+		if ok && err == nil { // the longer TTL counts once on the replicas
+			err = n.replicate(ctx, &o, l.names)
+		}
+		return ok && err == nil, err
 	}, ballot[bool]{yes: isTrue}) // an extension that lands late only lengthens
 	if held(replies) >= l.c.quorum {
 		if until, ok := o.validUntil(start, ttl); ok {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -183,7 +182,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	}
 	var t allTally
 	all := func(gs []grant) bool { return allGranted(gs, len(h)) }
-	p := round[[]grant]{c: c, o: &o, name: strings.Join(m.names, ","),
+	p := round[[]grant]{c: c, o: &o, names: m.names,
 		ask: func(ctx context.Context, i int, n *node) ([]grant, error) {
 			gs, err := h.acquire(ctx, n, o.ttl, tickets, asks)
 			observe(i, gs, err)

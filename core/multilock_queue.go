@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -158,7 +157,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			return nil, err
 		}
 		if grantsAll {
-			if l := m.grantedLease(tickets, h, &ho, won); l != nil {
+			if l := m.grantedLease(ctx, tickets, h, &ho, won); l != nil {
 				return l, nil
 			}
 		}
@@ -169,9 +168,9 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 // nodes gave a waiter, through any of its tickets (see notify_grant.go).
 // The waiter then leaves (won) the queues of the nodes that did not grant
 // it.
-func (m *MultiLock) grantedLease(tickets []*ticket, h multiHold, o *options, won func(func(int) bool)) *Lease {
+func (m *MultiLock) grantedLease(ctx context.Context, tickets []*ticket, h multiHold, o *options, won func(func(int) bool)) *Lease {
 	for _, t := range tickets {
-		l, granted := t.grantedLease(m.c, o, strings.Join(m.names, ","), h)
+		l, granted := t.grantedLease(ctx, m.c, o, m.names, h)
 		if l == nil {
 			continue
 		}

@@ -107,7 +107,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
 	var kept atomic.Bool // an undo left the lock with the waiter
-	p := round[grant]{c: c, o: o, name: m.name,
+	p := round[grant]{c: c, o: o, names: []string{m.name},
 		ask: func(ctx context.Context, i int, n *node) (grant, error) {
 			g, err := h.acquire(ctx, n, o.ttl, t, a)
 			if t != nil {

@@ -20,9 +20,12 @@ type node struct {
 	index        int // in Client.nodes
 	d            driver.Driver
 	log          *slog.Logger
-	singleServer bool         // one script may touch any keys (driver.SingleServer)
-	cluster      bool         // a Redis Cluster (or a Ring): SingleServer is false
-	answered     atomic.Int64 // when it last answered a call (Unix ns), error replies too; 0 never
+	singleServer bool              // one script may touch any keys (driver.SingleServer)
+	cluster      bool              // a Redis Cluster (or a Ring): SingleServer is false
+	answered     atomic.Int64      // when it last answered a call (Unix ns), error replies too; 0 never
+	replicated   driver.Replicated // nil when the driver cannot wait for replicas
+	replicaAcks  int               // WithReplicaAcks; -1: acksProbed
+	acksProbed   atomic.Int32      // replicas to wait for, as probed; -1 not yet
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not
@@ -83,10 +86,14 @@ func notHeldOnWrongType(err error) error {
 // fail with ErrNoQuorum as they do on independent masters.
 const failoverWindow = 30 * time.Second
 
-// heard notes a call's outcome: an answer, if the server replied.
+// heard notes a call's outcome: an answer, if the server replied. A
+// connection to a Cluster node that broke may be a failover, after which
+// a master has other replicas: they are counted again.
 func (n *node) heard(err error) {
 	if err == nil || n.d.IsServerError(err) {
 		n.answered.Store(time.Now().UnixNano())
+	} else if n.cluster && driver.IsBrokenConnection(err) {
+		n.acksProbed.Store(-1)
 	}
 }
 
@@ -108,7 +115,8 @@ func (n *node) unserved(err error) bool {
 
 // changing reports an error after which a waiting call (Lock, Acquire,
 // Wait) keeps trying: the node could not serve the call, lately or to the
-// end (errWasChanging), or it is a Cluster node failing over.
+// end (errWasChanging), it is a Cluster node failing over, or its
+// replicas did not take a grant yet (errReplicasBehind).
 func (n *node) changing(err error) bool {
-	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err)
+	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, errReplicasBehind)
 }

@@ -288,19 +288,31 @@ func (t *ticket) awaitGrants(ctx context.Context, quorum int, fencing bool) {
 }
 
 // grantedLease is the lease live grants gave a waiter, valid from the
-// start of its last attempt, before the grants and their TTL. It returns
-// nil when there is none or no validity is left; the waiter then attempts,
-// which takes a lock granted to it as its own.
-func (t *ticket) grantedLease(c *Client, o *options, name string, h hold) (*Lease, []bool) {
+// start of its last attempt, before the grants and their TTL, once a
+// majority of them are on their nodes' replicas (WithReplicaAcks). It
+// returns nil when there is none or no validity is left; the waiter then
+// attempts, which takes a lock granted to it as its own.
+func (t *ticket) grantedLease(ctx context.Context, c *Client, o *options, names []string, h hold) (*Lease, []bool) {
 	nodes, fence, ok := t.grants.live(c.quorum, o.fencing)
 	if !ok {
+		return nil, nil
+	}
+	if _, ok := o.validUntil(t.sent, o.ttl); !ok {
+		return nil, nil
+	}
+	for i, err := range notOnReplicas(ctx, c, o, names, func(i int) bool { return nodes[i] }) {
+		if err != nil {
+			nodes[i] = false
+		}
+	}
+	if count(len(nodes), func(i int) bool { return nodes[i] }) < c.quorum {
 		return nil, nil
 	}
 	until, ok := o.validUntil(t.sent, o.ttl)
 	if !ok {
 		return nil, nil
 	}
-	l := newLease(c, name, *o, h, uint64(fence))
+	l := newLease(c, names, *o, h, uint64(fence))
 	l.start(until)
 	return l, nodes
 }
@@ -314,7 +326,7 @@ func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
 	}
 	h := m.hold(t.token)
 	h.markTicket(t.key)
-	l, granted := t.grantedLease(m.c, &m.opts, m.name, h)
+	l, granted := t.grantedLease(ctx, m.c, &m.opts, []string{m.name}, h)
 	if l != nil && len(m.c.nodes) > 1 {
 		m.leaveBehind(ctx, t, func(i int) bool { return !granted[i] })
 	}

@@ -50,6 +50,7 @@ type options struct {
 	notifyConfig bool
 	latchExpiry  time.Duration
 	idle         time.Duration
+	replicaAcks  int // -1: by the replicas (see WithReplicaAcks)
 
 	given optionSet // the options given to the primitive itself (see applies)
 	what  string    // the primitive's type, "" for New's defaults
@@ -67,6 +68,7 @@ func defaultOptions() options {
 		notifyConfig: true,
 		latchExpiry:  24 * time.Hour,
 		idle:         10 * time.Minute,
+		replicaAcks:  -1,
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 // A primitive's attempt says what to ask, how to read the answers and
 // what undoes them.
 type round[T any] struct {
-	c    *Client
-	o    *options
-	name string
-	ask  func(ctx context.Context, i int, n *node) (T, error)
+	c     *Client
+	o     *options
+	names []string // the primitive's: a MultiLock's several
+	ask   func(ctx context.Context, i int, n *node) (T, error)
 	// granted is a node's answer that counts toward the vote; agree,
 	// when not nil, says what it granted, when grants must agree.
 	granted func(T) bool
@@ -104,7 +104,7 @@ func (r round[T]) play(ctx context.Context) played[T] {
 	}
 	out = r.count(replies)
 	wins := func(i int) bool { return out.wins(replies[i]) }
-	l = newLease(c, r.name, *o, r.hold(out), uint64(out.fence))
+	l = newLease(c, r.names, *o, r.hold(out), uint64(out.fence))
 	if r.valid(ctx, start, replies, out, wins) {
 		if until, ok := o.validUntil(start, o.ttl); ok {
 			held = true
@@ -147,21 +147,37 @@ func (r round[T]) play(ctx context.Context) played[T] {
 }
 
 // valid reports whether a majority won the round with validity left,
-// once its fencing token is durable.
+// once its fencing token is durable, and on the nodes' replicas.
 func (r round[T]) valid(ctx context.Context, start time.Time, replies []reply[T], out outcome[T], wins func(int) bool) bool {
-	granted := 0
-	for i := range replies {
-		if wins(i) {
-			granted++
-		}
-	}
-	if granted < r.c.quorum {
+	if count(len(replies), wins) < r.c.quorum {
 		return false
 	}
 	if _, ok := r.o.validUntil(start, r.o.ttl); !ok {
 		return false
 	}
-	return !r.o.fencing || r.durable == nil || r.durable(ctx, replies, wins, out.fence)
+	if r.o.fencing && r.durable != nil && !r.durable(ctx, replies, wins, out.fence) {
+		return false
+	}
+	// A grant that its node's replicas did not take is that node's
+	// failure: it no longer wins, and is undone with the rest if the
+	// round fails.
+	for i, err := range notOnReplicas(ctx, r.c, r.o, r.names, wins) {
+		if err != nil {
+			replies[i].err = err
+		}
+	}
+	return count(len(replies), wins) >= r.c.quorum
+}
+
+// count is how many of the nodes 0..n-1 are in on.
+func count(n int, on func(int) bool) int {
+	k := 0
+	for i := range n {
+		if on(i) {
+			k++
+		}
+	}
+	return k
 }
 
 // stillOut reports a node that a vote did not wait for.

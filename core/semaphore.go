@@ -212,7 +212,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(1 << 52)
 	var t permitTally
-	p := round[permitReply]{c: c, o: o, name: s.name,
+	p := round[permitReply]{c: c, o: o, names: []string{s.name},
 		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
 			return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
 				h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)

@@ -23,11 +23,12 @@ const (
 	optNotifyConfig
 	optLatchExpiry
 	optIdleExpiry
+	optReplicaAcks
 )
 
 var optionNames = []string{"WithTTL", "WithOwner", "WithAutoExtend", "WithFencing", "WithMaxAttempts",
 	"WithWaitStrategy", "WithBackoff", "WithDriftFactor", "WithNodeTimeout", "WithKeyPrefix",
-	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry"}
+	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry", "WithReplicaAcks"}
 
 // applies are the options each primitive takes. WithLogger and
 // WithNotifyConfig concern New only; WithOwner only the reentrant locks;
@@ -91,6 +92,8 @@ func (o *options) check() error {
 		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance(o.ttl))
 	case o.given&optNodeTimeout != 0 && o.nodeTimeout <= 0:
 		return invalid("node timeout %v is not positive; leave WithNodeTimeout out for the default", o.nodeTimeout)
+	case o.given&optReplicaAcks != 0 && o.replicaAcks < 0:
+		return invalid("replica acks %d is negative; pass 0 to wait for no replica, or leave WithReplicaAcks out for the default", o.replicaAcks)
 	case o.maxAttempts < 0:
 		return invalid("max attempts %d is negative", o.maxAttempts)
 	case o.idle < time.Millisecond || o.idle%time.Millisecond != 0:

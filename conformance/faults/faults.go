@@ -190,6 +190,7 @@ func (d *Driver) ReleaseMessages() {
 var (
 	_ driver.Driver       = (*Driver)(nil)
 	_ driver.SingleServer = (*Driver)(nil)
+	_ driver.Replicated   = (*Driver)(nil)
 	_ driver.Notifier     = notifying{}
 )
 
@@ -303,4 +304,26 @@ func (d *Driver) Close() error {
 func (d *Driver) SingleServer() bool {
 	s, ok := d.inner.(driver.SingleServer)
 	return ok && s.SingleServer()
+}
+
+// Replicas is the inner driver's count; 0 when it cannot wait for
+// replicas, as core assumes for a driver without the method.
+func (d *Driver) Replicas(ctx context.Context) (int, error) {
+	r, ok := d.inner.(driver.Replicated)
+	if !ok {
+		return 0, nil
+	}
+	return r.Replicas(ctx)
+}
+
+// WaitReplicas asks the hook, as every operation does, then runs the
+// inner driver's WaitReplicas.
+func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error) {
+	return run(ctx, d, "WaitReplicas", "WaitReplicas", []string{marker}, func(ctx context.Context) (int, error) {
+		r, ok := d.inner.(driver.Replicated)
+		if !ok {
+			return 0, fmt.Errorf("%w: the %s driver cannot wait for replicas", driver.ErrInvalid, d.inner.Name())
+		}
+		return r.WaitReplicas(ctx, marker, n, timeout)
+	})
 }

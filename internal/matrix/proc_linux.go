@@ -17,3 +17,12 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
+
+// pause stops (SIGSTOP) or resumes (SIGCONT) a process: a server paused
+// keeps its connections open and answers nothing, as one stalled would.
+func pause(cmd *exec.Cmd, stop bool) error {
+	if stop {
+		return cmd.Process.Signal(syscall.SIGSTOP)
+	}
+	return cmd.Process.Signal(syscall.SIGCONT)
+}

@@ -220,6 +220,17 @@ func (p *procs) kill(addr string) error {
 	return nil
 }
 
+// pause pauses the server at addr (stop) or resumes it.
+func (p *procs) pause(addr string, stop bool) error {
+	p.mu.Lock()
+	cmd, ok := p.cmds[addr]
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no server of ours at %s", addr)
+	}
+	return pause(cmd, stop)
+}
+
 // stop kills every server and removes their files.
 func (p *procs) stop() {
 	p.mu.Lock()
@@ -232,8 +243,9 @@ func (p *procs) stop() {
 	os.RemoveAll(p.dir)
 }
 
-// A LocalCluster is a Redis Cluster of throwaway servers that a test may
-// break: kill a master, then promote its replica.
+// A LocalCluster is a Redis Cluster of throwaway servers (or one master and
+// its replica: StartPair) that a test may break: pause a replica, kill a
+// master, then promote its replica.
 type LocalCluster struct {
 	Masters, Replicas []string // Replicas[i] replicates Masters[i]
 	p                 *procs
@@ -273,6 +285,56 @@ func StartCluster(ctx context.Context, masters int) (*LocalCluster, error) {
 	}
 	return lc, nil
 }
+
+// StartPair starts one Redis master and its replica (REPLICAOF), not a
+// cluster, from redis-server on PATH, and waits until the replica's link
+// is up.
+func StartPair(ctx context.Context) (*LocalCluster, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	p, err := newProcs()
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for range 2 {
+		a, err := p.start(bin, false)
+		if err != nil {
+			p.stop()
+			return nil, err
+		}
+		addrs = append(addrs, a)
+	}
+	lc := &LocalCluster{Masters: addrs[:1], Replicas: addrs[1:], p: p}
+	if err := awaitPing(ctx, slices.Concat(lc.Masters, lc.Replicas), p.dir); err != nil {
+		p.stop()
+		return nil, err
+	}
+	r := redis.NewClient(&redis.Options{Addr: lc.Replicas[0], Protocol: 2, DisableIdentity: true})
+	defer r.Close()
+	host, port, _ := strings.Cut(lc.Masters[0], ":")
+	err = r.Do(ctx, "REPLICAOF", host, port).Err()
+	for deadline := time.Now().Add(20 * time.Second); err == nil; time.Sleep(50 * time.Millisecond) {
+		info, ierr := r.Info(ctx, "replication").Result()
+		if ierr == nil && strings.Contains(info, "master_link_status:up") {
+			return lc, nil
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("the replica %s did not link to %s within 20s (%v)", lc.Replicas[0], lc.Masters[0], ierr)
+		}
+	}
+	p.stop()
+	return nil, err
+}
+
+// Pause stops the server at addr (SIGSTOP): its connections stay open and
+// it answers nothing until Resume.
+func (lc *LocalCluster) Pause(addr string) error { return lc.p.pause(addr, true) }
+
+// Resume resumes the server at addr after Pause.
+func (lc *LocalCluster) Resume(addr string) error { return lc.p.pause(addr, false) }
 
 // Kill kills the server at addr, as a crash would.
 func (lc *LocalCluster) Kill(addr string) error { return lc.p.kill(addr) }
@@ -360,12 +422,17 @@ func formCluster(ctx context.Context, masters, replicas []string) error {
 				info, _ = c.Info(ctx, "replication").Result()
 				ok = ok && strings.Contains(info, "master_link_status:up")
 			}
+			// Every node has heard which nodes replicate which, as a
+			// client that counts the replicas (CLUSTER SLOTS) expects.
+			slots, err := c.ClusterSlots(ctx).Result()
+			ok = ok && err == nil && len(slots) == len(masters) &&
+				!slices.ContainsFunc(slots, func(s redis.ClusterSlot) bool { return len(replicas) > 0 && len(s.Nodes) < 2 })
 		}
 		if ok {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the cluster %v did not reach cluster_state:ok, with its replicas linked, within 20s", addrs)
+			return fmt.Errorf("the cluster %v did not reach cluster_state:ok, with its replicas linked and known to every node, within 20s", addrs)
 		}
 	}
 }

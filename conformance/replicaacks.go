@@ -1,0 +1,225 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/matrix"
+)
+
+// testReplicaAcks: on one master with a replica of its own, paused
+// (SIGSTOP: its link stays up, so the master still counts it), nothing the
+// replica did not take counts: a TryLock is ErrNoQuorum and leaves the key
+// nowhere, an Extend is ErrNoQuorum and the lease keeps its old end, and
+// under Notify a waiter granted the lock by a release does not return
+// until the replica took the grant. Once the replica runs again, each
+// goes through, and the replica holds what the master holds.
+func testReplicaAcks(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	pair, err := matrix.StartPair(ctx)
+	if err != nil {
+		t.Fatalf("a master and replica of the case's own: %v", err)
+	}
+	t.Cleanup(pair.Close)
+	master, replica := pair.Masters[0], pair.Replicas[0]
+	admin := func(addr string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	m, r := admin(master), admin(replica)
+	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(300 * time.Millisecond)}
+	a, b := e.clientOn(t, []string{master}, opts...), e.clientOn(t, []string{master}, opts...)
+	paused := func(f func()) {
+		t.Helper()
+		if err := pair.Pause(replica); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := pair.Resume(replica); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		f()
+	}
+
+	paused(func() {
+		l, err := a.Mutex(n).TryLock(ctx)
+		if l != nil || !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("TryLock with the replica paused: got (%v, %v), want ErrNoQuorum: a failover would lose the grant", l, err)
+		}
+		if !strings.Contains(err.Error(), "replicas") {
+			t.Errorf("TryLock's error does not say the replicas fell short: %v", err)
+		}
+		if !eventually(2*time.Second, func() bool { return m.Exists(ctx, lockKey(n)).Val() == 0 }) {
+			t.Error("the failed TryLock left its key on the master")
+		}
+	})
+	l, err := a.Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with the replica running: %v", err)
+	}
+	if got := r.Exists(ctx, lockKey(n)).Val(); got != 1 {
+		t.Fatal("TryLock returned a lease that the replica does not hold")
+	}
+	until := l.Until()
+	paused(func() {
+		if err := l.Extend(ctx, 20*time.Second); !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("Extend with the replica paused: got %v, want ErrNoQuorum: a failover would lose the longer TTL", err)
+		}
+		if !l.Until().Equal(until) || l.Err() != nil {
+			t.Fatalf("after the Extend that fell short the lease ends at %v (%v), want %v", l.Until(), l.Err(), until)
+		}
+	})
+	if err := l.Extend(ctx, 20*time.Second); err != nil {
+		t.Fatalf("Extend with the replica running: %v", err)
+	}
+	if ttl := r.PTTL(ctx, lockKey(n)).Val(); ttl <= 10*time.Second {
+		t.Fatalf("the replica's key has %v left after a 20s Extend", ttl)
+	}
+	if e.strategy != core.Notify {
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got := make(chan error, 1)
+	go func() {
+		w, err := b.Mutex(n).Lock(ctx)
+		if err == nil {
+			defer w.Unlock(context.WithoutCancel(ctx))
+			if r.Exists(ctx, lockKey(n)).Val() != 1 {
+				err = errors.New("its lease is not on the replica")
+			}
+		}
+		got <- err
+	}()
+	if !eventually(5*time.Second, func() bool { return m.ZCard(ctx, lockKey(n)+":q").Val() == 1 }) {
+		t.Fatal("the waiter did not join the line within 5s")
+	}
+	paused(func() {
+		if err := l.Unlock(ctx); err != nil && !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("Unlock: %v", err)
+		}
+		select {
+		case err := <-got:
+			t.Fatalf("the waiter's Lock returned (%v) with the replica paused: the grant it heard is not on the replica", err)
+		case <-time.After(time.Second):
+		}
+	})
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("the waiter's Lock once the replica runs: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter's Lock did not return within 10s of the replica's resuming")
+	}
+}
+
+// testFailoverLosesNoGrant: on a Redis Cluster of its own, one master and
+// its replica, A's Lock runs while the replica is paused and its link to
+// the master cut, so no grant of it reaches the replica; the master dies,
+// and the replica takes over without it. A's Lock must not have returned on the lost grant: B, after
+// the failover, would take the lock, with A's fencing token, while A
+// holds it. A's Lock returns once it won on the new master, which has no
+// replica left to wait for, and B is refused.
+func testFailoverLosesNoGrant(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	lc, err := matrix.StartCluster(ctx, 1)
+	if err != nil {
+		t.Fatalf("a cluster of the case's own: %v", err)
+	}
+	t.Cleanup(lc.Close)
+	master, replica := lc.Masters[0], lc.Replicas[0]
+	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
+	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
+	a, b := e.clientOn(t, seeds, opts...), e.clientOn(t, seeds, opts...)
+	for _, c := range []*core.Client{a, b} { // each has heard from the cluster, and counted its replicas
+		l, err := c.Mutex(n + "/before").TryLock(ctx)
+		if err == nil {
+			err = l.Unlock(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The replica, paused, would still read what the master sent before
+	// its death from its socket: the master drops the link instead.
+	if err := lc.Pause(replica); err != nil {
+		t.Fatal(err)
+	}
+	mc := redis.NewClient(&redis.Options{Addr: master, Protocol: 2, DisableIdentity: true})
+	defer mc.Close()
+	if err := mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+		t.Fatalf("CLIENT KILL TYPE replica on the master: %v", err)
+	}
+	type result struct {
+		l   *core.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := a.Mutex(n).Lock(ctx)
+		got <- result{l, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // A's grant is on the master only
+	if err := lc.Kill(master); err != nil {
+		t.Fatal(err)
+	}
+	if err := lc.Resume(replica); err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: replica, Protocol: 2, DisableIdentity: true})
+	defer rc.Close()
+	if err := rc.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
+		t.Fatalf("CLUSTER FAILOVER TAKEOVER on the replica: %v", err)
+	}
+	promoted := time.Now()
+	var la result
+	select {
+	case la = <-got:
+	case <-time.After(15 * time.Second):
+		t.Fatal("A's Lock did not return within 15s of the promotion")
+	}
+	if la.err != nil {
+		t.Fatalf("A's Lock: %v", la.err)
+	}
+	defer la.l.Unlock(ctx)
+	t.Logf("A's Lock returned %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+	var lb *core.Lease
+	for {
+		lb, err = b.Mutex(n).TryLock(ctx)
+		if !errors.Is(err, core.ErrNoQuorum) || time.Since(promoted) > 10*time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err == nil {
+		defer lb.Unlock(ctx)
+		t.Fatalf("B took the lock (token %d) after the failover while A holds it (token %d, %v, valid for %v): A's grant was lost with the master",
+			lb.Token(), la.l.Token(), la.l.Err(), time.Until(la.l.Until()).Round(time.Millisecond))
+	}
+	if !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("B's TryLock after the failover: got %v, want ErrNotAcquired", err)
+	}
+}
+
+// eventually reports whether cond held within d, asking every 20ms.
+func eventually(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}

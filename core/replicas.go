@@ -1,0 +1,129 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// WithReplicaAcks sets how many replicas of a master must have taken a
+// grant before it counts: the lock key and the fencing counter of an
+// acquisition, a hand-off, an extension. A failover promotes a replica;
+// without it, a write the replica missed is lost, and the lock, with the
+// same fencing token, could go to a second holder while the first still
+// holds it. The write is made to wait (WAIT) within the node timeout; a
+// node whose replicas fell short counts as failed, so a lease needs
+// validity left once its grants are on the replicas.
+//
+// By default a node waits for one replica when its masters have replicas
+// (on a Redis Cluster, every master has one the cluster does not mark as
+// failed; for one server, a replica is connected), probed at the first
+// grant and again after replicas fell short; a node without replicas, one
+// whose server refuses to tell (ROLE, CLUSTER SLOTS: logged), or whose
+// driver cannot wait (driver.Replicated), waits for none.
+// WithReplicaAcks(0) turns the wait off; n > 1 waits for n replicas of
+// every master, and then the loss of a replica stops every grant. It
+// applies to New only.
+//
+// WAIT is not consensus: a failover may still promote a replica that did
+// not take the write (one that was cut off while another acknowledged,
+// or a manual failover that forces it).
+func WithReplicaAcks(n int) Option {
+	return set(optReplicaAcks, func(o *options) { o.replicaAcks = n })
+}
+
+// errReplicasBehind is a node's error when its master's replicas did not
+// take a grant within the node timeout.
+var errReplicasBehind = errors.New("the master's replicas did not acknowledge the write within the node timeout (see WithReplicaAcks): check the replicas and their links")
+
+// acksWanted is how many replicas must acknowledge a grant on n.
+func (n *node) acksWanted(ctx context.Context) (int, error) {
+	if n.replicated == nil || n.replicaAcks == 0 {
+		return 0, nil
+	}
+	if n.replicaAcks > 0 {
+		return n.replicaAcks, nil
+	}
+	if v := n.acksProbed.Load(); v >= 0 {
+		return int(v), nil
+	}
+	r, err := n.replicated.Replicas(ctx)
+	if err != nil && !n.d.IsServerError(err) {
+		return 0, fmt.Errorf("counting the master's replicas: %w", err)
+	}
+	if err != nil { // a server that does not know ROLE (or refuses it) is taken to have none
+		n.log.Warn("redlock: the server did not tell its replicas; grants do not wait for any", "driver", n.d.Name(), "error", err)
+		r = 0
+	}
+	v := min(r, 1)
+	n.acksProbed.Store(int32(v))
+	n.log.Debug("redlock: replicas counted", "driver", n.d.Name(), "replicas", r, "acks", v)
+	return v, nil
+}
+
+// replicate returns once what n's masters of names took so far is on the
+// replicas acksWanted says, within ctx, or fails with errReplicasBehind.
+// One server serves every name, so one wait does.
+func (n *node) replicate(ctx context.Context, o *options, names []string) error {
+	want, err := n.acksWanted(ctx)
+	if err != nil || want == 0 {
+		return err
+	}
+	if !n.cluster {
+		names = names[:1]
+	}
+	timeout := o.perNodeTimeout()
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+	// WAIT must answer before the call's deadline, and a server answers
+	// it up to a tick of its event loop (100ms at the default hz 10) after
+	// its own timeout.
+	timeout = max(timeout-120*time.Millisecond, timeout/4)
+	for _, name := range names {
+		acked, err := n.replicated.WaitReplicas(ctx, key(*o, name, ":acked"), want, timeout)
+		if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+			n.acksProbed.Store(-1)
+			return fmt.Errorf("%w: no answer to WAIT within the node timeout (%w)", errReplicasBehind, err)
+		}
+		if err != nil {
+			return err
+		}
+		if acked >= want {
+			continue
+		}
+		// A replica may have failed, or been promoted (and its old master
+		// is gone): count them again, and wait only for those left.
+		n.acksProbed.Store(-1)
+		if now, err := n.acksWanted(ctx); err != nil || acked < now {
+			return fmt.Errorf("%w: %d of %d", errReplicasBehind, acked, want)
+		}
+	}
+	return nil
+}
+
+// waitsForNone reports a node known to wait for no replica.
+func (n *node) waitsForNone() bool {
+	return n.replicated == nil || n.replicaAcks == 0 || n.replicaAcks < 0 && n.acksProbed.Load() == 0
+}
+
+// notOnReplicas asks the nodes in on, at once, to make their grants for
+// names durable on their replicas (replicate), and returns each node's
+// error; nil when no node waits for a replica.
+func notOnReplicas(ctx context.Context, c *Client, o *options, names []string, on func(int) bool) []error {
+	if !slices.ContainsFunc(c.nodes, func(n *node) bool { return on(n.index) && !n.waitsForNone() }) {
+		return nil
+	}
+	errs := make([]error, len(c.nodes))
+	for i, r := range fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
+		if !on(i) {
+			return false, nil
+		}
+		return true, n.replicate(ctx, o, names)
+	}) {
+		errs[i] = r.err
+	}
+	return errs
+}

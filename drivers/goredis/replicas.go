@@ -1,0 +1,73 @@
+package goredis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redlockgo/redlock/driver"
+)
+
+var _ driver.Replicated = (*Driver)(nil)
+
+// Replicas returns the fewest replicas a master has: by CLUSTER SLOTS on a
+// cluster client, by ROLE on a *redis.Client, and 0 on a Ring, whose
+// shards fail over by being replaced, not promoted.
+func (d *Driver) Replicas(ctx context.Context) (int, error) {
+	switch c := d.client.(type) {
+	case *redis.ClusterClient:
+		slots, err := c.ClusterSlots(ctx).Result()
+		d.sent(err)
+		if err != nil {
+			return 0, err
+		}
+		fewest := -1
+		for _, s := range slots {
+			if r := len(s.Nodes) - 1; fewest < 0 || r < fewest {
+				fewest = r
+			}
+		}
+		return max(fewest, 0), nil
+	case *redis.Client:
+		role, err := c.Do(ctx, "ROLE").Slice()
+		if err != nil {
+			return 0, err
+		}
+		return driver.ReplicasInRole(role)
+	}
+	return 0, nil
+}
+
+// WaitReplicas writes marker and sends WAIT on one connection to the
+// master of marker's slot: a pipeline of a *redis.Client runs on one
+// connection; a cluster client's would send WAIT, which has no key, to
+// any node.
+func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error) {
+	var c redis.Cmdable
+	switch cc := d.client.(type) {
+	case *redis.ClusterClient:
+		m, err := cc.MasterForKey(ctx, marker)
+		if err != nil {
+			d.sent(err)
+			return 0, err
+		}
+		c = m
+	case *redis.Client:
+		c = cc
+	default:
+		return 0, fmt.Errorf("%w: goredis: WAIT needs a *redis.Client or a *redis.ClusterClient, not a %T", driver.ErrInvalid, d.client)
+	}
+	var wait *redis.Cmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, marker, "", time.Millisecond)
+		wait = p.Do(ctx, "wait", n, max(timeout.Milliseconds(), 1))
+		return nil
+	})
+	d.sent(err)
+	if err != nil {
+		return 0, err
+	}
+	acked, err := wait.Int()
+	return acked, err
+}

@@ -1,0 +1,35 @@
+package redigo
+
+import (
+	"context"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/redlockgo/redlock/driver"
+)
+
+var _ driver.Replicated = (*Driver)(nil)
+
+// Replicas returns how many replicas are connected to the server, by ROLE.
+func (d *Driver) Replicas(ctx context.Context) (int, error) {
+	role, err := redis.Values(d.send(ctx, "ROLE"))
+	if err != nil {
+		return 0, err
+	}
+	return driver.ReplicasInRole(role)
+}
+
+// WaitReplicas writes marker and sends WAIT on one connection of the pool.
+func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error) {
+	conn, err := d.pool.GetContext(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if err := conn.Send("SET", marker, "", "PX", 1); err != nil {
+		return 0, err
+	}
+	// Do flushes SET with WAIT, and returns WAIT's reply with the first
+	// error reply of the two.
+	return redis.Int(redis.DoContext(conn, ctx, "WAIT", n, max(timeout.Milliseconds(), 1)))
+}
