@@ -27,6 +27,7 @@ func runClient(t *testing.T, e env) {
 	}
 	if e.cluster && e.strategy == core.Notify {
 		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
+		t.Run("NewMasterNotifies", func(t *testing.T) { testNewMasterNotifies(t, e) })
 	}
 	if !e.cluster && len(e.addrs) == 1 && e.strategy == core.Poll { // one per driver and server
 		t.Run("LostReplyNotSentAgain", func(t *testing.T) { testLostReplyNotSentAgain(t, e) })

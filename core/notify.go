@@ -40,6 +40,8 @@ type subscriber struct {
 	prefix  string
 	closed  bool
 	tickets bool // the Client's own channel is subscribed (see notify_queue.go)
+
+	configured sync.Map // addresses of the servers given the flags Notify needs (see notify_config.go)
 }
 
 // newNotifier checks that every node can deliver keyspace notifications
@@ -131,6 +133,13 @@ func (n *notifier) subscribe(ctx context.Context, o *options, key string) {
 		l, prefix, err := s.listener(ctx, n)
 		if err != nil {
 			return err
+		}
+		if n.c.opts.notifyConfig && n.c.nodes[s.node].cluster {
+			// A server that joined the cluster since (a new master, a
+			// replica) publishes nothing until it has the flags; the
+			// Listener subscribes it below. One that does not answer was
+			// logged at New, or is a master that died.
+			configureNode(ctx, n.c, s, n.c.opts.logger.Debug)
 		}
 		return l.Subscribe(ctx, prefix+key)
 	})

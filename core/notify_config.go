@@ -29,7 +29,7 @@ func configure(c *Client, subs []*subscriber) error {
 	o.nodeTimeout = configTimeout
 	ctx := context.Background()
 	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
-		return struct{}{}, configureNode(ctx, c, i, nd.d, subs[i].nt)
+		return struct{}{}, configureNode(ctx, c, subs[i], c.opts.logger.Warn)
 	})
 	for _, r := range replies {
 		if errors.Is(r.err, ErrNotifyUnsupported) || errors.Is(r.err, ErrConfigRefused) {
@@ -49,13 +49,22 @@ func configure(c *Client, subs []*subscriber) error {
 }
 
 // configureNode adds the flags Notify needs to those of every server
-// behind node i, each keeping its own. A server that does not answer,
-// while others do (a replica down), is only logged: the node fails when
+// behind a node that it did not configure yet, each keeping its own. A
+// server that does not answer, while others do (a replica down), is only
+// logged (by log), and tried again the next time: the node fails when
 // none answered.
-func configureNode(ctx context.Context, c *Client, i int, d driver.Driver, nt driver.Notifier) error {
+func configureNode(ctx context.Context, c *Client, sub *subscriber, log func(msg string, args ...any)) error {
+	i, d := sub.node, c.nodes[sub.node].d
 	var answered atomic.Bool
-	err := nt.EachServer(ctx, func(ctx context.Context, s driver.Server) error {
+	err := sub.nt.EachServer(ctx, func(ctx context.Context, s driver.Server) error {
+		if _, done := sub.configured.Load(s.Addr()); done {
+			answered.Store(true)
+			return nil
+		}
 		err := configureServer(ctx, i, d, s)
+		if err == nil {
+			sub.configured.Store(s.Addr(), true)
+		}
 		if err == nil || errors.Is(err, ErrNotifyUnsupported) || errors.Is(err, ErrConfigRefused) {
 			answered.Store(true)
 		}
@@ -64,7 +73,7 @@ func configureNode(ctx context.Context, c *Client, i int, d driver.Driver, nt dr
 	if err == nil || errors.Is(err, ErrNotifyUnsupported) || errors.Is(err, ErrConfigRefused) || !answered.Load() {
 		return err
 	}
-	c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a server of the node that does not answer (a replica, or a master that is down); waiters on the keys it holds, or will hold once promoted, fall back to retrying at the holder's TTL",
+	log("redlock: cannot configure keyspace notifications on a server of the node that does not answer (a replica, or a master that is down); waiters on the keys it holds, or will hold once promoted, fall back to retrying at the holder's TTL",
 		"node", i, "driver", d.Name(), "error", err)
 	return nil
 }

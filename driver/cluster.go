@@ -21,8 +21,9 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 //
 // nodes returns the cluster's nodes by address, each with the ListenFunc
 // of a single-node client. It is asked again at every Subscribe; a node
-// that appeared gets a Listener with everything subscribed so far. deliver
-// is called from one goroutine at a time.
+// that appeared gets a Listener with everything subscribed so far, and the
+// Listener of one that left the cluster is closed. deliver is called from
+// one goroutine at a time.
 func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), deliver func(channel, payload string)) (Listener, error) {
 	l := &eachListener{nodes: nodes, ls: map[string]Listener{}, channels: map[string]bool{}}
 	l.deliver = func(channel, payload string) {
@@ -53,7 +54,8 @@ type eachListener struct {
 var errListenerClosed = errors.New("redlock: listener closed")
 
 // grow opens a Listener on each node that has none yet, subscribing what
-// the others have, and returns every node's Listener.
+// the others have, closes those of the nodes that left, and returns every
+// node's Listener.
 func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -65,6 +67,14 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 		return nil, err
 	}
 	var errs []error
+	if len(nodes) > 0 { // none known: the client lost track, not the cluster its nodes
+		for addr, nl := range l.ls {
+			if nodes[addr] == nil {
+				nl.Close() // its goroutines end at once: the node is gone
+				delete(l.ls, addr)
+			}
+		}
+	}
 	for addr, listen := range nodes {
 		if l.ls[addr] != nil {
 			continue

@@ -329,6 +329,47 @@ func StartPair(ctx context.Context) (*LocalCluster, error) {
 	return nil, err
 }
 
+// AddMaster starts one more cluster node, has the cluster meet it, and
+// waits until every node knows it: a master without slots, until the
+// caller gives it some.
+func (lc *LocalCluster) AddMaster(ctx context.Context) (string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", err
+	}
+	a, err := lc.p.start(bin, true)
+	if err != nil {
+		return "", err
+	}
+	if err := awaitPing(ctx, []string{a}, lc.p.dir); err != nil {
+		return "", err
+	}
+	old := slices.Concat(lc.Masters, lc.Replicas)
+	c := redis.NewClient(&redis.Options{Addr: old[0], Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	host, port, _ := net.SplitHostPort(a)
+	if err := c.Do(ctx, "CLUSTER", "MEET", host, port).Err(); err != nil {
+		return "", fmt.Errorf("%s: CLUSTER MEET %s: %w", old[0], a, err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		known := true
+		for _, o := range append(old, a) {
+			oc := redis.NewClient(&redis.Options{Addr: o, Protocol: 2, DisableIdentity: true})
+			nodes, err := oc.ClusterNodes(ctx).Result()
+			oc.Close()
+			known = known && err == nil && strings.Count(nodes, "\n") >= len(old)+1 && !strings.Contains(nodes, "handshake") &&
+				strings.Contains(nodes, " "+a+"@")
+		}
+		if known {
+			lc.Masters = append(lc.Masters, a)
+			return a, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "", fmt.Errorf("the cluster did not learn of its new node %s within 20s", a)
+		}
+	}
+}
+
 // Pause stops the server at addr (SIGSTOP): its connections stay open and
 // it answers nothing until Resume.
 func (lc *LocalCluster) Pause(addr string) error { return lc.p.pause(addr, true) }

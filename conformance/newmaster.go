@@ -1,0 +1,147 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/internal/matrix"
+)
+
+// testNewMasterNotifies: a master that joins a Redis Cluster after the
+// Client started, and takes the slot of a latch, is given the keyspace
+// flags Notify needs and subscribed: a waiter on the latch wakes at the
+// CountDown, not at its TTL recheck (20s here). Its server then leaves
+// the cluster, and the Client stops listening to it.
+func testNewMasterNotifies(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	lc, err := matrix.StartCluster(ctx, 1)
+	if err != nil {
+		t.Fatalf("a cluster of the case's own: %v", err)
+	}
+	t.Cleanup(lc.Close)
+	seeds := strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")
+	c := e.clientOn(t, []string{seeds}, core.WithTTL(20*time.Second), core.WithNodeTimeout(time.Second))
+	added, err := lc.AddMaster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), Protocol: 2, DisableIdentity: true})
+	defer cc.Close()
+	from := redis.NewClient(&redis.Options{Addr: lc.Masters[0], Protocol: 2, DisableIdentity: true})
+	defer from.Close()
+	to := redis.NewClient(&redis.Options{Addr: added, Protocol: 2, DisableIdentity: true})
+	defer to.Close()
+	key := "redlock:{" + n + "}:latch"
+	slot := cc.ClusterKeySlot(ctx, key).Val()
+	nodes := slices.Concat(lc.Masters, lc.Replicas)
+	handOver(t, ctx, slot, from, to, nodes)
+	if flags := to.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
+		t.Fatalf("the new master has notify-keyspace-events %q before the Client met it", flags)
+	}
+
+	l := c.Latch(n)
+	if ok, err := l.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetCount on the new master: (%v, %v)", ok, err)
+	}
+	opened := make(chan error, 1)
+	go func() { opened <- l.Wait(ctx) }()
+	channel := "__keyspace@0__:" + key
+	if !eventually(10*time.Second, func() bool { return to.PubSubNumSub(ctx, channel).Val()[channel] > 0 }) {
+		t.Fatal("the waiter's Client did not subscribe on the new master within 10s")
+	}
+	if flags := to.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; !strings.ContainsAny(flags, "KA") {
+		t.Errorf("the new master has notify-keyspace-events %q: it publishes no keyspace events", flags)
+	}
+	if err := l.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not wake within 5s of the CountDown: the new master's event did not reach it")
+	}
+
+	// The new master gives its slot back and leaves the cluster: the
+	// Client's next subscription stops listening to it.
+	handOver(t, ctx, slot, to, from, nodes)
+	id := to.ClusterMyID(ctx).Val()
+	for _, a := range slices.Concat(lc.Masters[:1], lc.Replicas) {
+		r := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+		err := r.Do(ctx, "CLUSTER", "FORGET", id).Err()
+		r.Close()
+		if err != nil {
+			t.Fatalf("CLUSTER FORGET on %s: %v", a, err)
+		}
+	}
+	if err := to.Do(ctx, "CLUSTER", "RESET", "HARD").Err(); err != nil {
+		t.Fatal(err)
+	}
+	subscribers := func() int64 { return to.PubSubNumPat(ctx).Val() + int64(len(to.PubSubChannels(ctx, "*").Val())) }
+	other := c.Mutex(n + "/after")
+	held, err := other.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(ctx)
+	waited := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	go func() { _, err := other.Lock(wctx); waited <- err }()
+	if err := <-waited; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock while held: %v", err)
+	}
+	if !eventually(5*time.Second, func() bool { return subscribers() == 0 }) {
+		t.Errorf("the server that left the cluster still has %d subscriptions of the Client", subscribers())
+	}
+}
+
+// handOver gives slot, and its keys, from one master to another, and
+// waits until every node of addrs says so (CLUSTER SLOTS): a client that
+// reloads the slots then learns it from any node.
+func handOver(t *testing.T, ctx context.Context, slot int64, from, to *redis.Client, addrs []string) {
+	t.Helper()
+	for {
+		keys, err := from.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		if err := moveKeys(ctx, from, to, keys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toID := to.ClusterMyID(ctx).Val()
+	for _, m := range []*redis.Client{to, from} {
+		if err := m.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err(); err != nil {
+			t.Fatalf("CLUSTER SETSLOT %d NODE on %s: %v", slot, m.Options().Addr, err)
+		}
+	}
+	agreed := func() bool {
+		for _, a := range addrs {
+			c := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+			slots, err := c.ClusterSlots(ctx).Result()
+			c.Close()
+			if err != nil || !slices.ContainsFunc(slots, func(s redis.ClusterSlot) bool {
+				return int64(s.Start) <= slot && slot <= int64(s.End) && s.Nodes[0].Addr == to.Options().Addr
+			}) {
+				return false
+			}
+		}
+		return true
+	}
+	if !eventually(10*time.Second, agreed) {
+		t.Fatalf("the cluster's nodes did not all say within 10s that slot %d is %s's", slot, to.Options().Addr)
+	}
+}
