@@ -34,6 +34,7 @@ func runClient(t *testing.T, e env) {
 	}
 	if !e.cluster && len(e.addrs) == 1 && e.server == "redis7" { // servers of its own, from redis-server
 		t.Run("ReplicaAcks", func(t *testing.T) { testReplicaAcks(t, e) })
+		t.Run("ReplicaCounts", func(t *testing.T) { testReplicaCounts(t, e) })
 	}
 	if e.cluster {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })

@@ -223,3 +223,80 @@ func eventually(d time.Duration, cond func() bool) bool {
 		}
 	}
 }
+
+// testReplicaCounts: how a master's replicas are counted. A Client that
+// counted none (the replica was detached) counts the replica once it is
+// attached again, at its next count (every second). A replica that
+// is paused and whose link the master dropped (INFO replication then
+// counts no replica) is still waited for: it may be promoted, and the
+// master did not change. Semaphore.Extend by permit ID waits as well.
+func testReplicaCounts(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	pair, err := matrix.StartPair(ctx)
+	if err != nil {
+		t.Fatalf("a master and replica of the case's own: %v", err)
+	}
+	t.Cleanup(pair.Close)
+	master, replica := pair.Masters[0], pair.Replicas[0]
+	m := redis.NewClient(&redis.Options{Addr: master, Protocol: 2, DisableIdentity: true})
+	defer m.Close()
+	r := redis.NewClient(&redis.Options{Addr: replica, Protocol: 2, DisableIdentity: true})
+	defer r.Close()
+	replicas := func(want string) { // connected, and synced when one
+		t.Helper()
+		if !eventually(10*time.Second, func() bool {
+			info := m.Info(ctx, "replication").Val()
+			return strings.Contains(info, "connected_slaves:"+want) && (want == "0" || strings.Contains(info, "state=online"))
+		}) {
+			t.Fatalf("the master did not count %s connected replicas within 10s", want)
+		}
+	}
+	if err := r.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	replicas("0")
+	a := e.clientOn(t, []string{master}, core.WithTTL(10*time.Second), core.WithNodeTimeout(300*time.Millisecond))
+	s := a.Semaphore(n, 2)
+	first, err := s.TryAcquire(ctx, 1) // counts no replica
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(master, ":")
+	if err := r.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	replicas("1")
+	time.Sleep(1200 * time.Millisecond) // past the next count, at this grant
+	second, err := s.TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cutOff := func(f func()) {
+		t.Helper()
+		if err := pair.Pause(replica); err != nil {
+			t.Fatal(err)
+		}
+		defer pair.Resume(replica)
+		if err := m.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+			t.Fatal(err)
+		}
+		replicas("0")
+		time.Sleep(1200 * time.Millisecond) // past the next count, which finds none connected
+		f()
+	}
+	cutOff(func() {
+		if l, err := s.TryAcquire(ctx, 1); l != nil || !errors.Is(err, core.ErrNoQuorum) {
+			t.Errorf("TryAcquire with the replica cut off: got (%v, %v), want ErrNoQuorum", l, err)
+		}
+		if err := s.Extend(ctx, first.ID(), 20*time.Second); !errors.Is(err, core.ErrNoQuorum) {
+			t.Errorf("Semaphore.Extend by ID with the replica cut off: got %v, want ErrNoQuorum", err)
+		}
+	})
+	replicas("1")
+	if !eventually(5*time.Second, func() bool { return s.Extend(ctx, first.ID(), 20*time.Second) == nil }) {
+		t.Fatal("Semaphore.Extend by ID did not succeed within 5s of the replica's return")
+	}
+}

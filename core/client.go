@@ -112,7 +112,7 @@ func (c *Client) Close() error {
 // Client's for this lock. Bad options are reported by its methods.
 func (c *Client) Mutex(name string, opts ...Option) *Mutex {
 	o := c.options("Mutex", opts)
-	return &Mutex{c: c, name: name, opts: o, keys: c.keys(o, name)}
+	return &Mutex{c: c, name: name, names: []string{name}, opts: o, keys: c.keys(o, name)}
 }
 
 // check reports a closed client, a nil context, bad options, or a

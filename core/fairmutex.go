@@ -43,10 +43,11 @@ import (
 //
 // A FairMutex and a Mutex of the same name are different locks.
 type FairMutex struct {
-	c    *Client
-	name string
-	opts options
-	keys fairKeys
+	c     *Client
+	name  string
+	names []string // name alone, as a lease takes it
+	opts  options
+	keys  fairKeys
 }
 
 type fairKeys struct {
@@ -57,7 +58,7 @@ type fairKeys struct {
 // the Client's for this lock. Bad options are reported by its methods.
 func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
 	o := c.options("FairMutex", opts)
-	return &FairMutex{c: c, name: name, opts: o, keys: fairKeys{
+	return &FairMutex{c: c, name: name, names: []string{name}, opts: o, keys: fairKeys{
 		lock:    key(o, name, ":fair"),
 		fence:   key(o, name, ":fence"),
 		queue:   key(o, name, ":fair:q"),
@@ -93,7 +94,7 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	wait, _ := lineTimes(&m.opts)
 	out := func(token string) hold { return m.hold(token, false) }
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, out,
+	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out,
 		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
 			return m.attempt(ctx, token, place, wait, g)
 		})
@@ -117,7 +118,7 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 		g.observe(i, a, err)
 		return a, err
 	}
-	return grantRound(ctx, m.c, o, m.name, m.hold(token, false), m.hold(token, true), wait > 0, ask,
+	return grantRound(ctx, m.c, o, m.names, m.hold(token, false), m.hold(token, true), wait > 0, ask,
 		fenceDurable(m.c, o, k.lock, k.fence, token))
 }
 

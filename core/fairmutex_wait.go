@@ -62,8 +62,8 @@ var errRejoin = errors.New("core: an undo may land late; rejoin with a fresh tok
 // ticket is registered, and a lease that grants gave the waiter (see
 // notify_grant.go) saves it an attempt; attempt notes in g what the nodes
 // answered. out is the hold that takes a waiter with token out of line.
-func waitInLine(ctx context.Context, c *Client, o *options, name, tickets string, out func(token string) hold, attempt lineAttempt) (*Lease, error) {
-	return waitOn(ctx, c, o, name, func(token string) string { return tickets + token }, true, out, attempt)
+func waitInLine(ctx context.Context, c *Client, o *options, names []string, tickets string, out func(token string) hold, attempt lineAttempt) (*Lease, error) {
+	return waitOn(ctx, c, o, names, func(token string) string { return tickets + token }, true, out, attempt)
 }
 
 // waitOn is waitInLine on key(token): the waiter's ticket when ticketed,
@@ -75,12 +75,12 @@ func waitInLine(ctx context.Context, c *Client, o *options, name, tickets string
 // line, and it joins again with a fresh token: at the place it had with a
 // quorum, where the place is the time Lock began; at the back on a single
 // server, which gives the places.
-func waitOn(ctx context.Context, c *Client, o *options, name string, key func(token string) string, ticketed bool,
+func waitOn(ctx context.Context, c *Client, o *options, names []string, key func(token string) string, ticketed bool,
 	out func(token string) hold, attempt lineAttempt) (*Lease, error) {
 	lo := *o
 	for {
 		token := c.waiterToken()
-		l, tried, err := waitAs(ctx, c, &lo, name, key(token), ticketed, token, out(token), attempt)
+		l, tried, err := waitAs(ctx, c, &lo, names, key(token), ticketed, token, out(token), attempt)
 		if !errors.Is(err, errRejoin) {
 			return stillWanted(ctx, l, err)
 		}
@@ -94,7 +94,7 @@ func waitOn(ctx context.Context, c *Client, o *options, name string, key func(to
 
 // waitAs is waitOn with one token, until it holds, fails or must rejoin;
 // it also returns how many attempts it made.
-func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticketed bool, token string, out hold,
+func waitAs(ctx context.Context, c *Client, o *options, names []string, key string, ticketed bool, token string, out hold,
 	attempt lineAttempt) (*Lease, int, error) {
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
@@ -106,7 +106,7 @@ func waitAs(ctx context.Context, c *Client, o *options, name, key string, ticket
 	}
 	tried := 0
 	l, err := acquire(ctx, c, &wo, key, func(ctx context.Context) (*Lease, time.Duration, error) {
-		if l, _ := t.grantedLease(ctx, c, o, []string{name}, out); l != nil {
+		if l, _ := t.grantedLease(ctx, c, o, names, out); l != nil {
 			return l, 0, nil
 		}
 		t.sent = time.Now()
@@ -154,10 +154,10 @@ func everyNode(int) bool { return true }
 // landed, and returns the holders' shortest remaining TTL as a hint; when
 // some of the attempt may still land and the waiter reuses its token
 // (rejoin), errRejoin.
-func grantRound(ctx context.Context, c *Client, o *options, name string, h, undo hold, rejoin bool,
+func grantRound(ctx context.Context, c *Client, o *options, names []string, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *node) (grant, error),
 	durable grantDurable) (*Lease, time.Duration, error) {
-	p := round[grant]{c: c, o: o, names: []string{name}, ask: ask, durable: durable,
+	p := round[grant]{c: c, o: o, names: names, ask: ask, durable: durable,
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) { return undo.release(ctx, n) },
 	}

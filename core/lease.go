@@ -220,10 +220,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
 		ok, err := l.hold.extend(ctx, n, ttl)
-		if ok && err == nil { // the longer TTL counts once on the replicas
-			err = n.replicate(ctx, &o, l.names)
-		}
-		return ok && err == nil, err
+		return n.extended(ctx, &o, l.names, ok, err)
 	}, ballot[bool]{yes: isTrue}) // an extension that lands late only lengthens
 	if held(replies) >= l.c.quorum {
 		if until, ok := o.validUntil(start, ttl); ok {

@@ -12,10 +12,11 @@ import (
 // Lease, the handle of that one acquisition. A Mutex is safe for
 // concurrent use and cheap: make one per name as needed.
 type Mutex struct {
-	c    *Client
-	name string
-	opts options
-	keys keyNames
+	c     *Client
+	name  string
+	names []string // name alone, as a lease takes it
+	opts  options
+	keys  keyNames
 }
 
 // Name returns the lock's name.
@@ -107,7 +108,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
 	var kept atomic.Bool // an undo left the lock with the waiter
-	p := round[grant]{c: c, o: o, names: []string{m.name},
+	p := round[grant]{c: c, o: o, names: m.names,
 		ask: func(ctx context.Context, i int, n *node) (grant, error) {
 			g, err := h.acquire(ctx, n, o.ttl, t, a)
 			if t != nil {

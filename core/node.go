@@ -26,6 +26,9 @@ type node struct {
 	replicated   driver.Replicated // nil when the driver cannot wait for replicas
 	replicaAcks  int               // WithReplicaAcks; -1: acksProbed
 	acksProbed   atomic.Int32      // replicas to wait for, as probed; -1 not yet
+	acksCounted  atomic.Int64      // when acksProbed was probed (Unix ns)
+	acksMaster   string            // under mu: the replication ID acksFloor was counted on
+	acksFloor    int               // under mu: the most replicas counted on acksMaster
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not

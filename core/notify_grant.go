@@ -326,7 +326,7 @@ func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
 	}
 	h := m.hold(t.token)
 	h.markTicket(t.key)
-	l, granted := t.grantedLease(ctx, m.c, &m.opts, []string{m.name}, h)
+	l, granted := t.grantedLease(ctx, m.c, &m.opts, m.names, h)
 	if l != nil && len(m.c.nodes) > 1 {
 		m.leaveBehind(ctx, t, func(i int) bool { return !granted[i] })
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // WithReplicaAcks sets how many replicas of a master must have taken a
@@ -19,9 +22,10 @@ import (
 //
 // By default a node waits for one replica when its masters have replicas
 // (on a Redis Cluster, every master has one the cluster does not mark as
-// failed; for one server, a replica is connected), probed at the first
-// grant and again after replicas fell short; a node without replicas, one
-// whose server refuses to tell (ROLE, CLUSTER SLOTS: logged), or whose
+// failed; for one server, a replica is connected, or was since the server
+// became master), counted at the first grant, then every second, and after
+// replicas fell short; a node without replicas, one
+// whose server refuses to tell (INFO, CLUSTER SLOTS: logged), or whose
 // driver cannot wait (driver.Replicated), waits for none.
 // WithReplicaAcks(0) turns the wait off; n > 1 waits for n replicas of
 // every master, and then the loss of a replica stops every grant. It
@@ -38,6 +42,11 @@ func WithReplicaAcks(n int) Option {
 // take a grant within the node timeout.
 var errReplicasBehind = errors.New("the master's replicas did not acknowledge the write within the node timeout (see WithReplicaAcks): check the replicas and their links")
 
+// recountReplicas is how long a count of a node's replicas is used: a
+// replica that joined since, or that the node asked had not heard of yet,
+// is waited for from the next count on.
+const recountReplicas = time.Second
+
 // acksWanted is how many replicas must acknowledge a grant on n.
 func (n *node) acksWanted(ctx context.Context) (int, error) {
 	if n.replicated == nil || n.replicaAcks == 0 {
@@ -46,18 +55,29 @@ func (n *node) acksWanted(ctx context.Context) (int, error) {
 	if n.replicaAcks > 0 {
 		return n.replicaAcks, nil
 	}
-	if v := n.acksProbed.Load(); v >= 0 {
+	if v := n.acksProbed.Load(); v >= 0 && time.Since(time.Unix(0, n.acksCounted.Load())) < recountReplicas {
 		return int(v), nil
 	}
-	r, err := n.replicated.Replicas(ctx)
-	if err != nil && !n.d.IsServerError(err) {
+	r, master, err := n.replicated.Replicas(ctx)
+	if err != nil && !n.d.IsServerError(err) && !errors.Is(err, driver.ErrUnexpectedReply) {
 		return 0, fmt.Errorf("counting the master's replicas: %w", err)
 	}
-	if err != nil { // a server that does not know ROLE (or refuses it) is taken to have none
+	if err != nil { // a server that refuses to tell, or cannot, is taken to have none, for good
 		n.log.Warn("redlock: the server did not tell its replicas; grants do not wait for any", "driver", n.d.Name(), "error", err)
-		r = 0
+		n.acksCounted.Store(math.MaxInt64)
+		n.acksProbed.Store(0)
+		return 0, nil
 	}
 	v := min(r, 1)
+	n.mu.Lock()
+	if !n.cluster && master != "" && master == n.acksMaster {
+		// One server counts only the replicas connected now: one whose
+		// link broke may still be promoted, unless its master changed.
+		v = max(v, n.acksFloor)
+	}
+	n.acksMaster, n.acksFloor = master, v
+	n.mu.Unlock()
+	n.acksCounted.Store(time.Now().UnixNano())
 	n.acksProbed.Store(int32(v))
 	n.log.Debug("redlock: replicas counted", "driver", n.d.Name(), "replicas", r, "acks", v)
 	return v, nil
@@ -104,9 +124,10 @@ func (n *node) replicate(ctx context.Context, o *options, names []string) error 
 	return nil
 }
 
-// waitsForNone reports a node known to wait for no replica.
+// waitsForNone reports a node known to wait for no replica, lately.
 func (n *node) waitsForNone() bool {
-	return n.replicated == nil || n.replicaAcks == 0 || n.replicaAcks < 0 && n.acksProbed.Load() == 0
+	return n.replicated == nil || n.replicaAcks == 0 ||
+		n.replicaAcks < 0 && n.acksProbed.Load() == 0 && time.Since(time.Unix(0, n.acksCounted.Load())) < recountReplicas
 }
 
 // notOnReplicas asks the nodes in on, at once, to make their grants for
@@ -126,4 +147,13 @@ func notOnReplicas(ctx context.Context, c *Client, o *options, names []string, o
 		errs[i] = r.err
 	}
 	return errs
+}
+
+// extended is an extension's answer on n, counted once the replicas took
+// the longer TTL.
+func (n *node) extended(ctx context.Context, o *options, names []string, ok bool, err error) (bool, error) {
+	if ok && err == nil {
+		err = n.replicate(ctx, o, names)
+	}
+	return ok && err == nil, err
 }

@@ -37,10 +37,11 @@ import (
 // between them); a later write token is only guaranteed to exceed earlier
 // write tokens.
 type RWMutex struct {
-	c    *Client
-	name string
-	opts options
-	keys rwKeys
+	c     *Client
+	name  string
+	names []string // name alone, as a lease takes it
+	opts  options
+	keys  rwKeys
 }
 
 type rwKeys struct {
@@ -52,7 +53,7 @@ type rwKeys struct {
 // methods.
 func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
 	o := c.options("RWMutex", opts)
-	return &RWMutex{c: c, name: name, opts: o, keys: rwKeys{
+	return &RWMutex{c: c, name: name, names: []string{name}, opts: o, keys: rwKeys{
 		writer:  key(o, name, ":rw:w"),
 		readers: key(o, name, ":rw:r"),
 		writers: key(o, name, ":rw:wq"),
@@ -114,9 +115,9 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		// A release wakes every waiting reader at once by deleting their
 		// set (see rw_release.lua): one event per Client.
 		waiting := func(string) string { return m.keys.waiting }
-		return waitOn(ctx, m.c, &m.opts, m.name, waiting, false, out, attempt)
+		return waitOn(ctx, m.c, &m.opts, m.names, waiting, false, out, attempt)
 	}
-	return waitInLine(ctx, m.c, &m.opts, m.name, m.keys.tickets, out, attempt)
+	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out, attempt)
 }
 
 func (m *RWMutex) check(ctx context.Context) error {
@@ -148,7 +149,7 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 	if !read {
 		durable = fenceDurable(m.c, o, k.writer, k.fence, token)
 	}
-	return grantRound(ctx, m.c, o, m.name, m.hold(read, token, false), m.hold(read, token, true), wait > 0, ask, durable)
+	return grantRound(ctx, m.c, o, m.names, m.hold(read, token, false), m.hold(read, token, true), wait > 0, ask, durable)
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {

@@ -56,6 +56,7 @@ import (
 type Semaphore struct {
 	c       *Client
 	name    string
+	names   []string // name alone, as a lease takes it
 	permits int
 	opts    options
 	keys    semaphoreKeys
@@ -76,7 +77,7 @@ type semaphoreKeys struct {
 // Client's. Bad input is reported by its methods.
 func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
 	o := c.options("Semaphore", opts)
-	return &Semaphore{c: c, name: name, permits: permits, opts: o, keys: semaphoreKeys{
+	return &Semaphore{c: c, name: name, names: []string{name}, permits: permits, opts: o, keys: semaphoreKeys{
 		permits: key(o, name, ":semaphore"),
 		holders: key(o, name, ":semaphore:holders"),
 		size:    key(o, name, ":semaphore:size"),
@@ -118,7 +119,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	}
 	w.wait, _ = lineTimes(&s.opts)
 	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
-	return waitInLine(ctx, s.c, &s.opts, s.name, s.keys.tickets, out,
+	return waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
 		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.tickets + token
 			w.join = g != nil // under Poll no one would wake it
@@ -212,7 +213,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(1 << 52)
 	var t permitTally
-	p := round[permitReply]{c: c, o: o, names: []string{s.name},
+	p := round[permitReply]{c: c, o: o, names: s.names,
 		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
 			return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
 				h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)

@@ -45,7 +45,8 @@ func (s *Semaphore) Extend(ctx context.Context, id string, ttl time.Duration) er
 		return err
 	}
 	replies := fanout(ctx, s.c, &o, func(ctx context.Context, _ int, nd *node) (bool, error) {
-		return h.extend(ctx, nd, ttl)
+		ok, err := h.extend(ctx, nd, ttl)
+		return nd.extended(ctx, &o, s.names, ok, err)
 	})
 	return heldOn(ctx, s.c, replies)
 }

@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -14,10 +16,11 @@ import (
 type Replicated interface {
 	// Replicas returns the fewest replicas that a master behind the
 	// driver has: for a Redis Cluster, by CLUSTER SLOTS, which leaves out
-	// the replicas the cluster marked as failed; for one server (a master,
-	// found through Sentinel or not), by ROLE, which lists its connected
-	// replicas.
-	Replicas(ctx context.Context) (int, error)
+	// the replicas the cluster marked as failed, with master ""; for one
+	// server (a master, found through Sentinel or not), by INFO
+	// replication, which counts its connected replicas, with master its
+	// replication ID (see ParseReplication).
+	Replicas(ctx context.Context) (count int, master string, err error)
 
 	// WaitReplicas returns once n replicas of the master that serves
 	// marker's hash slot took every write that master had taken before
@@ -29,26 +32,25 @@ type Replicated interface {
 	WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error)
 }
 
-// ReplicasInRole counts the replicas in a ROLE reply: a master's is
-// "master", its replication offset and one entry per connected replica.
-// A replica or a sentinel has none of its own.
-func ReplicasInRole(role []any) (int, error) {
-	if len(role) == 0 {
-		return 0, fmt.Errorf("%w: ROLE returned nothing", ErrUnexpectedReply)
+// ParseReplication reads an INFO replication reply: how many replicas
+// are connected to the server if it is a master (0 if it is a replica),
+// and its replication ID, which a replica promoted to master changes.
+func ParseReplication(info string) (replicas int, id string, err error) {
+	fields := map[string]string{}
+	for line := range strings.Lines(info) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
 	}
-	kind, _ := role[0].(string)
-	if b, ok := role[0].([]byte); ok {
-		kind = string(b)
+	switch fields["role"] {
+	case "master":
+		replicas, err = strconv.Atoi(fields["connected_slaves"])
+		if err != nil {
+			return 0, "", fmt.Errorf("%w: INFO replication of a master has connected_slaves %q", ErrUnexpectedReply, fields["connected_slaves"])
+		}
+	case "slave", "replica":
+	default:
+		return 0, "", fmt.Errorf("%w: INFO replication has role %q", ErrUnexpectedReply, fields["role"])
 	}
-	if kind != "master" {
-		return 0, nil
-	}
-	if len(role) < 3 {
-		return 0, fmt.Errorf("%w: ROLE of a master returned %d fields, want 3", ErrUnexpectedReply, len(role))
-	}
-	replicas, ok := role[2].([]any)
-	if !ok && role[2] != nil {
-		return 0, fmt.Errorf("%w: ROLE's replicas are a %T, want an array", ErrUnexpectedReply, role[2])
-	}
-	return len(replicas), nil
+	return replicas, fields["master_replid"], nil
 }

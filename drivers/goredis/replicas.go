@@ -12,15 +12,16 @@ import (
 var _ driver.Replicated = (*Driver)(nil)
 
 // Replicas returns the fewest replicas a master has: by CLUSTER SLOTS on a
-// cluster client, by ROLE on a *redis.Client, and 0 on a Ring, whose
+// cluster client, by INFO replication on a *redis.Client, and 0 on a Ring, whose
 // shards fail over by being replaced, not promoted.
-func (d *Driver) Replicas(ctx context.Context) (int, error) {
+func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
 	switch c := d.client.(type) {
 	case *redis.ClusterClient:
+		//lint:ignore SA1019 CLUSTER SLOTS leaves out the replicas marked failed, and Redis 6 has it
 		slots, err := c.ClusterSlots(ctx).Result()
 		d.sent(err)
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		fewest := -1
 		for _, s := range slots {
@@ -28,15 +29,15 @@ func (d *Driver) Replicas(ctx context.Context) (int, error) {
 				fewest = r
 			}
 		}
-		return max(fewest, 0), nil
+		return max(fewest, 0), "", nil
 	case *redis.Client:
-		role, err := c.Do(ctx, "ROLE").Slice()
+		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
-		return driver.ReplicasInRole(role)
+		return driver.ParseReplication(info)
 	}
-	return 0, nil
+	return 0, "", nil
 }
 
 // WaitReplicas writes marker and sends WAIT on one connection to the

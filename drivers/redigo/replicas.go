@@ -10,13 +10,14 @@ import (
 
 var _ driver.Replicated = (*Driver)(nil)
 
-// Replicas returns how many replicas are connected to the server, by ROLE.
-func (d *Driver) Replicas(ctx context.Context) (int, error) {
-	role, err := redis.Values(d.send(ctx, "ROLE"))
+// Replicas returns how many replicas are connected to the server, by INFO
+// replication.
+func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
+	info, err := redis.String(d.send(ctx, "INFO", "replication"))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return driver.ReplicasInRole(role)
+	return driver.ParseReplication(info)
 }
 
 // WaitReplicas writes marker and sends WAIT on one connection of the pool.

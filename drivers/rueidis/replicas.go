@@ -11,32 +11,31 @@ import (
 var _ driver.Replicated = (*Driver)(nil)
 
 // Replicas returns the fewest replicas a master has: by CLUSTER SLOTS on a
-// cluster, by ROLE on one server.
-func (d *Driver) Replicas(ctx context.Context) (int, error) {
+// cluster, by INFO replication on one server.
+func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
 	if d.cluster() {
 		slots, err := d.client.Do(ctx, d.client.B().ClusterSlots().Build()).ToArray()
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		fewest := -1
 		for _, s := range slots {
 			fields, err := s.ToArray()
 			if err != nil {
-				return 0, err
+				return 0, "", err
 			}
 			// start, end, the master, then one entry per replica
 			if r := len(fields) - 3; fewest < 0 || r < fewest {
 				fewest = r
 			}
 		}
-		return max(fewest, 0), nil
+		return max(fewest, 0), "", nil
 	}
-	role, err := d.client.Do(ctx, d.client.B().Role().Build()).ToAny()
+	info, err := d.client.Do(ctx, d.client.B().Info().Section("replication").Build()).ToString()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	fields, _ := role.([]any)
-	return driver.ReplicasInRole(fields)
+	return driver.ParseReplication(info)
 }
 
 // WaitReplicas writes marker and sends WAIT on a dedicated connection to
