@@ -14,12 +14,31 @@ import (
 // runClient runs the cases about what every primitive shares through its
 // Client: the keys names make, Close, cancelled contexts, node timeouts.
 func runClient(t *testing.T, e env) {
-	for n, f := range map[string]func(*testing.T, env){
+	// The cases on servers of their own (redis-server's replicas and
+	// clusters) run alongside the others.
+	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
+	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,
 		"CancelledContextSendsNone":  testCancelledSendsNone,
 		"ShortTTLDefaultNodeTimeout": testShortTTLNodeTimeout,
-	} {
+	}
+	if own {
+		cases["ReplicaAcks"] = testReplicaAcks
+	}
+	if own && e.strategy == core.Poll { // the wait strategy plays no part
+		cases["ReplicaCounts"] = testReplicaCounts
+	}
+	if e.cluster {
+		cases["Failover"] = testFailover
+	}
+	if e.cluster && e.strategy == core.Poll {
+		cases["FailoverLosesNoGrant"] = testFailoverLosesNoGrant
+	}
+	if e.cluster && e.strategy == core.Notify {
+		cases["NewMasterNotifies"] = testNewMasterNotifies
+	}
+	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {
 			t.Parallel()
 			f(t, e)
@@ -27,20 +46,13 @@ func runClient(t *testing.T, e env) {
 	}
 	if e.cluster && e.strategy == core.Notify {
 		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
-		t.Run("NewMasterNotifies", func(t *testing.T) { testNewMasterNotifies(t, e) })
 	}
 	if !e.cluster && len(e.addrs) == 1 && e.strategy == core.Poll { // one per driver and server
 		t.Run("LostReplyNotSentAgain", func(t *testing.T) { testLostReplyNotSentAgain(t, e) })
 	}
-	if !e.cluster && len(e.addrs) == 1 && e.server == "redis7" { // servers of its own, from redis-server
-		t.Run("ReplicaAcks", func(t *testing.T) { testReplicaAcks(t, e) })
-		t.Run("ReplicaCounts", func(t *testing.T) { testReplicaCounts(t, e) })
-	}
-	if e.cluster {
+	if e.cluster { // they move the slots of the cell's cluster
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
-		t.Run("Failover", func(t *testing.T) { testFailover(t, e) })
-		t.Run("FailoverLosesNoGrant", func(t *testing.T) { testFailoverLosesNoGrant(t, e) })
 		if e.strategy == core.Poll { // under Notify, New fails already
 			t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
 		}

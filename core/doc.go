@@ -161,9 +161,13 @@
 // The library's Redis user needs, on every node: read and write access to
 // the keys under its prefix (~redlock:* with the default prefix); EVALSHA
 // and EVAL; PUBLISH and SUBSCRIBE on the channels redlock:client:* and,
-// under Notify, __keyspace@<db>__:<prefix>*; and CONFIG GET and SET of
+// under Notify, __keyspace@<db>__:<prefix>*; CONFIG GET and SET of
 // notify-keyspace-events, unless the servers' configuration already has
-// the flags (New then only reads them). What protects the locks from other
+// the flags (New then only reads them); and, to wait for replicas (see
+// WithReplicaAcks), SET and WAIT (a grant writes the marker key
+// <prefix>{name}:acked, which lasts a millisecond) and INFO replication or,
+// on a Cluster, CLUSTER SLOTS. A server that refuses INFO or CLUSTER SLOTS
+// is taken to have no replicas. What protects the locks from other
 // users: none may write the library's keys (a writer can set any lock); a
 // user that can publish and subscribe on redlock:client:* but cannot read
 // the library's keys cannot make a waiter believe it holds a lock, nor

@@ -98,13 +98,14 @@ func (n *node) replicate(ctx context.Context, o *options, names []string) error 
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = time.Until(deadline)
 	}
-	// WAIT must answer before the call's deadline, and a server answers
-	// it up to a tick of its event loop (100ms at the default hz 10) after
-	// its own timeout.
-	timeout = max(timeout-120*time.Millisecond, timeout/4)
+	// An acknowledgement ends WAIT at once; its timeout, though, ends it
+	// up to a tick of the server's event loop late (100ms at the default
+	// hz 10), after the call's deadline, which then counts as replicas
+	// that fell short: the replicas get all the time the call has.
+	timeout -= 5 * time.Millisecond
 	for _, name := range names {
 		acked, err := n.replicated.WaitReplicas(ctx, key(*o, name, ":acked"), want, timeout)
-		if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		if err != nil && errors.Is(ended(ctx), context.DeadlineExceeded) {
 			n.acksProbed.Store(-1)
 			return fmt.Errorf("%w: no answer to WAIT within the node timeout (%w)", errReplicasBehind, err)
 		}

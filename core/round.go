@@ -94,9 +94,15 @@ func (r round[T]) play(ctx context.Context) played[T] {
 	defer close(decided)
 	replies := vote(ctx, c, o, r.ask, ballot[T]{yes: r.granted, agree: r.agree, splitFails: true, late: func(i int, late reply[T]) {
 		if <-decided; r.mayHold(late) && (!held || l.Err() != nil || late.err == nil && !out.wins(late)) {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
-			defer cancel()
-			r.undo(uctx, c.nodes[i], late)
+			undo := func() error {
+				uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
+				defer cancel()
+				_, err := r.undo(uctx, c.nodes[i], late)
+				return err
+			}
+			if undo() != nil {
+				undo() // asked once more, as a failed undo below is (leaveAgain)
+			}
 		}
 	}})
 	if r.voted != nil {
