@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // testFailover: on a Redis Cluster of its own, one master and its
@@ -28,11 +27,7 @@ import (
 // the lock after A's release, with a higher token.
 func testFailover(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc, err := matrix.StartCluster(ctx, 1)
-	if err != nil {
-		t.Fatalf("a cluster of the case's own: %v", err)
-	}
-	t.Cleanup(lc.Close)
+	lc := ownServers(t, ctx, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
 	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
@@ -47,13 +42,8 @@ func testFailover(t *testing.T, e env) {
 	if _, err := b.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("B's TryLock while A holds: got %v, want ErrNotAcquired", err)
 	}
-	admin := func(addr string) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	r := admin(replica)
-	if err := replicated(ctx, admin(master), r); err != nil {
+	r := plain(t, replica)
+	if err := replicated(ctx, plain(t, master), r); err != nil {
 		t.Fatal(err)
 	}
 	if err := lc.Kill(master); err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // testNewMasterNotifies: a master that joins a Redis Cluster after the
@@ -24,11 +23,7 @@ import (
 // the cluster, and the Client stops listening to it.
 func testNewMasterNotifies(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc, err := matrix.StartCluster(ctx, 1)
-	if err != nil {
-		t.Fatalf("a cluster of the case's own: %v", err)
-	}
-	t.Cleanup(lc.Close)
+	lc := ownServers(t, ctx, 1)
 	seeds := strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")
 	c := e.clientOn(t, []string{seeds}, core.WithTTL(20*time.Second), core.WithNodeTimeout(time.Second))
 	added, err := lc.AddMaster(ctx)
@@ -37,10 +32,7 @@ func testNewMasterNotifies(t *testing.T, e env) {
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), Protocol: 2, DisableIdentity: true})
 	defer cc.Close()
-	from := redis.NewClient(&redis.Options{Addr: lc.Masters[0], Protocol: 2, DisableIdentity: true})
-	defer from.Close()
-	to := redis.NewClient(&redis.Options{Addr: added, Protocol: 2, DisableIdentity: true})
-	defer to.Close()
+	from, to := plain(t, lc.Masters[0]), plain(t, added)
 	key := "redlock:{" + n + "}:latch"
 	slot := cc.ClusterKeySlot(ctx, key).Val()
 	nodes := slices.Concat(lc.Masters, lc.Replicas)
@@ -79,10 +71,7 @@ func testNewMasterNotifies(t *testing.T, e env) {
 	handOver(t, ctx, slot, to, from, nodes)
 	id := to.ClusterMyID(ctx).Val()
 	for _, a := range slices.Concat(lc.Masters[:1], lc.Replicas) {
-		r := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
-		err := r.Do(ctx, "CLUSTER", "FORGET", id).Err()
-		r.Close()
-		if err != nil {
+		if err := plain(t, a).Do(ctx, "CLUSTER", "FORGET", id).Err(); err != nil {
 			t.Fatalf("CLUSTER FORGET on %s: %v", a, err)
 		}
 	}

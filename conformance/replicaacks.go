@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // testReplicaAcks: on one master with a replica of its own, paused
@@ -23,18 +20,9 @@ import (
 // goes through, and the replica holds what the master holds.
 func testReplicaAcks(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	pair, err := matrix.StartPair(ctx)
-	if err != nil {
-		t.Fatalf("a master and replica of the case's own: %v", err)
-	}
-	t.Cleanup(pair.Close)
+	pair := ownServers(t, ctx, 0)
 	master, replica := pair.Masters[0], pair.Replicas[0]
-	admin := func(addr string) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	m, r := admin(master), admin(replica)
+	m, r := plain(t, master), plain(t, replica)
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(300 * time.Millisecond)}
 	a, b := e.clientOn(t, []string{master}, opts...), e.clientOn(t, []string{master}, opts...)
 	paused := func(f func()) {
@@ -133,11 +121,7 @@ func testReplicaAcks(t *testing.T, e env) {
 // replica left to wait for, and B is refused.
 func testFailoverLosesNoGrant(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc, err := matrix.StartCluster(ctx, 1)
-	if err != nil {
-		t.Fatalf("a cluster of the case's own: %v", err)
-	}
-	t.Cleanup(lc.Close)
+	lc := ownServers(t, ctx, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
 	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
@@ -156,9 +140,7 @@ func testFailoverLosesNoGrant(t *testing.T, e env) {
 	if err := lc.Pause(replica); err != nil {
 		t.Fatal(err)
 	}
-	mc := redis.NewClient(&redis.Options{Addr: master, Protocol: 2, DisableIdentity: true})
-	defer mc.Close()
-	if err := mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+	if err := plain(t, master).Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
 		t.Fatalf("CLIENT KILL TYPE replica on the master: %v", err)
 	}
 	type result struct {
@@ -177,9 +159,7 @@ func testFailoverLosesNoGrant(t *testing.T, e env) {
 	if err := lc.Resume(replica); err != nil {
 		t.Fatal(err)
 	}
-	rc := redis.NewClient(&redis.Options{Addr: replica, Protocol: 2, DisableIdentity: true})
-	defer rc.Close()
-	if err := rc.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
+	if err := plain(t, replica).Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
 		t.Fatalf("CLUSTER FAILOVER TAKEOVER on the replica: %v", err)
 	}
 	promoted := time.Now()
@@ -194,7 +174,10 @@ func testFailoverLosesNoGrant(t *testing.T, e env) {
 	}
 	defer la.l.Unlock(ctx)
 	t.Logf("A's Lock returned %v after the promotion", time.Since(promoted).Round(time.Millisecond))
-	var lb *core.Lease
+	var (
+		lb  *core.Lease
+		err error
+	)
 	for {
 		lb, err = b.Mutex(n).TryLock(ctx)
 		if !errors.Is(err, core.ErrNoQuorum) || time.Since(promoted) > 10*time.Second {
@@ -232,16 +215,9 @@ func eventually(d time.Duration, cond func() bool) bool {
 // master did not change. Semaphore.Extend by permit ID waits as well.
 func testReplicaCounts(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	pair, err := matrix.StartPair(ctx)
-	if err != nil {
-		t.Fatalf("a master and replica of the case's own: %v", err)
-	}
-	t.Cleanup(pair.Close)
+	pair := ownServers(t, ctx, 0)
 	master, replica := pair.Masters[0], pair.Replicas[0]
-	m := redis.NewClient(&redis.Options{Addr: master, Protocol: 2, DisableIdentity: true})
-	defer m.Close()
-	r := redis.NewClient(&redis.Options{Addr: replica, Protocol: 2, DisableIdentity: true})
-	defer r.Close()
+	m, r := plain(t, master), plain(t, replica)
 	replicas := func(want string) { // connected, and synced when one
 		t.Helper()
 		if !eventually(10*time.Second, func() bool {
