@@ -55,7 +55,7 @@ func (n *node) acksWanted(ctx context.Context) (int, error) {
 	if n.replicaAcks > 0 {
 		return n.replicaAcks, nil
 	}
-	if v := n.acksProbed.Load(); v >= 0 && time.Since(time.Unix(0, n.acksCounted.Load())) < recountReplicas {
+	if v := n.acksProbed.Load(); v >= 0 && n.countedLately() {
 		return int(v), nil
 	}
 	r, master, err := n.replicated.Replicas(ctx)
@@ -128,7 +128,12 @@ func (n *node) replicate(ctx context.Context, o *options, names []string) error 
 // waitsForNone reports a node known to wait for no replica, lately.
 func (n *node) waitsForNone() bool {
 	return n.replicated == nil || n.replicaAcks == 0 ||
-		n.replicaAcks < 0 && n.acksProbed.Load() == 0 && time.Since(time.Unix(0, n.acksCounted.Load())) < recountReplicas
+		n.replicaAcks < 0 && n.acksProbed.Load() == 0 && n.countedLately()
+}
+
+// countedLately reports a count of n's replicas younger than recountReplicas.
+func (n *node) countedLately() bool {
+	return time.Since(time.Unix(0, n.acksCounted.Load())) < recountReplicas
 }
 
 // notOnReplicas asks the nodes in on, at once, to make their grants for
