@@ -65,7 +65,7 @@ servers_wait_ping() {
 }
 
 # Every server logs the commands that run 1ms or longer, in its SLOWLOG, for
-# servers_slowlog_report (an entry keeps at most 32 arguments of 128 bytes;
+# the report of redlock slowlog (an entry keeps at most 32 arguments of 128 bytes;
 # the tests' script calls take a few hundred: 10,000 of them, a few MB).
 servers_slowlog=(--slowlog-log-slower-than 1000 --slowlog-max-len 10000)
 
@@ -160,54 +160,6 @@ servers_start() {
   echo "  REDLOCK_TEST_NODES=$REDLOCK_TEST_NODES"
   echo "  REDLOCK_TEST_CLUSTER=$REDLOCK_TEST_CLUSTER"
   echo "  REDLOCK_TEST_VALKEY_NODES=$REDLOCK_TEST_VALKEY_NODES"
-}
-
-# The longest script call (EVAL, EVALSHA, FCALL and their _RO forms) in a
-# server's SLOWLOG, as one line: its duration in µs, how many script calls
-# of 1ms or more the log holds, and the call's first arguments (SHA, number
-# of keys, first key). The server works it out: SLOWLOG GET runs from a
-# script on Redis 7 and Valkey 9. The marker leaves out this script itself.
-servers_slowlog_lua='-- servers_slowlog_report
-local best, slow = nil, 0
-for _, e in ipairs(redis.call("SLOWLOG", "GET", -1)) do
-  local cmd = string.upper(tostring(e[4][1]))
-  if (cmd:find("^EVAL") or cmd:find("^FCALL")) and
-      not tostring(e[4][2]):find("servers_slowlog_report", 1, true) then
-    if e[3] >= 1000 then slow = slow + 1 end
-    if not best or e[3] > best[3] then best = e end
-  end
-end
-if not best then return "-1 0" end
-local args = {}
-for i = 1, math.min(#best[4], 4) do
-  args[i] = string.sub(string.gsub(tostring(best[4][i]), "%c", "?"), 1, 60)
-end
-return best[3] .. " " .. slow .. " " .. table.concat(args, " ")'
-
-# Report the longest script call in the SLOWLOGs of servers of one kind, in
-# one line for the CI log (the servers log every command of 1ms or more).
-# Only a report: it never fails, but says on stderr what it could not read.
-servers_slowlog_report() { # KIND HOST:PORT,...
-  local kind=$1 addrs addr out best=-1 line slow=0 nread=0 e errs=()
-  IFS=, read -ra addrs <<<"$2"
-  for addr in "${addrs[@]}"; do
-    if ! out=$(redis-cli -h "${addr%:*}" -p "${addr##*:}" eval "$servers_slowlog_lua" 0 2>&1) ||
-      [[ ! $out =~ ^(-1|[0-9]+)\ ([0-9]+)(\ (.*))?$ ]]; then
-      errs+=("$addr: ${out:-no reply}")
-      continue
-    fi
-    nread=$((nread + 1)) slow=$((slow + BASH_REMATCH[2]))
-    if ((BASH_REMATCH[1] > best)); then
-      best=${BASH_REMATCH[1]} line="${BASH_REMATCH[1]} µs: ${BASH_REMATCH[4]} (on $addr)"
-    fi
-  done
-  if ((best >= 0)); then
-    echo "slowlog $kind: longest script call $line; script calls of 1ms or more: $slow"
-  elif ((nread > 0)); then
-    echo "slowlog $kind: no script call logged (none of 1ms or more)"
-  fi
-  for e in "${errs[@]}"; do echo "slowlog $kind: WARNING: could not read $e" >&2; done
-  return 0
 }
 
 # Running, and not a zombie (an orphan whose reaper is slow still has /proc/PID).

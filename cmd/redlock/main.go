@@ -16,6 +16,8 @@
 //	       existing ones (--nodes, --cluster), and embedded miniredis.
 //	       Run inside the repository: it builds the suite with go test.
 //	       See redlock matrix -h.
+//	slowlog read the SLOWLOG of servers and say which redlock scripts
+//	       blocked them longest. See redlock slowlog -h.
 //	help   print the usage.
 //
 // An unknown command prints the usage on stderr and exits 2.
@@ -39,6 +41,7 @@ func commands() []command {
 	return []command{
 		{"demo", "lock/contend/unlock/fence with every driver on an in-process miniredis (default)", runDemo},
 		{"matrix", "run the conformance matrix (primitive × strategy by driver × topology × server) and print it", runMatrix},
+		{"slowlog", "say which redlock scripts blocked the servers longest, from their SLOWLOG", runSlowlog},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			usage(stdout)
 			return 0
@@ -77,6 +80,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: redlock [command]")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
 }
