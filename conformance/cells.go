@@ -59,7 +59,7 @@ func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.
 	case topo.cluster && server.Name == "miniredis":
 		t.Skipf(notApplicable + "miniredis is one in-process server, not a Redis Cluster")
 	case topo.cluster && server.Cluster == nil:
-		t.Skipf(notApplicable+"no %s cluster in this run (the test rig starts a Redis 7 cluster only)", server.Name)
+		t.Skipf(notApplicable+"no %s cluster in this run (scripts/test.sh starts one of each server)", server.Name)
 	case topo.cluster:
 		e.addrs, e.cluster = []string{strings.Join(server.Cluster, ",")}, true
 	case len(server.Nodes) < topo.nodes:

@@ -15,8 +15,10 @@ import (
 // Client: the keys names make, Close, cancelled contexts, node timeouts.
 func runClient(t *testing.T, e env) {
 	// The cases on servers of their own (redis-server's replicas and
-	// clusters) run alongside the others.
+	// clusters) run alongside the others, in the Redis cells only: they
+	// start Redis whatever the cell's server.
 	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
+	ownCluster := e.cluster && e.server == "redis7"
 	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,
@@ -29,13 +31,13 @@ func runClient(t *testing.T, e env) {
 	if own && e.strategy == core.Poll { // the wait strategy plays no part
 		cases["ReplicaCounts"] = testReplicaCounts
 	}
-	if e.cluster {
+	if ownCluster {
 		cases["Failover"] = testFailover
 	}
-	if e.cluster && e.strategy == core.Poll {
+	if ownCluster && e.strategy == core.Poll {
 		cases["FailoverLosesNoGrant"] = testFailoverLosesNoGrant
 	}
-	if e.cluster && e.strategy == core.Notify {
+	if ownCluster && e.strategy == core.Notify {
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 	}
 	for n, f := range cases {

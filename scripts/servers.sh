@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Real servers for the integration tests: five independent Redis 7 masters, a
-# Redis Cluster of three masters with a replica each, and five independent Valkey 9 masters (run from
-# the chroot built by valkey-chroot.sh; Redis 7 lacks DELIFEQ / SET IFEQ).
+# Redis Cluster of three masters with a replica each, and the same of Valkey 9
+# (run from the chroot built by valkey-chroot.sh; Redis 7 lacks DELIFEQ /
+# SET IFEQ).
 #
 # Sourced (by scripts/test.sh): call servers_start; it exports
-#   REDLOCK_TEST_NODES, REDLOCK_TEST_CLUSTER, REDLOCK_TEST_VALKEY_NODES
+#   REDLOCK_TEST_NODES, REDLOCK_TEST_CLUSTER, REDLOCK_TEST_VALKEY_NODES,
+#   REDLOCK_TEST_VALKEY_CLUSTER
 # and installs an EXIT trap that stops everything, even on failure or Ctrl-C.
 #
 # Standalone: scripts/servers.sh start [ENVFILE]   (then: source ENVFILE)
@@ -79,12 +81,38 @@ servers_start_redis() { # PORT [extra redis-server args...]
 
 # Valkey runs undaemonized in the background (&): chroot execs it, so $! is its
 # PID (no function wrapper: that would make $! a subshell), and the log stays
-# on the host instead of in the shared chroot.
-servers_start_valkey() {
+# on the host instead of in the shared chroot. Its files (a cluster node's
+# nodes.conf) go to a directory of this run's in the chroot, removed with
+# the state dir.
+servers_start_valkey() { # PORT [extra valkey-server args...]
   local p=$1 d=$REDLOCK_SERVERS_DIR
+  shift
   "${servers_sudo[@]}" chroot "$REDLOCK_VALKEY_CHROOT" valkey-server --port "$p" --bind 127.0.0.1 \
-    --save '' --appendonly no "${servers_slowlog[@]}" --dir /tmp </dev/null >"$d/$p.log" 2>&1 8>&- &
+    --save '' --appendonly no "${servers_slowlog[@]}" --dir "/tmp/${d##*/}" "$@" </dev/null >"$d/$p.log" 2>&1 8>&- &
   echo $! >"$d/$p.pid"
+}
+
+# Make a cluster of PORT... (the first three masters, a replica each) and
+# wait until every node serves and every replica follows its master.
+servers_form_cluster() {
+  local p i
+  redis-cli --cluster create "${@/#/127.0.0.1:}" --cluster-replicas 1 --cluster-yes \
+    >"$REDLOCK_SERVERS_DIR/cluster-create-$1.log" 2>&1 ||
+    { cat "$REDLOCK_SERVERS_DIR/cluster-create-$1.log" >&2; servers_die "redis-cli --cluster create $* failed"; }
+  for p in "$@"; do
+    for ((i = 0; i < 200; i++)); do
+      [[ $(redis-cli -p "$p" cluster info) == *cluster_state:ok* ]] && continue 2
+      sleep 0.1
+    done
+    servers_die "cluster node $p did not reach cluster_state:ok within 20s"
+  done
+  for p in "${@:4}"; do
+    for ((i = 0; i < 200; i++)); do
+      [[ $(redis-cli -p "$p" info replication) == *master_link_status:up* ]] && continue 2
+      sleep 0.1
+    done
+    servers_die "cluster replica $p did not reach its master within 20s"
+  done
 }
 
 servers_join() { local IFS=,; echo "$*"; }
@@ -97,7 +125,7 @@ servers_check_valkey() {
 }
 
 servers_start() {
-  local p nodes=() cluster=() valkey=() t0=$SECONDS
+  local p nodes=() cluster=() valkey=() valkey_cluster=() t0=$SECONDS
   trap servers_stop EXIT
   # Turn Ctrl-C / kill into a normal exit so the EXIT trap always runs.
   trap 'exit 130' INT
@@ -107,6 +135,7 @@ servers_start() {
   servers_root bash "$REDLOCK_SCRIPTS/valkey-chroot.sh" "$REDLOCK_VALKEY_CHROOT" ||
     servers_die "could not build the Valkey chroot"
   REDLOCK_SERVERS_DIR=$(mktemp -d /tmp/redlock-servers.XXXXXX)
+  servers_root mkdir -p "$REDLOCK_VALKEY_CHROOT/tmp/${REDLOCK_SERVERS_DIR##*/}"
 
   # Concurrent runs on one machine: pick ports and bind them one run at a time.
   exec 8>/tmp/redlock-servers.lock
@@ -124,42 +153,33 @@ servers_start() {
     servers_pick_port; valkey+=("$servers_port")
     servers_start_valkey "$servers_port"
   done
-  servers_wait_ping "${nodes[@]}" "${cluster[@]}" "${valkey[@]}"
+  for _ in 1 2 3 4 5 6; do
+    servers_pick_port; valkey_cluster+=("$servers_port")
+    servers_start_valkey "$servers_port" --cluster-enabled yes --cluster-config-file "nodes-$servers_port.conf"
+  done
+  servers_wait_ping "${nodes[@]}" "${cluster[@]}" "${valkey[@]}" "${valkey_cluster[@]}"
   flock -u 8
   exec 8>&-
 
-  redis-cli --cluster create "${cluster[@]/#/127.0.0.1:}" --cluster-replicas 1 --cluster-yes \
-    >"$REDLOCK_SERVERS_DIR/cluster-create.log" 2>&1 ||
-    { cat "$REDLOCK_SERVERS_DIR/cluster-create.log" >&2; servers_die "redis-cli --cluster create failed"; }
-  local i
-  for p in "${cluster[@]}"; do
-    for ((i = 0; i < 200; i++)); do
-      [[ $(redis-cli -p "$p" cluster info) == *cluster_state:ok* ]] && continue 2
-      sleep 0.1
-    done
-    servers_die "cluster node $p did not reach cluster_state:ok within 20s"
-  done
-  for p in "${cluster[@]:3}"; do
-    for ((i = 0; i < 200; i++)); do
-      [[ $(redis-cli -p "$p" info replication) == *master_link_status:up* ]] && continue 2
-      sleep 0.1
-    done
-    servers_die "cluster replica $p did not reach its master within 20s"
-  done
+  servers_form_cluster "${cluster[@]}"
+  servers_form_cluster "${valkey_cluster[@]}"
 
   for p in "${valkey[@]}"; do servers_check_valkey "$p"; done
 
-  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_SERVERS_DIR
+  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR
   REDLOCK_TEST_NODES=$(servers_join "${nodes[@]/#/127.0.0.1:}")
   # The seeds are the masters (redis-cli makes the first three masters);
   # clients find the replicas through them.
   local masters=("${cluster[@]:0:3}")
   REDLOCK_TEST_CLUSTER=$(servers_join "${masters[@]/#/127.0.0.1:}")
   REDLOCK_TEST_VALKEY_NODES=$(servers_join "${valkey[@]/#/127.0.0.1:}")
+  local valkey_masters=("${valkey_cluster[@]:0:3}")
+  REDLOCK_TEST_VALKEY_CLUSTER=$(servers_join "${valkey_masters[@]/#/127.0.0.1:}")
   echo "servers: up in $((SECONDS - t0))s (state in $REDLOCK_SERVERS_DIR)"
   echo "  REDLOCK_TEST_NODES=$REDLOCK_TEST_NODES"
   echo "  REDLOCK_TEST_CLUSTER=$REDLOCK_TEST_CLUSTER"
   echo "  REDLOCK_TEST_VALKEY_NODES=$REDLOCK_TEST_VALKEY_NODES"
+  echo "  REDLOCK_TEST_VALKEY_CLUSTER=$REDLOCK_TEST_VALKEY_CLUSTER"
 }
 
 # Running, and not a zombie (an orphan whose reaper is slow still has /proc/PID).
@@ -188,6 +208,7 @@ servers_stop() {
     sleep 0.1
   done
   for pid in "${pids[@]}"; do servers_root kill -KILL "$pid" 2>/dev/null || true; done
+  servers_root rm -rf "$REDLOCK_VALKEY_CHROOT/tmp/${d##*/}"
   rm -rf "$d"
   [[ $d == "$REDLOCK_SERVERS_DIR" ]] && REDLOCK_SERVERS_DIR=
   return 0
@@ -201,7 +222,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   start)
     servers_start
     trap - EXIT INT TERM HUP # leave them running for "stop"
-    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_SERVERS_DIR; do
+    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR; do
       printf 'export %s="%s"\n' "$v" "${!v}"
     done >"$envfile"
     echo "servers: wrote $envfile; stop with: $0 stop $envfile"

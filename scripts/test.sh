@@ -72,7 +72,7 @@ else
   # test binary's two cores with the cases, which time their nodes out
   # now and then; cmd/redlock's TestMatrixWithOnlyGo runs one of them, and
   # FuzzPublicAPI takes every primitive on miniredis.
-  servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER")
+  servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
   section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false"
   matrix=0
   go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}" || matrix=$?
@@ -81,7 +81,7 @@ else
   # server waited behind them), from the SLOWLOG, which logs calls of 1ms
   # or more. It is wall time on a loaded machine: CPU waits count.
   section "scripts that blocked the servers longest: go run ./cmd/redlock slowlog"
-  for kind in "Redis 7=$REDLOCK_TEST_NODES" "Redis Cluster=$REDLOCK_TEST_CLUSTER" "Valkey 9=$REDLOCK_TEST_VALKEY_NODES"; do
+  for kind in "Redis 7=$REDLOCK_TEST_NODES" "Redis Cluster=$REDLOCK_TEST_CLUSTER" "Valkey 9=$REDLOCK_TEST_VALKEY_NODES" "Valkey Cluster=$REDLOCK_TEST_VALKEY_CLUSTER"; do
     echo "${kind%%=*}:"
     go run ./cmd/redlock slowlog --servers "${kind#*=}" || echo "WARNING: could not read the SLOWLOG of ${kind%%=*}" >&2
   done

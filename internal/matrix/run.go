@@ -283,6 +283,9 @@ func (s Server) env(base []string) []string {
 		}
 	case "valkey9":
 		out = append(out, "REDLOCK_TEST_VALKEY_NODES="+strings.Join(s.Nodes, ","))
+		if len(s.Cluster) > 0 {
+			out = append(out, "REDLOCK_TEST_VALKEY_CLUSTER="+strings.Join(s.Cluster, ","))
+		}
 	case "miniredis":
 		out = append(out, "REDLOCK_TEST_MINIREDIS=1")
 	}

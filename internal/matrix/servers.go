@@ -38,19 +38,24 @@ func Miniredis() Server {
 
 // Existing describes servers the user runs: each node is asked which
 // server it is (INFO server); Redis nodes make up redis7, Valkey nodes
-// valkey9. cluster, if given, is the seed of a Redis Cluster, with redis7.
+// valkey9. cluster, if given, holds seeds of a Redis Cluster, a Valkey
+// Cluster or both, told apart the same way; a cluster is a column of the
+// server of its kind, which needs nodes too.
 func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
 	var rs, vs Server
 	rs.Name, vs.Name = "redis7", "valkey9"
+	of := func(kind string) *Server {
+		if kind == "Valkey" {
+			return &vs
+		}
+		return &rs
+	}
 	for _, a := range nodes {
 		kind, version, err := identify(ctx, a)
 		if err != nil {
 			return nil, err
 		}
-		s := &rs
-		if kind == "Valkey" {
-			s = &vs
-		}
+		s := of(kind)
 		s.Nodes = append(s.Nodes, a)
 		if s.Version == "" {
 			s.Version = kind + " " + version
@@ -58,19 +63,21 @@ func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
 			return nil, fmt.Errorf("%s runs %s %s; the other %s nodes run %s", a, kind, version, s.Name, s.Version)
 		}
 	}
-	if len(cluster) > 0 {
-		kind, version, err := identify(ctx, cluster[0])
+	versions := map[*Server]string{}
+	for _, a := range cluster {
+		kind, version, err := identify(ctx, a)
 		if err != nil {
 			return nil, err
 		}
-		if kind != "Redis" {
-			return nil, fmt.Errorf("the cluster at %s is %s; the suite has a Redis cluster only", cluster[0], kind)
+		s := of(kind)
+		if len(s.Nodes) == 0 {
+			return nil, fmt.Errorf("the %s cluster at %s needs %s nodes too (--nodes): the cluster cells are a column of the %s server", kind, a, kind, s.Name)
 		}
-		if len(rs.Nodes) == 0 {
-			return nil, errors.New("a cluster needs Redis nodes too (--nodes): the cluster cells are a column of the redis7 server")
-		}
-		rs.Cluster = cluster
-		rs.Version += fmt.Sprintf("; cluster: Redis %s", version)
+		s.Cluster = append(s.Cluster, a)
+		versions[s] = fmt.Sprintf("; cluster: %s %s", kind, version)
+	}
+	for s, v := range versions {
+		s.Version += v
 	}
 	var out []Server
 	for _, s := range []Server{rs, vs} {
@@ -103,10 +110,9 @@ func identify(ctx context.Context, addr string) (kind, version string, err error
 	return "Redis", fields["redis_version"], nil
 }
 
-// Local starts throwaway servers from the binaries on PATH: five Redis
-// masters and a Redis Cluster of three masters with a replica each when
-// redis-server is there,
-// five Valkey masters when valkey-server is. stop kills them and removes
+// Local starts throwaway servers from the binaries on PATH: five masters
+// and a Cluster of three masters with a replica each, of Redis when
+// redis-server is there, of Valkey when valkey-server is. stop kills them and removes
 // their files; it is safe to call on error.
 func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 	p, err := newProcs()
@@ -128,17 +134,15 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 			s.Nodes = append(s.Nodes, a)
 		}
 		var replicas []string
-		if kind.name == "redis7" {
-			for i := range 6 {
-				a, err := start(bin, true)
-				if err != nil {
-					return nil, stop, err
-				}
-				if i < 3 {
-					s.Cluster = append(s.Cluster, a)
-				} else {
-					replicas = append(replicas, a)
-				}
+		for i := range 6 {
+			a, err := start(bin, true)
+			if err != nil {
+				return nil, stop, err
+			}
+			if i < 3 {
+				s.Cluster = append(s.Cluster, a)
+			} else {
+				replicas = append(replicas, a)
 			}
 		}
 		if err := awaitPing(ctx, slices.Concat(s.Nodes, s.Cluster, replicas), dir); err != nil {

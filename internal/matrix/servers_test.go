@@ -16,11 +16,13 @@ import (
 func TestServerEnv(t *testing.T) {
 	for _, s := range []Server{
 		{Name: "redis7", Nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, Cluster: []string{"127.0.0.1:3"}},
+		{Name: "valkey9", Nodes: []string{"127.0.0.1:4"}, Cluster: []string{"127.0.0.1:5", "127.0.0.1:6"}},
 		{Name: "valkey9", Nodes: []string{"127.0.0.1:4"}},
 		{Name: "miniredis"},
 	} {
 		t.Run(s.Name, func(t *testing.T) {
-			base := []string{"REDLOCK_TEST_NODES=stale:1", "REDLOCK_TEST_VALKEY_NODES=stale:2", "REDLOCK_TEST_MINIREDIS=1", "CI=1"}
+			base := []string{"REDLOCK_TEST_NODES=stale:1", "REDLOCK_TEST_CLUSTER=stale:2", "REDLOCK_TEST_VALKEY_NODES=stale:3",
+				"REDLOCK_TEST_VALKEY_CLUSTER=stale:4", "REDLOCK_TEST_MINIREDIS=1", "CI=1"}
 			for _, kv := range base {
 				k, _, _ := strings.Cut(kv, "=")
 				t.Setenv(k, "")

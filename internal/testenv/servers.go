@@ -22,17 +22,17 @@ type Server struct {
 
 // Servers returns the servers this run has, in a fixed order: Redis 7
 // (REDLOCK_TEST_NODES, with the cluster REDLOCK_TEST_CLUSTER), Valkey 9
-// (REDLOCK_TEST_VALKEY_NODES) and, with
+// (REDLOCK_TEST_VALKEY_NODES, with REDLOCK_TEST_VALKEY_CLUSTER) and, with
 // REDLOCK_TEST_MINIREDIS=1, three miniredis nodes started in this process
 // and stopped at t's cleanup. A server whose variable is unset is left
-// out; under CI all three variables must be set (the test fails), and a
+// out; under CI all four variables must be set (the test fails), and a
 // run with no server at all is skipped.
 func Servers(t testing.TB) []Server {
 	t.Helper()
 	var out []Server
 	for _, s := range []struct{ name, env, cluster string }{
 		{"redis7", "REDLOCK_TEST_NODES", "REDLOCK_TEST_CLUSTER"},
-		{"valkey9", "REDLOCK_TEST_VALKEY_NODES", ""},
+		{"valkey9", "REDLOCK_TEST_VALKEY_NODES", "REDLOCK_TEST_VALKEY_CLUSTER"},
 	} {
 		for _, v := range []string{s.env, s.cluster} {
 			if v != "" && lookup(v) == nil && os.Getenv("CI") != "" {
