@@ -147,7 +147,7 @@ type keyNames struct {
 
 func (c *Client) keys(o options, name string) keyNames {
 	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence"),
-		queue: key(o, name, ":q"), noTicket: key(o, name, ":t:")}
+		queue: key(o, name, ":q"), noTicket: key(o, name, ticketInfix)}
 }
 
 // key names one of the keys of the primitive called name: the prefix, the

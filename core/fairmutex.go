@@ -63,7 +63,7 @@ func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
 		fence:   key(o, name, ":fence"),
 		queue:   key(o, name, ":fair:q"),
 		lapse:   key(o, name, ":fair:lapse"),
-		tickets: key(o, name, ":fair:t:"),
+		tickets: key(o, name, ":fair"+ticketInfix),
 	}}
 }
 

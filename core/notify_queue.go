@@ -49,7 +49,7 @@ type ticket struct {
 // whose tokens start with stem (see rotate); it is signalled on wake, a
 // fresh channel when nil.
 func (n *notifier) newTicket(o *options, name, stem string, wake chan struct{}) *ticket {
-	t := n.register(key(*o, name, ":t:"+n.c.id+":"+rand.Text()), stem+"0", wake)
+	t := n.register(key(*o, name, ticketInfix+n.c.id+":"+rand.Text()), stem+"0", wake)
 	t.stem = stem
 	return t
 }
@@ -157,7 +157,7 @@ func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
 
 // channel is the Client's own channel, named after its id as the scripts
 // find it in a ticket key (see lib/tell.lua).
-func (c *Client) channel() string { return "redlock:client:" + c.id }
+func (c *Client) channel() string { return clientChannel + c.id }
 
 // lockQueued is Lock under Notify. The first attempt queues only when the
 // Client's channel is already subscribed: an uncontended Lock then costs one

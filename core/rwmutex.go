@@ -58,7 +58,7 @@ func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
 		readers: key(o, name, ":rw:r"),
 		writers: key(o, name, ":rw:wq"),
 		waiting: key(o, name, ":rw:rq"),
-		tickets: key(o, name, ":rw:t:"),
+		tickets: key(o, name, ":rw"+ticketInfix),
 		fence:   key(o, name, ":fence"),
 	}}
 }

@@ -83,7 +83,7 @@ func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore 
 		size:    key(o, name, ":semaphore:size"),
 		fence:   key(o, name, ":semaphore:fence"),
 		queue:   key(o, name, ":semaphore:q"),
-		tickets: key(o, name, ":semaphore:t:"),
+		tickets: key(o, name, ":semaphore"+ticketInfix),
 	}}
 }
 
@@ -211,7 +211,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	h := semaphoreHold{keys: k, token: rand.Text(), n: int64(n), ticket: k.tickets}
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
-	seed := mrand.Int64N(1 << 52)
+	seed := mrand.Int64N(digestBound)
 	var t permitTally
 	p := round[permitReply]{c: c, o: o, names: s.names,
 		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {

@@ -62,7 +62,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	}
 	n, errN := strconv.ParseInt(parts[0], 10, 32)
 	slots, errS := strconv.ParseInt(parts[2], 10, 64)
-	if errN != nil || errS != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= 1<<52 || !isToken(parts[1]) {
+	if errN != nil || errS != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= digestBound || !isToken(parts[1]) {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
 	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.tickets}, nil

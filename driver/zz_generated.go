@@ -184,7 +184,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "469a5fcb531d4d54c6377583accbc622df92b1af",
+	SHA1:   "281e4e3f854c3bfefc25806a5b21160d935e04ba",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -196,7 +196,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "618574419d79d75f55bc8e94a96674b7e8d96d44",
+	SHA1:   "d97a63acc3c0b7d7a9570da40492d180a650aa4b",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -208,7 +208,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "4e74b4e3cdfd970b0044564d2939f36aeadd10a8",
+	SHA1:   "2b188c854606f7b559980b384ea0c24b1e014fe5",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -244,7 +244,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "52e17b96523803afb60ada69fd83c18df9df9a3f",
+	SHA1:   "6379ca802c66a64cd30b048163e46eba7233f9fb",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -289,7 +289,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "157e88dd93d6db6176cd30d06b1e973bafd1f28c",
+	SHA1:   "5bc2c0aa6a605e74ec2f85ecdd3c9f5126d73c2f",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "9c6c1b7568f62a15db805f09656621541bf54d07",
+	SHA1:   "71f0b817376434239a831779b8bc5a21c9b55a3a",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -332,7 +332,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "e5e32f8c3721fa5af18c4457f90c19dbf829141a",
+	SHA1:   "49b99d36850aec9ddc10157e955bd4de51047ff2",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -354,7 +354,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f89414cd0057b8ff9d83864c09d5baaeed4cddaf",
+	SHA1:   "c22b5236dadde08fc25fdad1de2224f3b651d628",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -373,7 +373,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "0b99b83bba0bded4e08e102fdece764d4f7cb722",
+	SHA1:   "cbca2aba05c8c05c74da4463fd335923c43bf46e",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -436,7 +436,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "cc0c2ed115e23fad5b46987d7f996772724aeb2e",
+	SHA1:   "fa3edd69a5b5f3fac701a4516011039b22b01d5b",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -457,7 +457,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "aae095af04aa0807f082383e3a64bb6a9134eb50",
+	SHA1:   "59fedabe0121564ad6d789c1e62e28b50dbe1a37",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -481,7 +481,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "10c238aa1c4d361c03190a15738cde7f469a8678",
+	SHA1:   "ba443a765e0046aeabfda6e4ab36ab35da3b15a3",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -493,7 +493,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "866fd4e23eb653e1c4768fde2552c9472ed5773b",
+	SHA1:   "32cedbfe14b723dbc69a27317bcf00f7f77b95f0",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -505,7 +505,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "669d2e6d0c7c6422f4e7e0c6fb55c48e8378ed70",
+	SHA1:   "d233913702f7539fc88b3427a845134da18a7755",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,29 +25,29 @@ var pinnedSHA1 = map[string]string{
 	"mark_left":             "7e4d4dcdec46fb6773d8d68eb04fb6f742b95e89",
 	"mutex_acquire":         "8819b3c8d2a6c661c2870bfe879e5504ee0553eb",
 	"mutex_acquire_owned":   "41fbb9314dae010afa4b0c745134446670476c13",
-	"multi_acquire":         "157e88dd93d6db6176cd30d06b1e973bafd1f28c",
-	"multi_release":         "9c6c1b7568f62a15db805f09656621541bf54d07",
-	"fair_acquire":          "e5e32f8c3721fa5af18c4457f90c19dbf829141a",
-	"fair_release":          "f89414cd0057b8ff9d83864c09d5baaeed4cddaf",
+	"multi_acquire":         "5bc2c0aa6a605e74ec2f85ecdd3c9f5126d73c2f",
+	"multi_release":         "71f0b817376434239a831779b8bc5a21c9b55a3a",
+	"fair_acquire":          "49b99d36850aec9ddc10157e955bd4de51047ff2",
+	"fair_release":          "c22b5236dadde08fc25fdad1de2224f3b651d628",
 	"rw_lock":               "7c2f30f8d1829232506199ac36aab905a8471dee",
-	"rw_release":            "cc0c2ed115e23fad5b46987d7f996772724aeb2e",
+	"rw_release":            "fa3edd69a5b5f3fac701a4516011039b22b01d5b",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",
-	"rw_rlock":              "0b99b83bba0bded4e08e102fdece764d4f7cb722",
+	"rw_rlock":              "cbca2aba05c8c05c74da4463fd335923c43bf46e",
 	"release":               "99725df1739b85d0333665d9d3ae01ba5e5b7211",
-	"release_wake":          "469a5fcb531d4d54c6377583accbc622df92b1af",
-	"release_or_mark":       "4e74b4e3cdfd970b0044564d2939f36aeadd10a8",
-	"mutex_leave":           "618574419d79d75f55bc8e94a96674b7e8d96d44",
-	"release_owned":         "52e17b96523803afb60ada69fd83c18df9df9a3f",
+	"release_wake":          "281e4e3f854c3bfefc25806a5b21160d935e04ba",
+	"release_or_mark":       "2b188c854606f7b559980b384ea0c24b1e014fe5",
+	"mutex_leave":           "d97a63acc3c0b7d7a9570da40492d180a650aa4b",
+	"release_owned":         "6379ca802c66a64cd30b048163e46eba7233f9fb",
 	"latch_count_down":      "fef91623f673272f6d6ca4f3651a7395b1a4f367",
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "6e409b14df5417178775bd09cbb834819136c4b1",
 	"latch_unset":           "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
-	"semaphore_acquire":     "aae095af04aa0807f082383e3a64bb6a9134eb50",
+	"semaphore_acquire":     "59fedabe0121564ad6d789c1e62e28b50dbe1a37",
 	"semaphore_available":   "f4f74dddc9865935328bc725c5a25cebde42da93",
-	"semaphore_extend":      "866fd4e23eb653e1c4768fde2552c9472ed5773b",
+	"semaphore_extend":      "32cedbfe14b723dbc69a27317bcf00f7f77b95f0",
 	"semaphore_fence_raise": "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
-	"semaphore_release":     "10c238aa1c4d361c03190a15738cde7f469a8678",
-	"semaphore_set_permits": "669d2e6d0c7c6422f4e7e0c6fb55c48e8378ed70",
+	"semaphore_release":     "ba443a765e0046aeabfda6e4ab36ab35da3b15a3",
+	"semaphore_set_permits": "d233913702f7539fc88b3427a845134da18a7755",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {
@@ -254,4 +255,46 @@ func TestNatives(t *testing.T) {
 
 func params(op spec.Op) []spec.Param {
 	return append(slices.Clone(op.Keys), op.Args...)
+}
+
+// TestFormatsMatchTheScripts checks the scripts' side of the formats they
+// share with core (core's test checks the other): lib/formats.lua declares
+// each as spec/formats.go says, and no script spells one out elsewhere.
+func TestFormatsMatchTheScripts(t *testing.T) {
+	const file = "lib/formats.lua"
+	decl := regexp.MustCompile(`^local (\w+) = (.+)$`)
+	declared := map[string]string{}
+	for line := range strings.Lines(lua.Source(file)) {
+		if m := decl.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			declared[m[1]] = m[2]
+		}
+	}
+	var literals []string
+	for _, f := range spec.Formats {
+		want := "'" + f.Value + "'"
+		if _, err := strconv.Atoi(f.Value); err == nil {
+			want = f.Value
+		} else {
+			literals = append(literals, f.Value)
+		}
+		if got, ok := declared[f.Name]; !ok || got != want {
+			t.Errorf("%s: local %s = %s, spec/formats.go says %s", file, f.Name, got, want)
+		}
+		delete(declared, f.Name)
+	}
+	for name := range declared {
+		t.Errorf("%s declares %s, which spec/formats.go lacks", file, name)
+	}
+	formats := lua.Source(file)
+	for _, name := range lua.Names() {
+		src := strings.Replace(lua.Source(name), formats, "", 1)
+		for line := range strings.Lines(src) {
+			code, _, _ := strings.Cut(line, "--")
+			for _, lit := range literals {
+				if strings.Contains(code, lit) {
+					t.Errorf("%s spells out %q: use the local of %s", name, lit, file)
+				}
+			}
+		}
+	}
 }

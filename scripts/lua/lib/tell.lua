@@ -10,9 +10,12 @@
 -- ticket key holds ("...:t:<client id>:<random>"): an exact channel costs the server
 -- one lookup per event, where a pattern per client would cost a match per
 -- client on every keyspace event.
+
+-- #include lib/formats.lua
+
 local function tell(ticket, fence, secret)
-  local id = string.match(ticket, ':t:([^:]+):[^:]*$')
+  local id = string.match(ticket, ticketInfix .. '([^:]+):[^:]*$')
   if id then
-    redis.call('publish', 'redlock:client:' .. id, string.format('%.0f %s %s', fence, secret or '', ticket))
+    redis.call('publish', clientChannel .. id, string.format('%.0f %s %s', fence, secret or '', ticket))
   end
 end

@@ -1,0 +1,14 @@
+package core
+
+// The string formats core shares with the scripts, each declared once
+// here and once in scripts/lua/lib/formats.lua; spec/formats.go documents
+// them, and a test checks both sides against it.
+const (
+	ticketInfix     = ":t:"             // <key>:t:<client id>:<random>: the scripts find the Client's channel there
+	clientChannel   = "redlock:client:" // + the Client's id: where the scripts tell its waiters
+	digestHexDigits = 13                // a Semaphore lease's slot digest: 52 bits
+)
+
+// digestBound bounds slot digests and scan seeds: 2^52, exact in a Lua
+// double.
+const digestBound = 1 << (4 * digestHexDigits)

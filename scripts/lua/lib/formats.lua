@@ -1,0 +1,6 @@
+-- The string formats the scripts share with package core, each declared
+-- once here and once in core/formats.go; spec/formats.go documents them
+-- and its test checks this file against it.
+local ticketInfix = ':t:'
+local clientChannel = 'redlock:client:'
+local digestHexDigits = 13

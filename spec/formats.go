@@ -1,0 +1,19 @@
+package spec
+
+// Format is a string shape that package core and the scripts both rely
+// on: core writes what a script parses, or the reverse. Each side declares
+// it once, core in core/formats.go and the scripts in lib/formats.lua; the
+// spec and core tests check both against this list, so neither side can
+// change one alone.
+type Format struct {
+	Name  string // the name on both sides: a Go constant and a Lua local
+	Value string // the Go constant's value; the Lua local's, quoted unless a number
+	Doc   string
+}
+
+// Formats are the shapes shared by core and the scripts.
+var Formats = []Format{
+	{"ticketInfix", ":t:", "a waiter's ticket key is its primitive's key, this, the Client's id, ':' and a random part: the scripts find the Client's channel from it"},
+	{"clientChannel", "redlock:client:", "the channel a Client hears its waiters' grants on is this and the Client's id; a grant is the message \"<fence> <secret> <ticket>\""},
+	{"digestHexDigits", "13", "a Semaphore lease's slots are known by a digest of 13 hex digits (52 bits), exact in a Lua double and an int64; core draws its scan seeds below 2^52 too"},
+}
