@@ -14,11 +14,10 @@ import (
 // runClient runs the cases about what every primitive shares through its
 // Client: the keys names make, Close, cancelled contexts, node timeouts.
 func runClient(t *testing.T, e env) {
-	// The cases on servers of their own (redis-server's replicas and
-	// clusters) run alongside the others, in the Redis cells only: they
-	// start Redis whatever the cell's server.
-	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
-	ownCluster := e.cluster && e.server == "redis7"
+	// The cases on servers of their own (the cell's server, as replicas
+	// and clusters) run alongside the others.
+	own := !e.cluster && len(e.addrs) == 1 && e.server != "miniredis"
+	ownCluster := e.cluster
 	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,

@@ -27,7 +27,7 @@ import (
 // the lock after A's release, with a higher token.
 func testFailover(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc := ownServers(t, ctx, 1)
+	lc := ownServers(t, ctx, e, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
 	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}

@@ -23,7 +23,7 @@ import (
 // the cluster, and the Client stops listening to it.
 func testNewMasterNotifies(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc := ownServers(t, ctx, 1)
+	lc := ownServers(t, ctx, e, 1)
 	seeds := strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")
 	c := e.clientOn(t, []string{seeds}, core.WithTTL(20*time.Second), core.WithNodeTimeout(time.Second))
 	added, err := lc.AddMaster(ctx)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -9,15 +10,16 @@ import (
 	"github.com/redlockgo/redlock/internal/matrix"
 )
 
-// ownServers starts servers for the case alone, from redis-server on
-// PATH, killed at t.Cleanup: a Redis Cluster of masters masters with a
-// replica each, or with masters 0 one master and its replica (not a
-// cluster). The case may pause, kill and promote them.
-func ownServers(t *testing.T, ctx context.Context, masters int) *matrix.LocalCluster {
+// ownServers starts servers for the case alone, of the cell's server,
+// killed at t.Cleanup: a Cluster of masters masters with a replica each,
+// or with masters 0 one master and its replica (not a cluster). The case
+// may pause, kill and promote them.
+func ownServers(t *testing.T, ctx context.Context, e env, masters int) *matrix.LocalCluster {
 	t.Helper()
-	start := func(ctx context.Context) (*matrix.LocalCluster, error) { return matrix.StartCluster(ctx, masters) }
+	bin := e.binary(t)
+	start := func(ctx context.Context) (*matrix.LocalCluster, error) { return matrix.StartCluster(ctx, bin, masters) }
 	if masters == 0 {
-		start = matrix.StartPair
+		start = func(ctx context.Context) (*matrix.LocalCluster, error) { return matrix.StartPair(ctx, bin) }
 	}
 	lc, err := start(ctx)
 	if err != nil {
@@ -25,6 +27,24 @@ func ownServers(t *testing.T, ctx context.Context, masters int) *matrix.LocalClu
 	}
 	t.Cleanup(lc.Close)
 	return lc
+}
+
+// binary is the program of the cell's server: redis-server on PATH, or
+// valkey-server, which scripts/test.sh runs from the chroot it names in
+// REDLOCK_VALKEY_CHROOT (valkey-server on PATH without it).
+func (e env) binary(t *testing.T) matrix.Binary {
+	switch e.server {
+	case "redis7":
+		return matrix.RedisServer
+	case "valkey9":
+		root := os.Getenv("REDLOCK_VALKEY_CHROOT")
+		if root != "" && os.Geteuid() != 0 {
+			t.Fatalf("valkey-server runs in the chroot %s (REDLOCK_VALKEY_CHROOT), which needs root: run the tests as root, or unset it with valkey-server on PATH", root)
+		}
+		return matrix.Binary{Name: "valkey-server", Root: root}
+	}
+	t.Fatalf("no servers of its own for a %s cell", e.server)
+	return matrix.Binary{}
 }
 
 // plain returns a go-redis client to the one server at addr, closed at

@@ -20,7 +20,7 @@ import (
 // goes through, and the replica holds what the master holds.
 func testReplicaAcks(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	pair := ownServers(t, ctx, 0)
+	pair := ownServers(t, ctx, e, 0)
 	master, replica := pair.Masters[0], pair.Replicas[0]
 	m, r := plain(t, master), plain(t, replica)
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(300 * time.Millisecond)}
@@ -121,7 +121,7 @@ func testReplicaAcks(t *testing.T, e env) {
 // replica left to wait for, and B is refused.
 func testFailoverLosesNoGrant(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	lc := ownServers(t, ctx, 1)
+	lc := ownServers(t, ctx, e, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
 	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
 	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
@@ -215,7 +215,7 @@ func eventually(d time.Duration, cond func() bool) bool {
 // master did not change. Semaphore.Extend by permit ID waits as well.
 func testReplicaCounts(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
-	pair := ownServers(t, ctx, 0)
+	pair := ownServers(t, ctx, e, 0)
 	master, replica := pair.Masters[0], pair.Replicas[0]
 	m, r := plain(t, master), plain(t, replica)
 	replicas := func(want string) { // connected, and synced when one

@@ -16,7 +16,7 @@ import (
 // costs an acquisition.
 func BenchmarkReplicaAcks(b *testing.B) {
 	ctx := context.Background()
-	pair, err := matrix.StartPair(ctx)
+	pair, err := matrix.StartPair(ctx, matrix.RedisServer)
 	if err != nil {
 		b.Skipf("a master and its replica: %v", err)
 	}

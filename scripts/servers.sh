@@ -166,7 +166,8 @@ servers_start() {
 
   for p in "${valkey[@]}"; do servers_check_valkey "$p"; done
 
-  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR
+  # The cases that start Valkey servers of their own run them from the chroot.
+  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT
   REDLOCK_TEST_NODES=$(servers_join "${nodes[@]/#/127.0.0.1:}")
   # The seeds are the masters (redis-cli makes the first three masters);
   # clients find the replicas through them.
@@ -222,7 +223,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   start)
     servers_start
     trap - EXIT INT TERM HUP # leave them running for "stop"
-    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR; do
+    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT; do
       printf 'export %s="%s"\n' "$v" "${!v}"
     done >"$envfile"
     echo "servers: wrote $envfile; stop with: $0 stop $envfile"

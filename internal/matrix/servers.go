@@ -115,14 +115,17 @@ func identify(ctx context.Context, addr string) (kind, version string, err error
 // redis-server is there, of Valkey when valkey-server is. stop kills them and removes
 // their files; it is safe to call on error.
 func Local(ctx context.Context) (servers []Server, stop func(), err error) {
-	p, err := newProcs()
+	p, err := newProcs("")
 	if err != nil {
 		return nil, func() {}, err
 	}
 	stop, start, dir := p.stop, p.start, p.dir
-	for _, kind := range []struct{ name, bin string }{{"redis7", "redis-server"}, {"valkey9", "valkey-server"}} {
-		bin, err := exec.LookPath(kind.bin)
-		if err != nil {
+	for _, kind := range []struct {
+		name string
+		bin  Binary
+	}{{"redis7", RedisServer}, {"valkey9", Binary{Name: "valkey-server"}}} {
+		bin := kind.bin
+		if _, err := exec.LookPath(bin.Name); err != nil {
 			continue
 		}
 		s := Server{Name: kind.name}
@@ -166,42 +169,63 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 	return servers, stop, nil
 }
 
-// procs are throwaway servers, their files in dir.
-type procs struct {
-	dir  string
-	mu   sync.Mutex
-	cmds map[string]*exec.Cmd // by address
+// A Binary is a server program to start: redis-server or valkey-server,
+// on PATH, or in the chroot at Root (whose files the servers then keep
+// under Root too).
+type Binary struct {
+	Name string
+	Root string
 }
 
-func newProcs() (*procs, error) {
-	dir, err := os.MkdirTemp("", "redlock-matrix-servers-")
+// RedisServer is redis-server on PATH.
+var RedisServer = Binary{Name: "redis-server"}
+
+// command runs the server with args; paths in args are the server's.
+func (b Binary) command(args ...string) *exec.Cmd {
+	if b.Root == "" {
+		return exec.Command(b.Name, args...)
+	}
+	return exec.Command("chroot", append([]string{b.Root, b.Name}, args...)...)
+}
+
+// procs are throwaway servers, their files in dir, which the servers see
+// as the path under root (a chroot's directory, or "" for this host's /).
+type procs struct {
+	dir, root string
+	mu        sync.Mutex
+	cmds      map[string]*exec.Cmd // by address
+}
+
+func newProcs(root string) (*procs, error) {
+	dir, err := os.MkdirTemp(filepath.Join(root, os.TempDir()), "redlock-matrix-servers-")
 	if err != nil {
 		return nil, err
 	}
-	return &procs{dir: dir, cmds: map[string]*exec.Cmd{}}, nil
+	return &procs{dir: dir, root: root, cmds: map[string]*exec.Cmd{}}, nil
 }
 
-// start starts bin (redis-server or valkey-server) on a free port, as a
+// start starts bin, which must run under p's root, on a free port, as a
 // cluster node if cluster, and returns its address.
-func (p *procs) start(bin string, cluster bool) (string, error) {
+func (p *procs) start(bin Binary, cluster bool) (string, error) {
 	port, err := freePort(cluster)
 	if err != nil {
 		return "", err
 	}
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", p.dir}
+	dir := strings.TrimPrefix(p.dir, p.root) // as the server sees it
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
 	if cluster {
-		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(p.dir, fmt.Sprintf("nodes-%d.conf", port)))
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
 	}
 	log, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("%d.log", port)))
 	if err != nil {
 		return "", err
 	}
 	defer log.Close()
-	cmd := exec.Command(bin, args...)
+	cmd := bin.command(args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("%s: %w", bin, err)
+		return "", fmt.Errorf("%s: %w", bin.Name, err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	p.mu.Lock()
@@ -252,13 +276,14 @@ func (p *procs) stop() {
 // master, then promote its replica.
 type LocalCluster struct {
 	Masters, Replicas []string // Replicas[i] replicates Masters[i]
+	bin               Binary
 	p                 *procs
 }
 
-// StartCluster starts a Redis Cluster of masters masters, each with a
-// replica, from redis-server on PATH, and waits until it is formed.
-func StartCluster(ctx context.Context, masters int) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, masters, true)
+// StartCluster starts a Cluster of masters masters, each with a replica,
+// from bin, and waits until it is formed.
+func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, error) {
+	lc, err := startLocal(ctx, bin, masters, true)
 	if err == nil {
 		if err = formCluster(ctx, lc.Masters, lc.Replicas); err != nil {
 			lc.Close()
@@ -268,13 +293,9 @@ func StartCluster(ctx context.Context, masters int) (*LocalCluster, error) {
 }
 
 // startLocal starts masters masters and as many replicas, not linked yet,
-// from redis-server on PATH, and waits until each answers PING.
-func startLocal(ctx context.Context, masters int, cluster bool) (*LocalCluster, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, err
-	}
-	p, err := newProcs()
+// from bin, and waits until each answers PING.
+func startLocal(ctx context.Context, bin Binary, masters int, cluster bool) (*LocalCluster, error) {
+	p, err := newProcs(bin.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -291,14 +312,13 @@ func startLocal(ctx context.Context, masters int, cluster bool) (*LocalCluster, 
 		p.stop()
 		return nil, err
 	}
-	return &LocalCluster{Masters: slices.Clip(addrs[:masters]), Replicas: addrs[masters:], p: p}, nil
+	return &LocalCluster{Masters: slices.Clip(addrs[:masters]), Replicas: addrs[masters:], bin: bin, p: p}, nil
 }
 
-// StartPair starts one Redis master and its replica (REPLICAOF), not a
-// cluster, from redis-server on PATH, and waits until the replica's link
-// is up.
-func StartPair(ctx context.Context) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, 1, false)
+// StartPair starts one master and its replica (REPLICAOF), not a
+// cluster, from bin, and waits until the replica's link is up.
+func StartPair(ctx context.Context, bin Binary) (*LocalCluster, error) {
+	lc, err := startLocal(ctx, bin, 1, false)
 	if err != nil {
 		return nil, err
 	}
@@ -323,11 +343,7 @@ func StartPair(ctx context.Context) (*LocalCluster, error) {
 // waits until every node knows it: a master without slots, until the
 // caller gives it some.
 func (lc *LocalCluster) AddMaster(ctx context.Context) (string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", err
-	}
-	a, err := lc.p.start(bin, true)
+	a, err := lc.p.start(lc.bin, true)
 	if err != nil {
 		return "", err
 	}
