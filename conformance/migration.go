@@ -47,6 +47,22 @@ func testSlotMigration(t *testing.T, e env) {
 		}
 	}
 	during("TryLock with a 1s node timeout", 300*time.Millisecond, patient.Mutex(n).TryLock)
+	// A release is asked again while the slot migrates, within the lease's
+	// TTL: one that gave up after its node timeout would leave the lock to
+	// expire. (Under Notify it also names the lock's line, which does not
+	// exist here: a slot migrating refuses such a script until it moved.)
+	hasty := e.client(t, core.WithTTL(20*time.Second))
+	if l, err = hasty.Mutex(n).TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.whileMigrating(t, ctx, cc, lockKey(n), time.Second, func() { err = l.Unlock(ctx) })
+	if err != nil {
+		t.Errorf("Unlock while its slot migrated: %v", err)
+	}
+	if left := cc.Exists(ctx, lockKey(n)).Val(); left != 0 {
+		t.Errorf("the lock is still held after its Unlock while its slot migrated")
+	}
+	last = l.Token()
 	// Half a second: a node that answers nothing for that long on a
 	// loaded machine is down as far as Lock can tell, and Lock says
 	// ErrNoQuorum.

@@ -200,6 +200,12 @@ type ballot[T any] struct {
 	// and a context that ended bounds it even when the answers split.
 	patient bool
 	until   <-chan struct{}
+	// serveUntil, when not zero, has a node that answers it cannot serve
+	// the call yet (driver.IsTransient: a Cluster slot migrating, a
+	// failover) asked again until then, or until Close, each try within
+	// the node timeout: a release, worth retrying while its hold lasts.
+	// Otherwise the retries end with the node timeout.
+	serveUntil time.Time
 	// late, when not nil, gets the reply of each node still out when vote
 	// returned, in the background.
 	late func(i int, r reply[T])
@@ -225,9 +231,23 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 		return out
 	}
 	call := func(i int) reply[T] {
-		nctx, cancel := context.WithTimeout(ctx, o.perNodeTimeout())
+		try := o.perNodeTimeout()
+		nctx, cancel := context.WithDeadline(ctx, later(b.serveUntil, time.Now().Add(try)))
 		defer cancel()
-		r := retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) { return op(ctx, i, c.nodes[i]) })
+		if !b.serveUntil.IsZero() {
+			go func() {
+				select {
+				case <-c.closing:
+					cancel()
+				case <-nctx.Done():
+				}
+			}()
+		}
+		r := retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) {
+			ctx, cancel := context.WithTimeout(ctx, try)
+			defer cancel()
+			return op(ctx, i, c.nodes[i])
+		})
 		c.nodes[i].heard(r.err)
 		return r
 	}
@@ -363,6 +383,14 @@ func retryTransient[T any](ctx context.Context, n *node, op func(context.Context
 	}
 }
 
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // errWasChanging marks the error of a call whose node had answered that
 // it could not serve it yet (driver.IsTransient) before the call failed
 // otherwise, as when its node timeout ended during a retry.
@@ -374,7 +402,13 @@ var errWasChanging = errors.New("the node answered before that it cannot serve t
 // ended and a majority answered it waits for no stalled node (see
 // ballot.patient); the replies of those are errNoAnswerYet.
 func detached[T any](ctx context.Context, c *Client, o *options, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
-	return vote(context.WithoutCancel(ctx), c, o, op, ballot[T]{yes: func(T) bool { return true }, patient: true, until: ctx.Done()})
+	return detachedUntil(ctx, c, o, time.Time{}, op)
+}
+
+// detachedUntil is detached, where a node that cannot serve the call yet
+// is asked again until serveUntil (see ballot).
+func detachedUntil[T any](ctx context.Context, c *Client, o *options, serveUntil time.Time, op func(ctx context.Context, i int, n *node) (T, error)) []reply[T] {
+	return vote(context.WithoutCancel(ctx), c, o, op, ballot[T]{yes: func(T) bool { return true }, patient: true, until: ctx.Done(), serveUntil: serveUntil})
 }
 
 // notWon is the error of an acquisition attempt that did not win:

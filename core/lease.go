@@ -324,8 +324,14 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	}
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
-	// release that lands late deletes only this lease's hold.
-	replies := detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, n *node) (bool, error) {
+	// release that lands late deletes only this lease's hold. A node that
+	// cannot serve it yet (a Cluster slot migrating, a failover) is asked
+	// again while the hold lasts and ctx allows: after that its keys expire.
+	serveUntil := l.Until()
+	if d, ok := ctx.Deadline(); ok && d.Before(serveUntil) {
+		serveUntil = d
+	}
+	replies := detachedUntil(ctx, l.c, &l.opts, serveUntil, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
 	})
 	switch {
