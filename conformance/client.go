@@ -38,6 +38,7 @@ func runClient(t *testing.T, e env) {
 	}
 	if ownCluster && e.strategy == core.Notify {
 		cases["NewMasterNotifies"] = testNewMasterNotifies
+		cases["HandOffsStayInShard"] = testHandOffsStayInShard
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -6,6 +6,7 @@ package core
 const (
 	ticketInfix     = ":t:"             // <key>:t:<client id>:<random>: the scripts find the Client's channel there
 	clientChannel   = "redlock:client:" // + the Client's id: where the scripts tell its waiters
+	shardInfix      = ":c:"             // <ticket key before ticketInfix>:c:<client id>: the sharded channel on a Cluster
 	digestHexDigits = 13                // a Semaphore lease's slot digest: 52 bits
 )
 

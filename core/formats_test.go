@@ -16,6 +16,7 @@ func TestFormatsMatchSpec(t *testing.T) {
 	ours := map[string]string{
 		"ticketInfix":     ticketInfix,
 		"clientChannel":   clientChannel,
+		"shardInfix":      shardInfix,
 		"digestHexDigits": strconv.Itoa(digestHexDigits),
 	}
 	for _, f := range spec.Formats {

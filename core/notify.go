@@ -23,9 +23,12 @@ type notifier struct {
 	ticketsReady atomic.Bool   // every node delivers this Client's ticket events
 	subs         []*subscriber // by node
 
+	sharded bool // a node is a Redis Cluster: tickets have sharded channels (notify_shard.go)
+
 	mu      sync.Mutex
 	keys    map[string]*keyWaiters
 	tickets map[string]*ticket // the queued Mutex waiters, by ticket key
+	shards  map[string]*shardSub
 	closed  bool
 }
 
@@ -47,7 +50,7 @@ type subscriber struct {
 // newNotifier checks that every node can deliver keyspace notifications
 // and, unless WithNotifyConfig(false), makes the servers publish them.
 func newNotifier(c *Client) (waiter, error) {
-	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
+	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}, shards: map[string]*shardSub{}}
 	for i, nd := range c.nodes {
 		nt, ok := nd.d.(driver.Notifier)
 		if !ok || nd.d.Protocol() != 3 {
@@ -55,6 +58,7 @@ func newNotifier(c *Client) (waiter, error) {
 				ErrNotifyUnsupported, i, nd.d.Name(), nd.d.Protocol())
 		}
 		n.subs = append(n.subs, &subscriber{nt: nt, node: i})
+		n.sharded = n.sharded || nd.cluster
 	}
 	if c.opts.notifyConfig {
 		if err := configure(c, n.subs); err != nil {
@@ -212,9 +216,11 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 func (n *notifier) deliverer(node int, prefix string) func(channel, event string) {
 	own := n.c.channel()
 	return func(channel, event string) {
-		if channel == own {
+		tickets, shard := n.ownShard(channel)
+		if channel == own || shard {
 			fence, rest, _ := strings.Cut(event, " ")
-			if secret, ticket, ok := strings.Cut(rest, " "); ok {
+			// A sharded channel speaks for its own name's tickets only.
+			if secret, ticket, ok := strings.Cut(rest, " "); ok && (!shard || strings.HasPrefix(ticket, tickets)) {
 				n.handedOn(node, ticket, fence, secret)
 			}
 			return

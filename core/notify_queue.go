@@ -43,6 +43,7 @@ type ticket struct {
 	stem    string      // its tokens are stem and a number, seq (see rotate)
 	seq     int
 	earlier []string // the tokens it gave up, the last few
+	sharded bool     // counted on its sharded channel (notify_shard.go)
 }
 
 // newTicket registers a ticket in the queue of the Mutex called name,
@@ -119,6 +120,9 @@ func (n *notifier) dropTicket(t *ticket) {
 	n.mu.Lock()
 	delete(n.tickets, t.key)
 	n.mu.Unlock()
+	if t.sharded {
+		n.shardLeave(t.key)
+	}
 }
 
 // subscribeTickets subscribes, once per node, the Client's own channel, on
@@ -211,6 +215,10 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 // lost event it retries at the holder's TTL anyway; a waiter that could not
 // queue polls with backoff.
 func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attempt int, holderTTL time.Duration) error {
+	if t.join && !t.sharded { // queued: a release may tell it
+		t.sharded = true
+		n.shardJoin(t.key)
+	}
 	b := o.backoff
 	retry := b.Delay(attempt)
 	if t.join {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 )
 
 // ListenFunc opens a Listener on one node, as Notifier.Listen does.
@@ -24,8 +25,15 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 // that appeared gets a Listener with everything subscribed so far, and the
 // Listener of one that left the cluster is closed. deliver is called from
 // one goroutine at a time.
-func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), deliver func(channel, payload string)) (Listener, error) {
-	l := &eachListener{nodes: nodes, ls: map[string]Listener{}, channels: map[string]bool{}}
+//
+// The Listener is a ShardListener when owner, which returns the address of
+// the master that serves a channel's slot now, is not nil, and the nodes'
+// Listeners are ShardNodeListeners: a sharded channel is subscribed on
+// that master alone, and subscribed again where its slot went when the
+// master drops it.
+func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), owner func(ctx context.Context, channel string) (string, error), deliver func(channel, payload string)) (Listener, error) {
+	l := &eachListener{nodes: nodes, owner: owner, ls: map[string]Listener{}, channels: map[string]bool{},
+		shards: map[string]string{}, closing: make(chan struct{})}
 	l.deliver = func(channel, payload string) {
 		l.dmu.Lock()
 		defer l.dmu.Unlock()
@@ -42,13 +50,19 @@ func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]Lis
 
 type eachListener struct {
 	nodes   func(context.Context) (map[string]ListenFunc, error)
+	owner   func(ctx context.Context, channel string) (string, error)
 	deliver func(channel, payload string)
 	dmu     sync.Mutex // one deliver at a time, across the nodes' Listeners
 
 	mu       sync.Mutex
 	ls       map[string]Listener // by node address
 	channels map[string]bool     // what a new node's Listener subscribes
+	shards   map[string]string   // the sharded channels, by the address holding each ("" while it is placed)
 	closed   bool
+
+	smu     sync.Mutex     // one placement of a sharded channel at a time
+	closing chan struct{}  // closed by Close: the placements in the background end
+	placing sync.WaitGroup // the placements in the background
 }
 
 var errListenerClosed = errors.New("redlock: listener closed")
@@ -57,6 +71,14 @@ var errListenerClosed = errors.New("redlock: listener closed")
 // the others have, closes those of the nodes that left, and returns every
 // node's Listener.
 func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
+	// Closed once l.mu is released: a closing Listener may report lost
+	// sharded channels, which takes l.mu.
+	var gone []Listener
+	defer func() {
+		for _, nl := range gone {
+			nl.Close()
+		}
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -70,8 +92,14 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 	if len(nodes) > 0 { // none known: the client lost track, not the cluster its nodes
 		for addr, nl := range l.ls {
 			if nodes[addr] == nil {
-				nl.Close() // its goroutines end at once: the node is gone
+				gone = append(gone, nl) // its goroutines end at once: the node is gone
 				delete(l.ls, addr)
+				for ch, at := range l.shards {
+					if at == addr {
+						l.shards[ch] = ""
+						l.placeLater(ch)
+					}
+				}
 			}
 		}
 	}
@@ -80,12 +108,15 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 			continue
 		}
 		nl, err := listen(ctx, l.deliver)
+		if sl, ok := nl.(ShardNodeListener); ok && err == nil {
+			sl.OnShardLost(func(channel string) { l.lost(addr, channel) })
+		}
 		if err == nil && len(l.channels) > 0 {
 			err = nl.Subscribe(ctx, slices.Collect(maps.Keys(l.channels))...)
 		}
 		if err != nil {
 			if nl != nil {
-				nl.Close()
+				gone = append(gone, nl)
 			}
 			errs = append(errs, fmt.Errorf("node %s: %w", addr, err))
 			continue
@@ -146,6 +177,120 @@ func (l *eachListener) Close() error {
 	l.mu.Lock()
 	ls := l.ls
 	l.ls, l.closed = nil, true
+	if l.shards != nil {
+		close(l.closing)
+		l.shards = nil
+	}
 	l.mu.Unlock()
+	l.placing.Wait()
 	return each(ls, func(nl Listener) error { return nl.Close() })
+}
+
+var errNoShards = errors.New("redlock: this cluster client cannot route sharded channels")
+
+// SSubscribe subscribes a sharded channel on the master that serves its
+// slot, and keeps it subscribed: where a master drops it (the slot moved,
+// the connection broke, the master left), it is placed again.
+func (l *eachListener) SSubscribe(ctx context.Context, channel string) error {
+	if l.owner == nil {
+		return errNoShards
+	}
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	l.mu.Lock()
+	if _, ok := l.shards[channel]; !ok && !l.closed {
+		l.shards[channel] = ""
+	}
+	l.mu.Unlock()
+	err := l.placeLocked(ctx, channel)
+	if err != nil {
+		l.mu.Lock()
+		if at, ok := l.shards[channel]; ok && at == "" {
+			l.placeLater(channel)
+		}
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// placeLocked subscribes channel on the master of its slot, unless it is
+// not wanted or held already. l.smu is held.
+func (l *eachListener) placeLocked(ctx context.Context, channel string) error {
+	l.mu.Lock()
+	at, wanted := l.shards[channel]
+	l.mu.Unlock()
+	if !wanted || at != "" {
+		return nil
+	}
+	addr, err := l.owner(ctx, channel)
+	if err != nil {
+		return err
+	}
+	ls, err := l.grow(ctx)
+	nl, ok := ls[addr].(ShardNodeListener)
+	if !ok {
+		return errors.Join(err, fmt.Errorf("redlock: no listener for sharded channels on %s", addr))
+	}
+	if err := nl.SSubscribe(ctx, channel); err != nil {
+		return fmt.Errorf("node %s: %w", addr, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, wanted := l.shards[channel]; wanted {
+		l.shards[channel] = addr
+	}
+	return nil
+}
+
+// SUnsubscribe drops a sharded channel.
+func (l *eachListener) SUnsubscribe(ctx context.Context, channel string) error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	l.mu.Lock()
+	at := l.shards[channel]
+	delete(l.shards, channel)
+	nl, _ := l.ls[at].(ShardNodeListener)
+	l.mu.Unlock()
+	if nl == nil {
+		return nil
+	}
+	return nl.SUnsubscribe(ctx, channel)
+}
+
+// lost places again a sharded channel that the master at addr dropped.
+func (l *eachListener) lost(addr, channel string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at, ok := l.shards[channel]; ok && at == addr {
+		l.shards[channel] = ""
+		l.placeLater(channel)
+	}
+}
+
+// placeLater places channel in the background, trying for a while: the
+// slot's new master is known once the cluster agrees on it. Until then,
+// and if it never is, the messages of the channel go to the classic
+// channels (see lib/tell.lua). l.mu is held.
+func (l *eachListener) placeLater(channel string) {
+	l.placing.Add(1)
+	go func() {
+		defer l.placing.Done()
+		for delay := 50 * time.Millisecond; delay <= 5*time.Second; delay *= 2 {
+			t := time.NewTimer(delay)
+			select {
+			case <-l.closing:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			l.smu.Lock()
+			err := l.placeLocked(ctx, channel)
+			l.smu.Unlock()
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+	}()
 }

@@ -80,7 +80,7 @@ func TestListenEach(t *testing.T) {
 	c := &fakeCluster{nodes: map[string]*fakeListener{}}
 	a, b := c.add("a"), c.add("b")
 	var got []string // no lock: deliver must be called one at a time (-race checks)
-	l, err := ListenEach(ctx, c.list, func(channel, _ string) { got = append(got, channel) })
+	l, err := ListenEach(ctx, c.list, nil, func(channel, _ string) { got = append(got, channel) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestListenEach(t *testing.T) {
 
 func TestListenEachNoNodes(t *testing.T) {
 	none := func(context.Context) (map[string]ListenFunc, error) { return nil, nil }
-	if _, err := ListenEach(context.Background(), none, func(string, string) {}); err == nil {
+	if _, err := ListenEach(context.Background(), none, nil, func(string, string) {}); err == nil {
 		t.Fatal("ListenEach over no nodes succeeded")
 	}
 }

@@ -52,3 +52,29 @@ type Listener interface {
 	// Listener started; deliver is not called after it returns.
 	Close() error
 }
+
+// ShardListener is a Listener that can also hold sharded subscriptions
+// (SSUBSCRIBE: Redis 7 and Valkey). On a Redis Cluster a sharded message
+// stays in the shard that owns its channel's slot, where a classic one goes
+// to every node. Its messages come through the same deliver.
+type ShardListener interface {
+	Listener
+	// SSubscribe subscribes one sharded channel and returns once the
+	// server confirmed it, or with its error (MOVED, an unknown command).
+	// A cluster's Listener keeps it subscribed where its slot is served,
+	// also after the slot moved, until SUnsubscribe.
+	SSubscribe(ctx context.Context, channel string) error
+	// SUnsubscribe drops a sharded channel.
+	SUnsubscribe(ctx context.Context, channel string) error
+}
+
+// ShardNodeListener is the Listener of one server that ListenEach can give
+// sharded channels: it reports those the server dropped.
+type ShardNodeListener interface {
+	ShardListener
+	// OnShardLost sets lost, called with a sharded channel that the
+	// server dropped (its slot moved: the server pushes SUNSUBSCRIBE) or
+	// whose connection broke; from the Listener's goroutine, once each
+	// time, and it must not block. It is set before the first SSubscribe.
+	OnShardLost(lost func(channel string))
+}

@@ -184,7 +184,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "281e4e3f854c3bfefc25806a5b21160d935e04ba",
+	SHA1:   "06832c94e7cfae7b2358c12a2445b0020e2b3945",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -196,7 +196,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "d97a63acc3c0b7d7a9570da40492d180a650aa4b",
+	SHA1:   "550d9c940b0698c1ef80ab1d2e30b4a7748a3e26",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -208,7 +208,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "2b188c854606f7b559980b384ea0c24b1e014fe5",
+	SHA1:   "09ece0089316c79dd1a4b6e34486ffb4621900e0",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -244,7 +244,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "6379ca802c66a64cd30b048163e46eba7233f9fb",
+	SHA1:   "a0310675aa3e964dfd9729e577b45c011ce0db37",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -289,7 +289,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "5bc2c0aa6a605e74ec2f85ecdd3c9f5126d73c2f",
+	SHA1:   "7c1ea73db1d68f1abc5aeb5dde5fcf8b36d61760",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "71f0b817376434239a831779b8bc5a21c9b55a3a",
+	SHA1:   "d91376dbf98dfe598c09376f85d680725237a838",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -332,7 +332,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "49b99d36850aec9ddc10157e955bd4de51047ff2",
+	SHA1:   "a776b06b3ead8c6d114e9d852d58ec2aac5053c8",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -354,7 +354,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "c22b5236dadde08fc25fdad1de2224f3b651d628",
+	SHA1:   "51a1402803ac829b09810c04fd84f486bb672aba",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -373,7 +373,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "cbca2aba05c8c05c74da4463fd335923c43bf46e",
+	SHA1:   "84b777b52401751411631ae755899c336d8733ba",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -436,7 +436,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "fa3edd69a5b5f3fac701a4516011039b22b01d5b",
+	SHA1:   "eed4ca49c14819d09cc9d4407621559e7fc1934b",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -457,7 +457,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "59fedabe0121564ad6d789c1e62e28b50dbe1a37",
+	SHA1:   "5757fcdc9fed429589b70a83ca85bece719dd4c4",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -481,7 +481,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "ba443a765e0046aeabfda6e4ab36ab35da3b15a3",
+	SHA1:   "d5b6c7a4d2bd6d8e802429e7b88371aa79b2fe34",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -493,7 +493,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "32cedbfe14b723dbc69a27317bcf00f7f77b95f0",
+	SHA1:   "fd8db50eb735bc65a84667e63f349589577e3f6c",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -505,7 +505,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "d233913702f7539fc88b3427a845134da18a7755",
+	SHA1:   "a9a2e2d951879e7ed1e6093fdeb897f5989e095f",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

@@ -22,6 +22,14 @@ func (d *Driver) listenCluster(ctx context.Context, cc *redis.ClusterClient, del
 			return nil
 		})
 		return nodes, err
+	}, func(ctx context.Context, channel string) (string, error) {
+		// The client's own map lags behind a slot that moved: ask again.
+		cc.ReloadState(ctx)
+		master, err := cc.MasterForKey(ctx, channel)
+		if err != nil {
+			return "", err
+		}
+		return master.Options().Addr, nil
 	}, deliver)
 }
 

@@ -78,23 +78,43 @@ func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload strin
 	if cc, ok := d.client.(*redis.ClusterClient); ok {
 		return d.listenCluster(ctx, cc, deliver)
 	}
+	return listen(ctx, d.client, deliver, ""), nil
+}
+
+// listen opens a PubSub on client; shard is the one sharded channel it
+// holds, or "".
+func listen(ctx context.Context, client redis.UniversalClient, deliver func(channel, payload string), shard string) *listener {
 	l := &listener{
-		ps:      d.client.Subscribe(context.WithoutCancel(ctx)),
+		client:  client,
+		ps:      client.Subscribe(context.WithoutCancel(ctx)),
 		deliver: deliver,
+		shard:   shard,
 		synced:  map[string]chan struct{}{},
+		shards:  map[string]*listener{},
 		done:    make(chan struct{}),
 	}
 	go l.run(l.ps.ChannelWithSubscriptions())
-	return l, nil
+	return l
 }
 
 type listener struct {
+	client  redis.UniversalClient
 	ps      *redis.PubSub
 	deliver func(channel, payload string)
+	shard   string        // the sharded channel of a shard's listener
 	done    chan struct{} // closed when run returns, after the PubSub closed
 
-	mu     sync.Mutex
-	synced map[string]chan struct{} // by sync channel: closed when confirmed
+	mu        sync.Mutex
+	synced    map[string]chan struct{} // by sync channel: closed when confirmed
+	confirmed bool                     // the server confirmed shard
+	dropped   func()                   // called when the server drops shard
+
+	// The sharded channels, each on a PubSub of its own: go-redis
+	// resubscribes a PubSub's sharded channels in one SSUBSCRIBE after a
+	// reconnect, which the server refuses (CROSSSLOT) for two slots.
+	smu    sync.Mutex
+	shards map[string]*listener
+	lost   func(channel string)
 }
 
 func (l *listener) run(msgs <-chan any) {
@@ -109,7 +129,19 @@ func (l *listener) run(msgs <-chan any) {
 				close(confirmed)
 				delete(l.synced, m.Channel)
 			}
+			var dropped func()
+			if m.Channel == l.shard && l.shard != "" {
+				switch m.Kind {
+				case "ssubscribe":
+					l.confirmed = true
+				case "sunsubscribe": // the slot moved: we never send SUNSUBSCRIBE
+					dropped, l.dropped = l.dropped, nil
+				}
+			}
 			l.mu.Unlock()
+			if dropped != nil {
+				dropped()
+			}
 		}
 	}
 }
@@ -160,7 +192,72 @@ func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
 
 // Close closes the PubSub and waits until its goroutines are done with it.
 func (l *listener) Close() error {
+	l.smu.Lock()
+	shards := l.shards
+	l.shards = nil
+	l.smu.Unlock()
+	for _, sl := range shards {
+		sl.Close()
+	}
 	err := l.ps.Close()
 	<-l.done
 	return err
+}
+
+// SSubscribe subscribes channel on a PubSub of its own, and returns once
+// the server confirmed it: go-redis only writes SSUBSCRIBE, and hides a
+// refusal (MOVED), so a sync channel subscribed after it tells when the
+// server has answered it.
+func (l *listener) SSubscribe(ctx context.Context, channel string) error {
+	sl := listen(ctx, l.client, l.deliver, channel)
+	sl.mu.Lock()
+	sl.dropped = func() {
+		l.smu.Lock()
+		f := l.lost
+		l.smu.Unlock()
+		if f != nil {
+			f(channel)
+		}
+	}
+	sl.mu.Unlock()
+	err := sl.confirm(ctx, func(tok string) error {
+		if err := sl.ps.SSubscribe(ctx, channel); err != nil {
+			return err
+		}
+		return sl.ps.Subscribe(ctx, tok)
+	})
+	sl.mu.Lock()
+	if err == nil && !sl.confirmed {
+		err = errors.New("goredis: the server did not take the sharded channel (another node serves its slot)")
+	}
+	sl.mu.Unlock()
+	l.smu.Lock()
+	unused := sl
+	if err == nil && l.shards != nil {
+		unused = l.shards[channel]
+		l.shards[channel] = sl
+	}
+	l.smu.Unlock()
+	if unused != nil {
+		unused.Close()
+	}
+	return err
+}
+
+// SUnsubscribe closes the channel's PubSub.
+func (l *listener) SUnsubscribe(_ context.Context, channel string) error {
+	l.smu.Lock()
+	sl := l.shards[channel]
+	delete(l.shards, channel)
+	l.smu.Unlock()
+	if sl != nil {
+		return sl.Close()
+	}
+	return nil
+}
+
+func (l *listener) OnShardLost(lost func(channel string)) {
+	l.smu.Lock()
+	l.lost = lost
+	l.smu.Unlock()
 }

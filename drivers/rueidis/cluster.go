@@ -2,6 +2,8 @@ package rueidis
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 
@@ -27,7 +29,44 @@ func (d *Driver) listenCluster(ctx context.Context, deliver func(channel, payloa
 			}
 		}
 		return nodes, nil
-	}, deliver)
+	}, d.owner, deliver)
+}
+
+// owner returns the master that serves channel's slot, from the cluster
+// asked now: the client's own map lags behind a slot that moved.
+func (d *Driver) owner(ctx context.Context, channel string) (string, error) {
+	slot, err := d.client.Do(ctx, d.client.B().ClusterKeyslot().Key(channel).Build()).AsInt64()
+	if err != nil {
+		return "", err
+	}
+	slots, err := d.client.Do(ctx, d.client.B().ClusterSlots().Build()).ToArray()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range slots {
+		if fields, err := s.ToArray(); err == nil && len(fields) >= 3 {
+			from, err1 := fields[0].AsInt64()
+			to, err2 := fields[1].AsInt64()
+			if addr, err3 := nodeAddr(fields[2]); err1 == nil && err2 == nil && err3 == nil && from <= slot && slot <= to {
+				return addr, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("rueidis: no master serves slot %d", slot)
+}
+
+// nodeAddr is the address of a node as CLUSTER SLOTS lists it.
+func nodeAddr(m rueidis.RedisMessage) (string, error) {
+	node, err := m.ToArray()
+	if err != nil || len(node) < 2 {
+		return "", fmt.Errorf("rueidis: CLUSTER SLOTS lists a node as %v", m)
+	}
+	host, err1 := node[0].ToString()
+	port, err2 := node[1].AsInt64()
+	if err := errors.Join(err1, err2); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(port, 10)), nil
 }
 
 // listed returns the addresses CLUSTER SLOTS lists, masters and replicas;
@@ -44,16 +83,11 @@ func (d *Driver) listed(ctx context.Context) map[string]bool {
 			return nil
 		}
 		for _, f := range fields[2:] {
-			node, err := f.ToArray()
-			if err != nil || len(node) < 2 {
+			addr, err := nodeAddr(f)
+			if err != nil {
 				return nil
 			}
-			host, err1 := node[0].ToString()
-			port, err2 := node[1].AsInt64()
-			if err1 != nil || err2 != nil {
-				return nil
-			}
-			addrs[net.JoinHostPort(host, strconv.FormatInt(port, 10))] = true
+			addrs[addr] = true
 		}
 	}
 	return addrs

@@ -72,7 +72,7 @@ func (d *Driver) Listen(ctx context.Context, deliver func(channel, payload strin
 	if d.cluster() {
 		return d.listenCluster(ctx, deliver)
 	}
-	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
+	l := &listener{client: d.client, deliver: deliver, subs: map[string]bool{}, shards: map[string]bool{}, closing: make(chan struct{}), done: make(chan struct{})}
 	l.mu.Lock()
 	errs := l.dedicateLocked()
 	l.mu.Unlock()
@@ -86,9 +86,11 @@ type listener struct {
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when run returns
 
-	mu   sync.Mutex
-	dc   rueidis.DedicatedClient
-	subs map[string]bool // channels a new connection resubscribes
+	mu     sync.Mutex
+	dc     rueidis.DedicatedClient
+	subs   map[string]bool // channels a new connection resubscribes
+	shards map[string]bool // sharded channels, which a new connection reports lost
+	lost   func(channel string)
 
 	// deliver must not run once Close returned: the hook, on the
 	// connection's reader goroutine, checks closed under dmu.
@@ -104,7 +106,25 @@ func (l *listener) dedicateLocked() <-chan error {
 		if !l.closed {
 			l.deliver(m.Channel, m.Message)
 		}
+	}, OnSubscription: func(s rueidis.PubSubSubscription) {
+		// The server drops the sharded channels of a slot that moved.
+		// Our own SUNSUBSCRIBE dropped the channel from shards first.
+		if s.Kind == "sunsubscribe" {
+			l.dropped(s.Channel)
+		}
 	}})
+}
+
+// dropped reports a sharded channel the server no longer delivers.
+func (l *listener) dropped(channel string) {
+	l.mu.Lock()
+	lost := l.shards[channel] && l.lost != nil
+	delete(l.shards, channel)
+	f := l.lost
+	l.mu.Unlock()
+	if lost {
+		f(channel)
+	}
 }
 
 // run replaces the connection each time it breaks, backing off while the
@@ -143,8 +163,11 @@ func (l *listener) redial() (<-chan error, bool) {
 	l.mu.Lock()
 	l.dc.Close()
 	errs := l.dedicateLocked()
-	dc, chans := l.dc, slices.Collect(maps.Keys(l.subs))
+	dc, chans, shards := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.shards))
 	l.mu.Unlock()
+	for _, ch := range shards { // they went with the connection: ListenEach places them again
+		l.dropped(ch)
+	}
 	cmds := rueidis.Commands{dc.B().Ping().Build()} // with nothing to resubscribe, still check the node
 	if len(chans) > 0 {
 		cmds = append(cmds, dc.B().Subscribe().Channel(chans...).Build())
@@ -181,6 +204,41 @@ func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
 	dc := l.dc
 	l.mu.Unlock()
 	return dc.Do(ctx, dc.B().Unsubscribe().Channel(channels...).Build()).Error()
+}
+
+// SSubscribe sends SSUBSCRIBE; rueidis returns once the server confirmed
+// it, or with its error (MOVED when another node serves the slot). The
+// channel is recorded first, so that a drop pushed meanwhile is seen.
+func (l *listener) SSubscribe(ctx context.Context, channel string) error {
+	l.mu.Lock()
+	l.shards[channel] = true
+	dc := l.dc
+	l.mu.Unlock()
+	err := dc.Do(ctx, dc.B().Ssubscribe().Channel(channel).Build()).Error()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err != nil:
+		delete(l.shards, channel)
+		return err
+	case l.dc != dc || !l.shards[channel]:
+		return errors.New("rueidis: the server dropped the sharded channel as it subscribed it")
+	}
+	return nil
+}
+
+func (l *listener) SUnsubscribe(ctx context.Context, channel string) error {
+	l.mu.Lock()
+	delete(l.shards, channel)
+	dc := l.dc
+	l.mu.Unlock()
+	return dc.Do(ctx, dc.B().Sunsubscribe().Channel(channel).Build()).Error()
+}
+
+func (l *listener) OnShardLost(lost func(channel string)) {
+	l.mu.Lock()
+	l.lost = lost
+	l.mu.Unlock()
 }
 
 // Close closes the connection and waits for run to return.

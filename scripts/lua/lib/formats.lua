@@ -3,4 +3,5 @@
 -- and its test checks this file against it.
 local ticketInfix = ':t:'
 local clientChannel = 'redlock:client:'
+local shardInfix = ':c:'
 local digestHexDigits = 13

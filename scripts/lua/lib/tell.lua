@@ -6,16 +6,26 @@
 -- ticket: the waiter trusts a grant only with the secret of its last
 -- attempt, so a grant made before that attempt (delivered late), or a
 -- message published by anyone who could not read the ticket, is ignored.
--- It goes to the client's own channel, named after the client id that the
--- ticket key holds ("...:t:<client id>:<random>"): an exact channel costs the server
--- one lookup per event, where a pattern per client would cost a match per
--- client on every keyspace event.
+-- On a Redis Cluster a classic PUBLISH goes to every node, so it goes
+-- first to the channel of the client's that is sharded with the lock:
+-- the ticket key before ":t:", then ":c:" and the client id, in the same
+-- slot as the script's keys. When no client is subscribed to that channel
+-- on this server (the client has not subscribed it yet, or its slot moved
+-- and it subscribes again; a standalone server, where clients do not; a
+-- server without SPUBLISH, or a user not allowed it), the message goes to
+-- the client's own channel, "redlock:client:<client id>", which every
+-- client subscribes on every node, as before: one of the two always
+-- reaches it, never both.
 
 -- #include lib/formats.lua
 
 local function tell(ticket, fence, secret)
-  local id = string.match(ticket, ticketInfix .. '([^:]+):[^:]*$')
+  local stem, id = string.match(ticket, '^(.*)' .. ticketInfix .. '([^:]+):[^:]*$')
   if id then
-    redis.call('publish', clientChannel .. id, string.format('%.0f %s %s', fence, secret or '', ticket))
+    local message = string.format('%.0f %s %s', fence, secret or '', ticket)
+    local heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
+    if type(heard) ~= 'number' or heard == 0 then
+      redis.call('publish', clientChannel .. id, message)
+    end
   end
 end
