@@ -161,7 +161,12 @@
 // The library's Redis user needs, on every node: read and write access to
 // the keys under its prefix (~redlock:* with the default prefix); EVALSHA
 // and EVAL; PUBLISH and SUBSCRIBE on the channels redlock:client:* and,
-// under Notify, __keyspace@<db>__:<prefix>*; CONFIG GET and SET of
+// under Notify, __keyspace@<db>__:<prefix>*; on a Redis Cluster, SPUBLISH
+// and SSUBSCRIBE on the channels <prefix>*, and CLUSTER KEYSLOT and
+// CLUSTER SLOTS (a hand-off goes first to a channel of the waiter's
+// Client sharded with the lock, <prefix>{name}...:c:<client id>, which
+// stays in the lock's shard where a classic message reaches every node; a
+// user refused these still gets its hand-offs, classically); CONFIG GET and SET of
 // notify-keyspace-events, unless the servers' configuration already has
 // the flags (New then only reads them); and, to wait for replicas (see
 // WithReplicaAcks), SET and WAIT (a grant writes the marker key

@@ -22,9 +22,10 @@ import (
 // moves loses nothing while the Listener subscribes it again where the
 // slot went.
 
-// maxShards is how many sharded channels a Client subscribes at most;
-// the tickets of further names are told on its own channel.
-const maxShards = 1024
+// maxShards is how many sharded channels a Client subscribes at most
+// (names waited on at once); the tickets of further names are told on its
+// own channel. The goredis driver holds a connection for each.
+const maxShards = 128
 
 // shardSub is one sharded channel of the Client.
 type shardSub struct {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeListener records what it was asked to subscribe.
@@ -139,5 +140,128 @@ func TestListenEachNoNodes(t *testing.T) {
 	none := func(context.Context) (map[string]ListenFunc, error) { return nil, nil }
 	if _, err := ListenEach(context.Background(), none, nil, func(string, string) {}); err == nil {
 		t.Fatal("ListenEach over no nodes succeeded")
+	}
+}
+
+// fakeShardListener also holds sharded channels, refusing those of slots
+// it does not serve (owners says who does), as a master answers MOVED.
+type fakeShardListener struct {
+	*fakeListener
+	addr   string
+	owners func(channel string) string
+	shards map[string]bool
+	lost   func(string)
+}
+
+func (f *fakeShardListener) SSubscribe(_ context.Context, ch string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.owners(ch) != f.addr {
+		return errors.New("MOVED")
+	}
+	f.shards[ch] = true
+	return nil
+}
+
+func (f *fakeShardListener) SUnsubscribe(_ context.Context, ch string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.shards, ch)
+	return nil
+}
+
+func (f *fakeShardListener) OnShardLost(lost func(string)) { f.lost = lost }
+
+// Close closes the connection, and its sharded channels with it.
+func (f *fakeShardListener) Close() error {
+	f.mu.Lock()
+	clear(f.shards)
+	f.mu.Unlock()
+	return f.fakeListener.Close()
+}
+
+func (f *fakeShardListener) holds(ch string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.shards[ch]
+}
+
+// drop drops ch as a master pushes SUNSUBSCRIBE when the slot moved.
+func (f *fakeShardListener) drop(ch string) {
+	f.mu.Lock()
+	delete(f.shards, ch)
+	f.mu.Unlock()
+	f.lost(ch)
+}
+
+// TestListenEachShards: a sharded channel is subscribed on the node that
+// serves it alone, placed again where its slot went when that node drops
+// it or leaves, and dropped by SUnsubscribe.
+func TestListenEachShards(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	owner := map[string]string{"ch": "a"}
+	owners := func(ch string) string { mu.Lock(); defer mu.Unlock(); return owner[ch] }
+	move := func(to string) { mu.Lock(); owner["ch"] = to; mu.Unlock() }
+	nodes := map[string]*fakeShardListener{}
+	for _, addr := range []string{"a", "b", "c"} {
+		nodes[addr] = &fakeShardListener{fakeListener: &fakeListener{channels: map[string]bool{}}, addr: addr, owners: owners, shards: map[string]bool{}}
+	}
+	var listed sync.Map // addr → bool
+	for addr := range nodes {
+		listed.Store(addr, true)
+	}
+	list := func(context.Context) (map[string]ListenFunc, error) {
+		out := map[string]ListenFunc{}
+		for addr, f := range nodes {
+			if _, ok := listed.Load(addr); ok {
+				out[addr] = func(context.Context, func(string, string)) (Listener, error) { return f, nil }
+			}
+		}
+		return out, nil
+	}
+	l, err := ListenEach(ctx, list, func(_ context.Context, ch string) (string, error) { return owners(ch), nil }, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := l.(ShardListener)
+	held := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var on []string
+			for addr, f := range nodes {
+				if f.holds("ch") {
+					on = append(on, addr)
+				}
+			}
+			if slices.Equal(on, []string{want}) || want == "" && len(on) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the sharded channel is held on %v, want %q alone", on, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := sl.SSubscribe(ctx, "ch"); err != nil {
+		t.Fatal(err)
+	}
+	held("a")
+	move("b") // the slot moved: a drops it
+	nodes["a"].drop("ch")
+	held("b")
+	move("c") // b fails over to c, and leaves the cluster
+	listed.Delete("b")
+	if err := l.Subscribe(ctx, "k"); err != nil { // a subscription lists the nodes again
+		t.Fatal(err)
+	}
+	held("c")
+	if err := sl.SUnsubscribe(ctx, "ch"); err != nil {
+		t.Fatal(err)
+	}
+	held("")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
