@@ -24,9 +24,16 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
+	// As Lease.Unlock, a node that cannot serve the release yet is asked
+	// again, here while ctx allows: how long the permits last is the
+	// holder's to know.
+	var serveUntil time.Time
+	if d, ok := ctx.Deadline(); ok {
+		serveUntil = d
+	}
+	replies := vote(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
 		return h.release(ctx, nd)
-	})
+	}, ballot[bool]{serveUntil: serveUntil})
 	return heldOn(ctx, s.c, replies)
 }
 
