@@ -39,6 +39,7 @@ func runClient(t *testing.T, e env) {
 	if ownCluster && e.strategy == core.Notify {
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard
+		cases["CloseWhileShardsDropped"] = testCloseWhileShardsDropped
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

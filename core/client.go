@@ -200,11 +200,12 @@ type ballot[T any] struct {
 	// and a context that ended bounds it even when the answers split.
 	patient bool
 	until   <-chan struct{}
-	// serveUntil, when not zero, has a node that answers it cannot serve
-	// the call yet (driver.IsTransient: a Cluster slot migrating, a
-	// failover) asked again until then, or until Close, each try within
-	// the node timeout: a release, worth retrying while its hold lasts.
-	// Otherwise the retries end with the node timeout.
+	// serveUntil, when not zero, has a Cluster node that answers it cannot
+	// serve the call yet (driver.IsTransient: a slot migrating, a
+	// failover) asked again until then, until Close, or once until closed
+	// until the node timeout, each try within the node timeout: a
+	// release, worth retrying while its hold lasts. Otherwise, and on
+	// independent masters, the retries end with the node timeout.
 	serveUntil time.Time
 	// late, when not nil, gets the reply of each node still out when vote
 	// returned, in the background.
@@ -232,15 +233,29 @@ func vote[T any](ctx context.Context, c *Client, o *options, op func(ctx context
 	}
 	call := func(i int) reply[T] {
 		try := o.perNodeTimeout()
-		nctx, cancel := context.WithDeadline(ctx, later(b.serveUntil, time.Now().Add(try)))
+		first := time.Now().Add(try)
+		serve := b.serveUntil
+		if !c.nodes[i].cluster {
+			serve = time.Time{} // an independent master that refuses is not changing
+		}
+		nctx, cancel := context.WithDeadline(ctx, later(serve, first))
 		defer cancel()
-		if !b.serveUntil.IsZero() {
+		if serve.After(first) {
+			// Past the node timeout, the retries end with Close, or once
+			// the caller gave up (until).
 			go func() {
 				select {
 				case <-c.closing:
-					cancel()
+				case <-b.until:
+					t := time.NewTimer(time.Until(first))
+					defer t.Stop()
+					select {
+					case <-t.C:
+					case <-nctx.Done():
+					}
 				case <-nctx.Done():
 				}
+				cancel()
 			}()
 		}
 		r := retryTransient(nctx, c.nodes[i], func(ctx context.Context) (T, error) {

@@ -267,15 +267,15 @@ func (l *eachListener) lost(addr, channel string) {
 	}
 }
 
-// placeLater places channel in the background, trying for a while: the
-// slot's new master is known once the cluster agrees on it. Until then,
-// and if it never is, the messages of the channel go to the classic
+// placeLater places channel in the background, trying until it is placed
+// or no longer wanted: the slot's new master is known once the cluster
+// agrees on it. Until then the messages of the channel go to the classic
 // channels (see lib/tell.lua). l.mu is held.
 func (l *eachListener) placeLater(channel string) {
 	l.placing.Add(1)
 	go func() {
 		defer l.placing.Done()
-		for delay := 50 * time.Millisecond; delay <= 5*time.Second; delay *= 2 {
+		for delay := 50 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
 			t := time.NewTimer(delay)
 			select {
 			case <-l.closing:
@@ -288,7 +288,7 @@ func (l *eachListener) placeLater(channel string) {
 			err := l.placeLocked(ctx, channel)
 			l.smu.Unlock()
 			cancel()
-			if err == nil {
+			if err == nil { // placed, or no longer wanted
 				return
 			}
 		}

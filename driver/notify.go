@@ -74,7 +74,10 @@ type ShardNodeListener interface {
 	ShardListener
 	// OnShardLost sets lost, called with a sharded channel that the
 	// server dropped (its slot moved: the server pushes SUNSUBSCRIBE) or
-	// whose connection broke; from the Listener's goroutine, once each
-	// time, and it must not block. It is set before the first SSubscribe.
+	// whose connection broke, where the client tells; from the Listener's
+	// goroutine, once each time, and it must not block. It is set before
+	// the first SSubscribe. The channels of a server that left the cluster
+	// are placed again when ListenEach lists the nodes again, at a
+	// subscription.
 	OnShardLost(lost func(channel string))
 }

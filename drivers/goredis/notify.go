@@ -112,9 +112,10 @@ type listener struct {
 	// The sharded channels, each on a PubSub of its own: go-redis
 	// resubscribes a PubSub's sharded channels in one SSUBSCRIBE after a
 	// reconnect, which the server refuses (CROSSSLOT) for two slots.
-	smu    sync.Mutex
-	shards map[string]*listener
-	lost   func(channel string)
+	smu     sync.Mutex
+	shards  map[string]*listener
+	lost    func(channel string)
+	closing sync.WaitGroup // the shards' PubSubs the servers dropped, closing
 }
 
 func (l *listener) run(msgs <-chan any) {
@@ -201,6 +202,7 @@ func (l *listener) Close() error {
 	}
 	err := l.ps.Close()
 	<-l.done
+	l.closing.Wait()
 	return err
 }
 
@@ -212,9 +214,19 @@ func (l *listener) SSubscribe(ctx context.Context, channel string) error {
 	sl := listen(ctx, l.client, l.deliver, channel)
 	sl.mu.Lock()
 	sl.dropped = func() {
+		// The PubSub is closed in the background: run, which calls
+		// this, must return first. Close waits for it.
 		l.smu.Lock()
 		f := l.lost
+		if l.shards[channel] == sl {
+			delete(l.shards, channel)
+		}
+		l.closing.Add(1)
 		l.smu.Unlock()
+		go func() {
+			defer l.closing.Done()
+			sl.Close()
+		}()
 		if f != nil {
 			f(channel)
 		}
@@ -227,8 +239,12 @@ func (l *listener) SSubscribe(ctx context.Context, channel string) error {
 		return sl.ps.Subscribe(ctx, tok)
 	})
 	sl.mu.Lock()
-	if err == nil && !sl.confirmed {
+	switch {
+	case err != nil:
+	case !sl.confirmed:
 		err = errors.New("goredis: the server did not take the sharded channel (another node serves its slot)")
+	case sl.dropped == nil: // confirmed, then dropped: its slot moved meanwhile
+		err = errors.New("goredis: the server dropped the sharded channel as it subscribed it")
 	}
 	sl.mu.Unlock()
 	l.smu.Lock()

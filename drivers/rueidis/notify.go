@@ -117,6 +117,12 @@ func (l *listener) dedicateLocked() <-chan error {
 
 // dropped reports a sharded channel the server no longer delivers.
 func (l *listener) dropped(channel string) {
+	l.dmu.RLock()
+	closed := l.closed
+	l.dmu.RUnlock()
+	if closed {
+		return
+	}
 	l.mu.Lock()
 	lost := l.shards[channel] && l.lost != nil
 	delete(l.shards, channel)
@@ -160,11 +166,14 @@ func (l *listener) run(errs <-chan error) {
 // whether that worked; when not, the new connection is closed, so errs
 // reports at once and run tries again.
 func (l *listener) redial() (<-chan error, bool) {
+	// The old connection is closed outside l.mu: closing waits for its
+	// reader, whose hooks may wait for l.mu (dropped).
 	l.mu.Lock()
-	l.dc.Close()
+	old := l.dc
 	errs := l.dedicateLocked()
 	dc, chans, shards := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.shards))
 	l.mu.Unlock()
+	old.Close()
 	for _, ch := range shards { // they went with the connection: ListenEach places them again
 		l.dropped(ch)
 	}
@@ -253,7 +262,8 @@ func (l *listener) Close() error {
 	close(l.closing)
 	<-l.done
 	l.mu.Lock()
-	l.dc.Close()
+	dc := l.dc
 	l.mu.Unlock()
+	dc.Close() // outside l.mu, as in redial
 	return nil
 }
