@@ -15,9 +15,11 @@ import (
 // Client: the keys names make, Close, cancelled contexts, node timeouts.
 func runClient(t *testing.T, e env) {
 	// The cases on servers of their own (the cell's server, as replicas
-	// and clusters) run alongside the others.
-	own := !e.cluster && len(e.addrs) == 1 && e.server != "miniredis"
-	ownCluster := e.cluster
+	// and clusters) run alongside the others, in the Redis cells: in the
+	// Valkey ones too they cost CI minutes for little (ownServers starts
+	// Valkey there, for a run by hand).
+	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
+	ownCluster := e.cluster && e.server == "redis7"
 	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,

@@ -59,7 +59,7 @@ func testCloseWhileShardsDropped(t *testing.T, e env) {
 			t.Fatal(err)
 		}
 	}
-	for trial := range 3 {
+	for trial := range 2 {
 		here, there := plain(t, lc.Masters[0]), plain(t, lc.Masters[1])
 		if here.Exists(ctx, lockKey(names[0])).Val() == 0 {
 			here, there = there, here
