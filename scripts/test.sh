@@ -61,10 +61,11 @@ else
   # (go.dev/issue/75804, fixed in Go 1.27).
   section "go test -fuzz FuzzHandOffMessage, 100000 inputs"
   go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 100000x ./core/
+  # FuzzServerReplies and FuzzPublicAPI get a short minimization time:
+  # minimizing a new input whose calls wait for their deadlines took one
+  # rehearsal's FuzzServerReplies from 30s to 130s.
   section "go test -fuzz FuzzServerReplies, 15000 inputs"
-  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x ./core/
-  # (a short minimization time: minimizing an input that waits until its
-  # deadline would take the rest of the run)
+  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x -fuzzminimizetime 5s ./core/
   section "go test -fuzz FuzzPublicAPI, 10000 inputs"
   go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10000x -fuzzminimizetime 5s ./core/
   # The matrix runs on the real servers only, with the race detector.
