@@ -11,8 +11,10 @@ import (
 // testForgedGrantIgnored publishes grants for a queued waiter's ticket as
 // someone who can see the ticket's name (in the queue, or in keyspace
 // events) but cannot read its value could: with a huge fencing token, and
-// with a guessed secret. The waiter must ignore them, and hold the lock
-// only when the holder released it, with a token above the holder's.
+// with a guessed secret; on a Cluster, also on the waiter's sharded
+// channel once its Client subscribed it, and for another name's ticket.
+// The waiter must ignore them, and hold the lock only when the holder
+// released it, with a token above the holder's.
 func testForgedGrantIgnored(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held, err := e.client(t).Mutex(n).Lock(ctx)
@@ -28,13 +30,25 @@ func testForgedGrantIgnored(t *testing.T, e env) {
 			t.Fatalf("node %d: the queue holds %v (%v), want the waiter's ticket", i, tickets, err)
 		}
 		ticket := tickets[0]
-		at := strings.LastIndex(ticket, ":t:")
-		id, _, ok := strings.Cut(ticket[at+len(":t:"):], ":")
-		if at < 0 || !ok {
+		stem, id, ok := ticketParts(ticket)
+		if !ok {
 			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
 		}
 		for _, forged := range []string{ticket + " 999", "999  " + ticket, "999 GUESS " + ticket} {
 			if err := admin.Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !e.cluster {
+			continue
+		}
+		ch := stem + ":c:" + id
+		if !eventually(10*time.Second, func() bool { return admin.SPublish(ctx, ch, "ping").Val() == 1 }) {
+			t.Fatal("the waiter's sharded channel was not subscribed within 10s")
+		}
+		other := "redlock:{" + n + "-other}:t:" + id + ":XYZ"
+		for _, forged := range []string{ticket + " 999", "999  " + ticket, "999 GUESS " + ticket, "999 GUESS " + ticket + " x", "999 " + ticket, "0  " + other, "999 GUESS " + other} {
+			if err := admin.SPublish(ctx, ch, forged).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -59,6 +73,17 @@ func testForgedGrantIgnored(t *testing.T, e env) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not acquire within 5s of the release")
 	}
+}
+
+// ticketParts splits a waiter's ticket key, <stem>:t:<client id>:<random>,
+// as the scripts do (lib/tell.lua).
+func ticketParts(ticket string) (stem, id string, ok bool) {
+	at := strings.LastIndex(ticket, ":t:")
+	if at < 0 {
+		return "", "", false
+	}
+	id, _, ok = strings.Cut(ticket[at+len(":t:"):], ":")
+	return ticket[:at], id, ok
 }
 
 func token(l *core.Lease) uint64 {

@@ -32,9 +32,6 @@ func runMutex(t *testing.T, e env) {
 	if e.strategy == core.Notify {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored
-		if e.cluster {
-			cases["ForgedShardGrantIgnored"] = testForgedShardGrantIgnored
-		}
 		cases["WakesOnDel"] = testWakesOnDel
 		if !e.cluster {
 			cases["LateGrantIgnored"] = testLateGrantIgnored

@@ -105,10 +105,11 @@ func shardSubscribed(ctx context.Context, master *redis.Client, name string) boo
 	if err != nil || len(tickets) == 0 {
 		return false
 	}
-	at := strings.LastIndex(tickets[0], ":t:")
-	id, _, _ := strings.Cut(tickets[0][at+len(":t:"):], ":")
-	ch := tickets[0][:at] + ":c:" + id
-	counts, err := master.Do(ctx, "PUBSUB", "SHARDNUMSUB", ch).Slice()
+	stem, id, ok := ticketParts(tickets[0])
+	if !ok {
+		return false
+	}
+	counts, err := master.Do(ctx, "PUBSUB", "SHARDNUMSUB", stem+":c:"+id).Slice()
 	return err == nil && len(counts) == 2 && counts[1] == int64(1)
 }
 
