@@ -32,6 +32,10 @@ type Harness struct {
 	// Open returns a driver over a new client connected to addr; the
 	// harness closes the client in t.Cleanup.
 	Open func(t testing.TB, addr string) driver.Driver
+	// OpenAs is Open logged in as the ACL user with password. Nil for a
+	// driver that cannot: the cases about access control are then not
+	// applicable.
+	OpenAs func(t testing.TB, addr, user, password string) driver.Driver
 	// OpenNil calls the driver's New with a nil client.
 	OpenNil func() (driver.Driver, error)
 	// OpenCluster returns a driver over a new Redis Cluster client with

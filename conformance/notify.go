@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -333,33 +332,4 @@ func testListenerReconnects(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
-}
-
-// testConfigRefused needs a driver logged in as an ACL user without
-// CONFIG, which Harness cannot open yet: call it with such an opener
-// (proposed: Harness.OpenAuth).
-func testConfigRefused(t *testing.T, h Harness, openAuth func(t testing.TB, addr, user, pass string) driver.Driver, addr string) {
-	ctx := ctxFor(t, 10*time.Second)
-	admin := env{addrs: []string{addr}}.admin(t, 0)
-	user, pass := "redlock-noconfig-"+rand.Text()[:8], "pw"
-	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+pass, "~*", "&*", "+@all", "-config").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
-
-	_, err := core.New([]core.Driver{openAuth(t, addr, user, pass)})
-	if !errors.Is(err, core.ErrConfigRefused) {
-		t.Fatalf("New as a user without CONFIG: got %v, want ErrConfigRefused", err)
-	}
-	t.Log(err)
-	hint := `cannot configure keyspace notifications; run: CONFIG SET notify-keyspace-events "Kgx" or use the Poll wait strategy`
-	if !strings.Contains(err.Error(), hint) {
-		t.Errorf("the error %q does not give the hint %q", err, hint)
-	}
-	// A server configured by hand needs no CONFIG.
-	c, err := core.New([]core.Driver{openAuth(t, addr, user, pass)}, core.WithNotifyConfig(false))
-	if err != nil {
-		t.Fatalf("New with WithNotifyConfig(false): %v", err)
-	}
-	c.Close()
 }

@@ -2,13 +2,16 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/internal/testenv"
 )
@@ -30,10 +33,12 @@ type backlog struct {
 // BenchmarkBacklog reports the longest single script call, from the
 // server's SLOWLOG, while a primitive's calls work through a backlog of
 // 100,000 dead entries (tickets whose keys are gone, lapsed lines,
-// expired permits, readers): Redis runs one script at a time, so that is
-// how long every other client of the server may wait behind it. It runs
-// on a Redis 7 node and on a Valkey 9 node, where a release is native
-// (DELIFEQ).
+// expired permits, readers, a run of live permits), and while the largest
+// Semaphore lease is taken, extended and released: Redis runs one script
+// at a time, so that is how long every other client of the server may
+// wait behind it. Each drain runs again with every third reply lost
+// (LostReplies). It runs on a Redis 7 node and on a Valkey 9 node, where
+// a release is native (DELIFEQ).
 //
 //	go test -run '^$' -bench Backlog -benchtime 1x ./core/
 func BenchmarkBacklog(b *testing.B) {
@@ -106,28 +111,96 @@ func BenchmarkBacklog(b *testing.B) {
 			s := c.Semaphore(n, backlogSize+10)
 			return takeAndRelease(func(ctx context.Context) (*core.Lease, error) { return s.TryAcquire(ctx, 3) }, ctx)
 		},
+	}, {
+		// The largest lease: MaxSemaphoreAcquire permits taken, extended
+		// and given back, past 100,000 expired ones.
+		name: "Semaphore/LargestLease",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			zadd(b, ctx, r, key(n, ":semaphore"), func(i int) (float64, string) { return 1, strconv.Itoa(i + 1) })
+		},
+		drained: func(n string) string { return key(n, ":semaphore") },
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			l, err := c.Semaphore(n, backlogSize+core.MaxSemaphoreAcquire).TryAcquire(ctx, core.MaxSemaphoreAcquire)
+			if err != nil {
+				return err
+			}
+			if err := l.Extend(ctx, time.Minute); err != nil {
+				return err
+			}
+			return l.Unlock(ctx)
+		},
+	}, {
+		// 100,000 live permits in one run: most scans start inside it and
+		// look at their bounded number of slots in vain.
+		name: "Semaphore/HeldRun",
+		seed: func(b *testing.B, ctx context.Context, r *redis.Client, n string) {
+			far := float64(time.Now().Add(time.Hour).UnixMilli())
+			zadd(b, ctx, r, key(n, ":semaphore"), func(i int) (float64, string) { return far, strconv.Itoa(i + 1) })
+		},
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			s := c.Semaphore(n, backlogSize+core.MaxSemaphoreAcquire)
+			for range 10_000 {
+				l, err := s.TryAcquire(ctx, core.MaxSemaphoreAcquire)
+				if errors.Is(err, core.ErrNotAcquired) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				return l.Unlock(ctx)
+			}
+			return errors.New("no scan found the free permits in 10,000 attempts")
+		},
 	}} {
-		b.Run("Redis7/"+bl.name, func(b *testing.B) { benchBacklog(b, bl, testenv.Nodes(b)[0]) })
-		b.Run("Valkey9/"+bl.name, func(b *testing.B) { benchBacklog(b, bl, testenv.ValkeyNodes(b)[0]) })
+		for _, lost := range []bool{false, true} {
+			suffix := ""
+			if lost && bl.drained == nil {
+				continue // one call at a time, with nothing to drain
+			} else if lost {
+				suffix = "/LostReplies"
+			}
+			b.Run("Redis7/"+bl.name+suffix, func(b *testing.B) { benchBacklog(b, bl, testenv.Nodes(b)[0], lost) })
+			b.Run("Valkey9/"+bl.name+suffix, func(b *testing.B) { benchBacklog(b, bl, testenv.ValkeyNodes(b)[0], lost) })
+		}
 	}
 }
 
-func benchBacklog(b *testing.B, bl backlog, node string) {
+// benchBacklog runs one backlog on node. With lost, every third script
+// call's reply is lost (the call runs): the calls that fail, and the
+// undos, leaves and retries they bring, work through the backlog too.
+func benchBacklog(b *testing.B, bl backlog, node string, lost bool) {
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: node})
 	// Closed after logEveryCall's cleanups, which restore the SLOWLOG's
 	// settings through it (a deferred Close ran before them: the server
 	// went on logging every command).
 	b.Cleanup(func() { admin.Close() })
-	c := benchClient(b, []string{node}, core.WithNodeTimeout(2*time.Second))
-	slowest, calls := time.Duration(0), 0
+	var c *core.Client
+	if lost {
+		// Leases whose replies were lost, and are not undone, lapse soon.
+		c = benchClientOver(b, []core.Driver{loseEveryThird(benchDriver(b, node))},
+			core.WithTTL(3*time.Second), core.WithNodeTimeout(300*time.Millisecond))
+	} else {
+		c = benchClient(b, []string{node}, core.WithNodeTimeout(2*time.Second))
+	}
+	slowest, calls, failed := time.Duration(0), 0, 0
 	for i := range b.N {
 		n := "bench-backlog-" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.Itoa(i)
 		bl.seed(b, ctx, admin, n)
 		logEveryCall(b, ctx, admin)
+		deadline := time.Now().Add(time.Minute)
 		for round := 0; ; round++ {
-			if err := bl.op(ctx, c, n); err != nil {
+			err := bl.op(ctx, c, n)
+			if err != nil {
+				failed++
+			}
+			switch {
+			case err != nil && !lost:
 				b.Fatalf("round %d: %v", round, err)
+			case err != nil && time.Now().After(deadline):
+				b.Fatalf("round %d, a minute in: %v", round, err)
+			case err != nil && bl.drained == nil:
+				continue // until it succeeds once
 			}
 			if bl.drained == nil {
 				break
@@ -145,6 +218,9 @@ func benchBacklog(b *testing.B, bl backlog, node string) {
 	}
 	b.ReportMetric(float64(slowest.Microseconds()), "max-call-µs")
 	b.ReportMetric(float64(calls)/float64(b.N), "scripts/backlog")
+	if lost {
+		b.ReportMetric(float64(failed)/float64(b.N), "failed-ops/backlog")
+	}
 }
 
 // zadd writes backlogSize members, member and score from entry(i), in
@@ -206,4 +282,17 @@ func longestScript(b *testing.B, ctx context.Context, r *redis.Client) (time.Dur
 		longest = max(longest, e.Duration)
 	}
 	return longest, calls
+}
+
+// loseEveryThird wraps d so that the reply of every third script call is
+// lost, after the call ran.
+func loseEveryThird(d core.Driver) core.Driver {
+	var calls atomic.Int64
+	w, _ := faults.Wrap(d, 0, func(faults.Call) faults.Fault {
+		if calls.Add(1)%3 == 0 {
+			return faults.Fault{Kind: faults.LoseReply}
+		}
+		return faults.Fault{}
+	})
+	return w
 }

@@ -160,9 +160,9 @@
 //
 // The library's Redis user needs, on every node: read and write access to
 // the keys under its prefix (~redlock:* with the default prefix); EVALSHA
-// and EVAL; PUBLISH and SUBSCRIBE on the channels redlock:client:* and,
-// under Notify, __keyspace@<db>__:<prefix>*; on a Redis Cluster, SPUBLISH
-// and SSUBSCRIBE on the channels <prefix>*, and CLUSTER KEYSLOT and
+// and EVAL; PUBLISH and SUBSCRIBE on the channels <prefix>client:* (the
+// Clients' own channels) and, under Notify, __keyspace@<db>__:<prefix>*;
+// on a Redis Cluster, SPUBLISH and SSUBSCRIBE on the channels <prefix>*, and CLUSTER KEYSLOT and
 // CLUSTER SLOTS (a hand-off goes first to a channel of the waiter's
 // Client sharded with the lock, <prefix>{name}...:c:<client id>, which
 // stays in the lock's shard where a classic message reaches every node; a
@@ -172,9 +172,12 @@
 // WithReplicaAcks), SET and WAIT (a grant writes the marker key
 // <prefix>{name}:acked, which lasts a millisecond) and INFO replication or,
 // on a Cluster, CLUSTER SLOTS. A server that refuses INFO or CLUSTER SLOTS
-// is taken to have no replicas. What protects the locks from other
+// is taken to have no replicas. Every key and channel the library uses
+// is under the prefix, so a user confined to one ("~tenant:*
+// resetchannels &tenant:* &__keyspace@0__:tenant:*") uses every primitive
+// with WithKeyPrefix("tenant:"). What protects the locks from other
 // users: none may write the library's keys (a writer can set any lock); a
-// user that can publish and subscribe on redlock:client:* but cannot read
+// user that can publish and subscribe on <prefix>client:* but cannot read
 // the library's keys cannot make a waiter believe it holds a lock, nor
 // give it a token; a user that can also read them can learn a waiter's
 // secret, so give untrusted users neither (for example "resetchannels

@@ -4,10 +4,10 @@ package core
 // here and once in scripts/lua/lib/formats.lua; spec/formats.go documents
 // them, and a test checks both sides against it.
 const (
-	ticketInfix     = ":t:"             // <key>:t:<client id>:<random>: the scripts find the Client's channel there
-	clientChannel   = "redlock:client:" // + the Client's id: where the scripts tell its waiters
-	shardInfix      = ":c:"             // <ticket key before ticketInfix>:c:<client id>: the sharded channel on a Cluster
-	digestHexDigits = 13                // a Semaphore lease's slot digest: 52 bits
+	ticketInfix     = ":t:"     // <key>:t:<client id>:<random>: the scripts find the Client's channel there
+	clientInfix     = "client:" // <key prefix>client:<client id>: where the scripts tell its waiters
+	shardInfix      = ":c:"     // <ticket key before ticketInfix>:c:<client id>: the sharded channel on a Cluster
+	digestHexDigits = 13        // a Semaphore lease's slot digest: 52 bits
 )
 
 // digestBound bounds slot digests and scan seeds: 2^52, exact in a Lua

@@ -15,7 +15,7 @@ import (
 func TestFormatsMatchSpec(t *testing.T) {
 	ours := map[string]string{
 		"ticketInfix":     ticketInfix,
-		"clientChannel":   clientChannel,
+		"clientInfix":     clientInfix,
 		"shardInfix":      shardInfix,
 		"digestHexDigits": strconv.Itoa(digestHexDigits),
 	}

@@ -94,7 +94,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		}
 	}()
 	for attempt := 0; ; attempt++ {
-		join := n.ticketsReady.Load()
+		join := n.ticketsReady(o)
 		sent := time.Now()
 		for _, t := range tickets {
 			t.join, t.sent = join, sent
@@ -125,7 +125,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			return nil, err
 		}
 		if !join {
-			if n.subscribeTickets(ctx, o); n.ticketsReady.Load() {
+			if n.subscribeTickets(ctx, o); n.ticketsReady(o) {
 				continue
 			}
 		}

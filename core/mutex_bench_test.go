@@ -15,14 +15,24 @@ import (
 func benchClient(b *testing.B, addrs []string, opts ...core.Option) *core.Client {
 	var ds []core.Driver
 	for _, a := range addrs {
-		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})
-		b.Cleanup(func() { rdb.Close() })
-		d, err := goredis.New(rdb)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, d)
+		ds = append(ds, benchDriver(b, a))
 	}
+	return benchClientOver(b, ds, opts...)
+}
+
+// benchDriver is a go-redis driver to addr, closed at the end.
+func benchDriver(b *testing.B, addr string) core.Driver {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	b.Cleanup(func() { rdb.Close() })
+	d, err := goredis.New(rdb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// benchClientOver is a Poll Client over ds, closed at the end.
+func benchClientOver(b *testing.B, ds []core.Driver, opts ...core.Option) *core.Client {
 	c, err := core.New(ds, append([]core.Option{core.WithWaitStrategy(core.Poll)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"log/slog"
 	"sync"
@@ -34,10 +33,13 @@ type node struct {
 	natives map[driver.Native]bool // probed so far: supported or not
 }
 
-// has reports whether the server runs native n, probing it the first time.
-// A probe that fails for a reason other than the server's answer (a
-// timeout, a dropped connection) is not remembered and is tried again.
-func (n *node) has(ctx context.Context, native driver.Native) bool {
+// has reports whether the server runs native n, probing it the first time
+// on a key next to key, which the library never writes (so the probe
+// changes nothing), under key's prefix and hash tag (so a user allowed
+// only the keys under its prefix may probe it). A probe that fails for a reason other than the
+// server's answer (a timeout, a dropped connection) is not remembered and
+// is tried again.
+func (n *node) has(ctx context.Context, native driver.Native, key string) bool {
 	n.mu.Lock()
 	ok, known := n.natives[native]
 	n.mu.Unlock()
@@ -46,7 +48,7 @@ func (n *node) has(ctx context.Context, native driver.Native) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	err := driver.Probe(pctx, n.d, native, "redlock:probe:{"+rand.Text()+"}")
+	err := driver.Probe(pctx, n.d, native, key+":probe")
 	if err != nil && !n.d.IsServerError(err) {
 		return false
 	}
@@ -62,9 +64,9 @@ func (n *node) release(ctx context.Context, key, token string) (int64, error) {
 	var v int64
 	var err error
 	switch {
-	case n.has(ctx, driver.NativeReleaseDelifeq):
+	case n.has(ctx, driver.NativeReleaseDelifeq, key):
 		v, err = n.d.ReleaseDelifeq(ctx, key, token)
-	case n.has(ctx, driver.NativeReleaseDelex):
+	case n.has(ctx, driver.NativeReleaseDelex, key):
 		v, err = n.d.ReleaseDelex(ctx, key, token)
 	default:
 		v, err = n.d.Release(ctx, key, token)

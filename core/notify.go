@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redlockgo/redlock/driver"
@@ -19,9 +18,9 @@ import (
 // keyWaiters), and every waiter also retries at the holder's TTL, so a lost
 // event costs at most that.
 type notifier struct {
-	c            *Client
-	ticketsReady atomic.Bool   // every node delivers this Client's ticket events
-	subs         []*subscriber // by node
+	c     *Client
+	ready sync.Map      // key prefixes under which every node delivers this Client's ticket events
+	subs  []*subscriber // by node
 
 	sharded bool // a node is a Redis Cluster: tickets have sharded channels (notify_shard.go)
 
@@ -42,7 +41,7 @@ type subscriber struct {
 	l       driver.Listener // nil until the first wait
 	prefix  string
 	closed  bool
-	tickets bool // the Client's own channel is subscribed (see notify_queue.go)
+	tickets map[string]bool // key prefixes whose channel of the Client's is subscribed (see notify_queue.go)
 
 	configured sync.Map // addresses of the servers given the flags Notify needs (see notify_config.go)
 }
@@ -214,13 +213,16 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 // releases and wake no one. A message on the Client's own channel is a
 // release's hand-off to one of its tickets (see notify_queue.go).
 func (n *notifier) deliverer(node int, prefix string) func(channel, event string) {
-	own := n.c.channel()
 	return func(channel, event string) {
-		tickets, shard := n.ownShard(channel)
-		if channel == own || shard {
+		tickets, own := n.ownShard(channel)
+		if !own {
+			tickets, own = n.ownChannel(channel)
+		}
+		if own {
 			fence, rest, _ := strings.Cut(event, " ")
-			// A sharded channel speaks for its own name's tickets only.
-			if secret, ticket, ok := strings.Cut(rest, " "); ok && (!shard || strings.HasPrefix(ticket, tickets)) {
+			// A channel speaks for the tickets under its prefix only: a
+			// sharded one for its own name's.
+			if secret, ticket, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(ticket, tickets) {
 				n.handedOn(node, ticket, fence, secret)
 			}
 			return

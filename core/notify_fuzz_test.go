@@ -17,7 +17,8 @@ import (
 //	go test -run '^$' -fuzz FuzzHandOffMessage -fuzztime 30s ./core/
 func FuzzHandOffMessage(f *testing.F) {
 	c := &Client{id: "cid", nodes: make([]*node, 3)}
-	own, ticketKey := c.channel(), "redlock:{n}:t:cid:R"
+	// The Client's channel for its prefix, and its name's sharded channel.
+	own, shard, ticketKey := c.channel("redlock:"), "redlock:{n}:c:cid", "redlock:{n}:t:cid:R"
 	for _, seed := range []struct {
 		node             uint8
 		channel, message string
@@ -32,6 +33,10 @@ func FuzzHandOffMessage(f *testing.F) {
 		{2, own, "99999999999999999999 ${2} " + ticketKey},
 		{0, own, "7 ${0} " + ticketKey + " extra"},
 		{1, "redlock:client:other", "7 ${1} " + ticketKey},
+		{1, "other:client:cid", "7 ${1} " + ticketKey},
+		{1, "client:cid", "7 ${1} " + ticketKey},
+		{0, shard, "7 ${0} " + ticketKey},
+		{0, "redlock:{m}:c:cid", "7 ${0} " + ticketKey},
 		{2, "__keyspace@0__:redlock:{n}", "del"},
 		{200, own, "7 ${2} " + ticketKey},
 		{0, own, ""},
@@ -50,7 +55,7 @@ func FuzzHandOffMessage(f *testing.F) {
 
 		fence, rest, _ := strings.Cut(message, " ")
 		f, err := strconv.ParseInt(fence, 10, 64)
-		genuine := channel == own && err == nil && f > 0 && rest == tk.grants.secret(at)+" "+ticketKey
+		genuine := (channel == own || channel == shard) && err == nil && f > 0 && rest == tk.grants.secret(at)+" "+ticketKey
 		for i, heard := range tk.grants.heard {
 			switch {
 			case heard != 0 && !genuine:

@@ -96,7 +96,7 @@ func TestSiblingTicketCannotBeForged(t *testing.T) {
 			a.grants.observe(i, grant{Acquired: true}, nil)
 			b.grants.observe(i, grant{}, nil)
 		}
-		deliver := func(i int, message string) { n.deliverer(i, "__keyspace@0__:")(c.channel(), message) }
+		deliver := func(i int, message string) { n.deliverer(i, "__keyspace@0__:")(c.channel("redlock:"), message) }
 		for i := range 3 {
 			secret := b.grants.secret(i)
 			deliver(i, fmt.Sprintf("%d %s %s", genuine[i], secret, b.key))

@@ -106,7 +106,7 @@ type ticketWatch struct {
 func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
 	if !w.subscribed {
 		w.subscribed = true
-		if w.n.subscribeTickets(ctx, w.o); w.n.ticketsReady.Load() {
+		if w.n.subscribeTickets(ctx, w.o); w.n.ticketsReady(w.o) {
 			w.t.join = true
 			return nil
 		}
@@ -125,43 +125,62 @@ func (n *notifier) dropTicket(t *ticket) {
 	}
 }
 
-// subscribeTickets subscribes, once per node, the Client's own channel, on
-// which releases tell it of its tickets (see lib/tell.lua). Until every
-// node confirmed it, waiters do not queue.
+// subscribeTickets subscribes, once per node and key prefix, the Client's
+// own channel, on which releases tell it of its tickets (see
+// lib/tell.lua). Until every node confirmed it, waiters do not queue.
 func (n *notifier) subscribeTickets(ctx context.Context, o *options) {
+	prefix := o.keyPrefix
 	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
 		l, _, err := s.listener(ctx, n)
 		if err != nil {
 			return err
 		}
 		s.mu.Lock()
-		done := s.tickets
+		done := s.tickets[prefix]
 		s.mu.Unlock()
 		if done {
 			return nil
 		}
-		if err := l.Subscribe(ctx, n.c.channel()); err != nil {
+		if err := l.Subscribe(ctx, n.c.channel(prefix)); err != nil {
 			return err
 		}
 		s.mu.Lock()
-		s.tickets = true
+		if s.tickets == nil {
+			s.tickets = map[string]bool{}
+		}
+		s.tickets[prefix] = true
 		s.mu.Unlock()
 		return nil
 	})
 	for _, s := range n.subs {
 		s.mu.Lock()
-		ok := s.tickets
+		ok := s.tickets[prefix]
 		s.mu.Unlock()
 		if !ok {
 			return
 		}
 	}
-	n.ticketsReady.Store(true)
+	n.ready.Store(prefix, true)
 }
 
-// channel is the Client's own channel, named after its id as the scripts
-// find it in a ticket key (see lib/tell.lua).
-func (c *Client) channel() string { return clientChannel + c.id }
+// ticketsReady reports whether every node delivers what releases tell this
+// Client's tickets under o's key prefix.
+func (n *notifier) ticketsReady(o *options) bool {
+	_, ok := n.ready.Load(o.keyPrefix)
+	return ok
+}
+
+// channel is the Client's own channel for tickets under the key prefix,
+// named after its id as the scripts find it in a ticket key (see
+// lib/tell.lua).
+func (c *Client) channel(prefix string) string { return prefix + clientInfix + c.id }
+
+// ownChannel reports whether channel is one of this Client's own
+// channels, and the prefix its tickets' keys have.
+func (n *notifier) ownChannel(channel string) (string, bool) {
+	prefix, ok := n.cutOwn(channel, clientInfix)
+	return prefix + "{", ok
+}
 
 // lockQueued is Lock under Notify. The first attempt queues only when the
 // Client's channel is already subscribed: an uncontended Lock then costs one
@@ -178,7 +197,7 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 		}
 	}()
 	for attempt := 0; ; attempt++ {
-		t.join = n.ticketsReady.Load()
+		t.join = n.ticketsReady(o)
 		t.joined = t.joined || t.join
 		l, holderTTL, err := m.attempt(ctx, t)
 		switch {
@@ -188,7 +207,7 @@ func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
 			return nil, m.leave(ctx, t, err)
 		}
 		if !t.join {
-			if n.subscribeTickets(ctx, o); n.ticketsReady.Load() {
+			if n.subscribeTickets(ctx, o); n.ticketsReady(o) {
 				continue
 			}
 		}

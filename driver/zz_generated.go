@@ -184,7 +184,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "06832c94e7cfae7b2358c12a2445b0020e2b3945",
+	SHA1:   "ba3705cc8bcb9fc894b789fda3b062ba8eba6021",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -196,7 +196,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "550d9c940b0698c1ef80ab1d2e30b4a7748a3e26",
+	SHA1:   "fe8bb75b37eb855ddf62f3de948b1dcef041d21d",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -208,7 +208,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "09ece0089316c79dd1a4b6e34486ffb4621900e0",
+	SHA1:   "0c1fcacc68a63416a8c71b7e508c9d35c9beba00",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -244,7 +244,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "a0310675aa3e964dfd9729e577b45c011ce0db37",
+	SHA1:   "fa790977494b8966c0f88b9532cbdd864f892500",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -289,7 +289,7 @@ type MultiLockAcquireReply struct {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "7c1ea73db1d68f1abc5aeb5dde5fcf8b36d61760",
+	SHA1:   "83ea494a9b3e38c7b98b84b0902148d237327ca2",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error)
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "d91376dbf98dfe598c09376f85d680725237a838",
+	SHA1:   "7e0912bb78f5459bd79e8963bd5fe24571323b14",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -332,7 +332,7 @@ type FairMutexAcquireReply struct {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "a776b06b3ead8c6d114e9d852d58ec2aac5053c8",
+	SHA1:   "bd7006fa458278ae109e8035c7d8141f075fa52d",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -354,7 +354,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error)
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "51a1402803ac829b09810c04fd84f486bb672aba",
+	SHA1:   "c1194ff4d0975df3d731df9c8adf46a6b2545f0e",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -373,7 +373,7 @@ type RWMutexReadAcquireReply struct {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "84b777b52401751411631ae755899c336d8733ba",
+	SHA1:   "8a45779225092a5ef1eaadb312090fb307bb8944",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -436,7 +436,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "eed4ca49c14819d09cc9d4407621559e7fc1934b",
+	SHA1:   "590dc22a542cdff2b9c954abe4c3ce37e157dacb",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -457,7 +457,7 @@ type SemaphoreAcquireReply struct {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "5757fcdc9fed429589b70a83ca85bece719dd4c4",
+	SHA1:   "19765cb8d4b688a537c881bc587be5a03bc2148a",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -481,7 +481,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "d5b6c7a4d2bd6d8e802429e7b88371aa79b2fe34",
+	SHA1:   "4af38801234f41d41904f06a102ad25ce40137d1",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -493,7 +493,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "fd8db50eb735bc65a84667e63f349589577e3f6c",
+	SHA1:   "3650c78a390d37b1c440296a7659a1346e3e7aa1",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -505,7 +505,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "a9a2e2d951879e7ed1e6093fdeb897f5989e095f",
+	SHA1:   "e3ea5d5f254437670cf948bf689868ee075436d6",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

@@ -14,7 +14,7 @@ type Format struct {
 // Formats are the shapes shared by core and the scripts.
 var Formats = []Format{
 	{"ticketInfix", ":t:", "a waiter's ticket key is its primitive's key, this, the Client's id, ':' and a random part: the scripts find the Client's channel from it"},
-	{"clientChannel", "redlock:client:", "the channel a Client hears its waiters' grants on is this and the Client's id; a grant is the message \"<fence> <secret> <ticket>\""},
+	{"clientInfix", "client:", "the channel a Client hears its waiters' grants on is the key prefix (a ticket key's part before its first '{'), this and the Client's id; a grant is the message \"<fence> <secret> <ticket>\""},
 	{"shardInfix", ":c:", "on a Cluster the scripts tell a Client's waiter first on the channel of the ticket key's part before ticketInfix, this and the Client's id: sharded with the lock (SPUBLISH), in its slot"},
 	{"digestHexDigits", "13", "a Semaphore lease's slots are known by a digest of 13 hex digits (52 bits), exact in a Lua double and an int64; core draws its scan seeds below 2^52 too"},
 }

@@ -12,17 +12,19 @@ import (
 )
 
 func harness(name string, protocol int) conformance.Harness {
+	openAs := func(t testing.TB, addr, user, password string) driver.Driver {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password, Protocol: protocol, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { rdb.Close() })
+		d, err := goredis.New(rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 	return conformance.Harness{
-		Driver: name,
-		Open: func(t testing.TB, addr string) driver.Driver {
-			rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: protocol, ContextTimeoutEnabled: true})
-			t.Cleanup(func() { rdb.Close() })
-			d, err := goredis.New(rdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return d
-		},
+		Driver:  name,
+		Open:    func(t testing.TB, addr string) driver.Driver { return openAs(t, addr, "", "") },
+		OpenAs:  openAs,
 		OpenNil: func() (driver.Driver, error) { return goredis.New(nil) },
 		OpenCluster: func(t testing.TB, seeds []string) driver.Driver {
 			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: protocol, ContextTimeoutEnabled: true})

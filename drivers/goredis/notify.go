@@ -154,15 +154,20 @@ func (l *listener) run(msgs <-chan any) {
 // channel nobody else uses is confirmed only when this command, or a
 // resubscription that includes all its channels, was processed.
 func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
-	return l.confirm(ctx, func(tok string) error {
+	if len(channels) == 0 {
+		return nil
+	}
+	return l.confirm(ctx, channels[0], func(tok string) error {
 		return l.ps.Subscribe(ctx, append(channels[:len(channels):len(channels)], tok)...)
 	})
 }
 
 // confirm runs send with a fresh sync channel and waits until the server
-// confirmed that channel's subscription.
-func (l *listener) confirm(ctx context.Context, send func(tok string) error) error {
-	tok := "redlock:sync:" + rand.Text()
+// confirmed that channel's subscription. The sync channel is named after
+// a channel of send's, so that a user allowed that one (and those under
+// its prefix) may subscribe it.
+func (l *listener) confirm(ctx context.Context, after string, send func(tok string) error) error {
+	tok := after + ":sync:" + rand.Text()
 	confirmed := make(chan struct{})
 	l.mu.Lock()
 	l.synced[tok] = confirmed
@@ -232,7 +237,7 @@ func (l *listener) SSubscribe(ctx context.Context, channel string) error {
 		}
 	}
 	sl.mu.Unlock()
-	err := sl.confirm(ctx, func(tok string) error {
+	err := sl.confirm(ctx, channel, func(tok string) error {
 		if err := sl.ps.SSubscribe(ctx, channel); err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@
 
 -- The most slots an attempt looks at past the n it takes: slots are held
 -- in runs, and a scan through a long run would block the server.
-local scanLimit = 1000
+local scanLimit = 500
 
 local size = tonumber(ARGV[4])
 local stored = redis.call('get', KEYS[3])

@@ -24,25 +24,33 @@ local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if not list then
   return 0
 end
+local n = tonumber(ARGV[2])
 local slots = {}
 for s in string.gmatch(list, '%d+') do
-  local expiry = redis.call('zscore', KEYS[1], s)
-  if redis.call('hget', KEYS[2], s) ~= ARGV[1] or not expiry or tonumber(expiry) <= now then
-    return 0
-  end
-  slots[#slots + 1] = {s, tonumber(expiry)}
-  if #slots > tonumber(ARGV[2]) then
+  slots[#slots + 1] = s
+  if #slots > n then
     return 0
   end
 end
-if #slots ~= tonumber(ARGV[2]) or slotsDigest(list) ~= tonumber(ARGV[3]) then
+if #slots == 0 or #slots ~= n or slotsDigest(list) ~= tonumber(ARGV[3]) then
   return 0
 end
+-- One call per command over all the lease's slots, not per slot.
+local owners = redis.call('hmget', KEYS[2], unpack(slots))
+local expiries = redis.call('zmscore', KEYS[1], unpack(slots))
 local ttl = tonumber(ARGV[4])
-for _, s in ipairs(slots) do
-  if s[2] < now + ttl then
-    redis.call('zadd', KEYS[1], 'XX', now + ttl, s[1])
+local longer = {}
+for i, s in ipairs(slots) do
+  if owners[i] ~= ARGV[1] or not expiries[i] or tonumber(expiries[i]) <= now then
+    return 0
   end
+  if tonumber(expiries[i]) < now + ttl then
+    longer[#longer + 1] = now + ttl
+    longer[#longer + 1] = s
+  end
+end
+if #longer > 0 then
+  redis.call('zadd', KEYS[1], 'XX', unpack(longer))
 end
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)

@@ -19,21 +19,35 @@
 local now = serverNow()
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
-local held, seen = 0, 0
+local held = 0
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if list then
+  -- One call per command over all the lease's slots, not per slot.
+  local slots, listed = {}, {}
   for s in string.gmatch(list, '%d+') do
-    seen = seen + 1
-    if seen > n then -- not a list this lease wrote
+    if #slots == n then -- not a list this lease wrote
       break
     end
-    if redis.call('hget', KEYS[2], s) == ARGV[1] then
-      local expiry = redis.call('zscore', KEYS[1], s)
-      if expiry and tonumber(expiry) > now then
-        held = held + 1
+    if not listed[s] then
+      listed[s] = true
+      slots[#slots + 1] = s
+    end
+  end
+  if #slots > 0 then
+    local owners = redis.call('hmget', KEYS[2], unpack(slots))
+    local expiries = redis.call('zmscore', KEYS[1], unpack(slots))
+    local mine = {}
+    for i, s in ipairs(slots) do
+      if owners[i] == ARGV[1] then
+        mine[#mine + 1] = s
+        if expiries[i] and tonumber(expiries[i]) > now then
+          held = held + 1
+        end
       end
-      redis.call('zrem', KEYS[1], s)
-      redis.call('hdel', KEYS[2], s)
+    end
+    if #mine > 0 then
+      redis.call('zrem', KEYS[1], unpack(mine))
+      redis.call('hdel', KEYS[2], unpack(mine))
     end
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])

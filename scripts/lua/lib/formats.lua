@@ -2,6 +2,6 @@
 -- once here and once in core/formats.go; spec/formats.go documents them
 -- and its test checks this file against it.
 local ticketInfix = ':t:'
-local clientChannel = 'redlock:client:'
+local clientInfix = 'client:'
 local shardInfix = ':c:'
 local digestHexDigits = 13

@@ -13,19 +13,21 @@
 -- on this server (the client has not subscribed it yet, or its slot moved
 -- and it subscribes again; a standalone server, where clients do not; a
 -- server without SPUBLISH, or a user not allowed it), the message goes to
--- the client's own channel, "redlock:client:<client id>", which every
--- client subscribes on every node, as before: one of the two always
--- reaches it, never both.
+-- the client's own channel under the key prefix (the ticket key before
+-- its first "{"), "<prefix>client:<client id>", "redlock:client:<client
+-- id>" by default, which the client subscribes on every node: one of the
+-- two always reaches it, never both.
 
 -- #include lib/formats.lua
 
 local function tell(ticket, fence, secret)
   local stem, id = string.match(ticket, '^(.*)' .. ticketInfix .. '([^:]+):[^:]*$')
-  if id then
+  local prefix = string.match(ticket, '^([^{]*){')
+  if id and prefix then
     local message = string.format('%.0f %s %s', fence, secret or '', ticket)
     local heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
     if type(heard) ~= 'number' or heard == 0 then
-      redis.call('publish', clientChannel .. id, message)
+      redis.call('publish', prefix .. clientInfix .. id, message)
     end
   end
 end
