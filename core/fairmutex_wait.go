@@ -99,15 +99,15 @@ func waitAs(ctx context.Context, c *Client, o *options, names []string, key stri
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
 	t, g := &ticket{}, (*grants)(nil) // t stands in under Poll: no grant reaches it
-	if n, ok := c.wait.(*notifier); ok && o.wait == Notify && ticketed {
+	if n, ok := c.queues(o); ok && ticketed {
 		t = n.register(key, token, nil)
 		g = &t.grants
 		defer n.dropTicket(t)
 	}
 	tried := 0
-	l, err := acquire(ctx, c, &wo, key, func(ctx context.Context) (*Lease, time.Duration, error) {
+	l, err := acquire(ctx, c, &wo, func(ctx context.Context) (*Lease, string, time.Duration, error) {
 		if l, _ := t.grantedLease(ctx, c, o, names, out); l != nil {
-			return l, 0, nil
+			return l, key, 0, nil
 		}
 		t.sent = time.Now()
 		tried++
@@ -115,7 +115,7 @@ func waitAs(ctx context.Context, c *Client, o *options, names []string, key stri
 		if hint < 0 || hint > retry {
 			hint = retry
 		}
-		return l, hint, err
+		return l, key, hint, err
 	})
 	switch {
 	case err == nil && !ticketed:

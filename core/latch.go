@@ -124,9 +124,9 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return err
 	}
 	gens := make([]int64, len(l.c.nodes)) // the generation each node had first; 0 unknown
-	_, err := acquire(ctx, l.c, &l.opts, l.key, func(ctx context.Context) (struct{}, time.Duration, error) {
+	_, err := acquire(ctx, l.c, &l.opts, func(ctx context.Context) (struct{}, string, time.Duration, error) {
 		if err := ctx.Err(); err != nil {
-			return struct{}{}, 0, err
+			return struct{}{}, l.key, 0, err
 		}
 		replies := l.read(ctx)
 		// Nothing but a count-down, which notifies, or the expiry opens the
@@ -151,12 +151,12 @@ func (l *Latch) Wait(ctx context.Context) error {
 			}
 		}
 		if open >= l.c.quorum {
-			return struct{}{}, 0, nil
+			return struct{}{}, l.key, 0, nil
 		}
 		if err := notWon(ctx, l.c, replies); !errors.Is(err, ErrNotAcquired) {
-			return struct{}{}, 0, err
+			return struct{}{}, l.key, 0, err
 		}
-		return struct{}{}, recheck, ErrNotAcquired
+		return struct{}{}, l.key, recheck, ErrNotAcquired
 	})
 	if err == nil {
 		// The latch's deletion woke one waiter per Client: each one that

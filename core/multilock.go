@@ -85,47 +85,17 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify && m.opts.owner == "" {
+	if n, ok := m.c.queues(&m.opts); ok && m.opts.owner == "" {
 		l, err := m.lockQueued(ctx, n)
 		return stillWanted(ctx, l, err)
 	}
-	// The shared loop (acquire) watches one key; here the key worth
-	// watching is the name the last attempt stopped at, which changes as
-	// holders come and go. One watch at a time: a watch left on a name
-	// no longer waited for would absorb that name's wake-ups.
-	var (
-		w        watch
-		watching string
-	)
-	defer func() {
-		if w != nil {
-			w.stop()
-		}
-	}()
-	for n := 0; ; n++ {
+	l, err := acquire(ctx, m.c, &m.opts, func(ctx context.Context) (*Lease, string, time.Duration, error) {
+		// The key worth watching is the name the attempt stopped at,
+		// which changes as holders come and go.
 		l, miss, _, err := m.attempt(ctx, "", nil)
-		if !retryable(err) {
-			return stillWanted(ctx, l, err)
-		}
-		if m.opts.maxAttempts > 0 && n+1 >= m.opts.maxAttempts {
-			return nil, err
-		}
-		if blocked := m.keys[miss.blocked].lock; w == nil || blocked != watching {
-			if w != nil {
-				w.stop()
-			}
-			// A new watch subscribes on its first wait and returns at once
-			// (see waiter.watch), so no release of blocked is missed.
-			if w, err = m.c.wait.watch(ctx, &m.opts, blocked); err != nil {
-				w = nil
-				return nil, err
-			}
-			watching = blocked
-		}
-		if err := w.wait(ctx, n, miss.holderTTL); err != nil {
-			return nil, err
-		}
-	}
+		return l, m.keys[miss.blocked].lock, miss.holderTTL, err
+	})
+	return stillWanted(ctx, l, err)
 }
 
 // check reports a closed client, a nil context, bad names or bad options.

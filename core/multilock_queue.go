@@ -87,81 +87,58 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		}
 		leaveAgain(m.c, giveBack(on), func(on func(int) bool) { giveBack(on) })
 	}
-	var head *notifyWatch // the lock key of the name waited for, at the head of its queue
-	defer func() {
-		if head != nil {
-			head.stop()
-		}
-	}()
-	for attempt := 0; ; attempt++ {
-		join := n.ticketsReady(o)
-		sent := time.Now()
-		for _, t := range tickets {
-			t.join, t.sent = join, sent
-		}
-		l, miss, replies, err := m.attempt(ctx, token, tickets)
-		if join {
-			queuedAt(replies, joined)
-		}
-		if errors.Is(err, errRejoin) {
+	var (
+		last    []reply[[]grant] // the last attempt's replies
+		blocked int              // the name it stopped at
+	)
+	q := line{n: n, o: o,
+		attempt: func(ctx context.Context, join bool) (*Lease, *ticket, string, time.Duration, error) {
+			sent := time.Now()
 			for _, t := range tickets {
-				t.rotate()
+				t.join, t.sent = join, sent
 			}
-			token = tickets[0].token
-			h, ho = m.hold(token)
-			err = ErrNotAcquired
-		}
-		switch {
-		case err == nil:
-			if len(m.c.nodes) > 1 {
+			l, miss, replies, err := m.attempt(ctx, token, tickets)
+			if join {
+				queuedAt(replies, joined)
+			}
+			if errors.Is(err, errRejoin) {
+				for _, t := range tickets {
+					t.rotate()
+				}
+				token = tickets[0].token
+				h, ho = m.hold(token)
+				err = ErrNotAcquired
+			}
+			if err == nil && len(m.c.nodes) > 1 {
 				// Where a node did not grant every name, the ticket may be
 				// queued at the name it stopped at.
 				missed := func(i int) bool { return replies[i].err != nil || !allGranted(replies[i].v, len(m.names)) }
 				m.c.inBackground(func() { won(missed) })
 			}
-			return l, nil
-		case !retryable(err), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
+			last, blocked = replies, miss.blocked
+			return l, tickets[blocked], m.keys[blocked].lock, miss.holderTTL, err
+		},
+		// A single server that answered left the other queues already.
+		// The waiter keeps what a release granted it meanwhile (keep): its
+		// next attempt takes it, or undoes it and hands it on. A leave
+		// that hands on could land late, after the waiter joined that
+		// queue again and was granted the name as part of a lease, and
+		// take the name from under the lease.
+		refused: func() {
+			leave(func(i int) bool { return !whole(i) || last[i].err != nil }, blocked, true, false)
+		},
+		quit: func(err error) error {
 			quit(everyNode)
-			return nil, err
-		}
-		if !join {
-			if n.subscribeTickets(ctx, o); n.ticketsReady(o) {
-				continue
+			return err
+		},
+		granted: func(ctx context.Context) *Lease {
+			if !grantsAll {
+				return nil
 			}
-		}
-		// A single server that answered left the other queues already. The
-		// waiter keeps what a release granted it meanwhile (keep): its next
-		// attempt takes it, or undoes it and hands it on. A leave that
-		// hands on could land late, after the waiter joined that queue
-		// again and was granted the name as part of a lease, and take the
-		// name from under the lease.
-		leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, miss.blocked, true, false)
-		t := tickets[miss.blocked]
-		if head != nil && head.key != m.keys[miss.blocked].lock {
-			head.stop()
-			head = nil
-		}
-		if head == nil && t.first.Load() {
-			// Subscribed only now: attempt again before waiting, so that
-			// a DEL in between is not missed.
-			head = &notifyWatch{n: n, key: m.keys[miss.blocked].lock, o: o, ctx: ctx, wake: wake}
-			if err := n.join(ctx, head); err != nil {
-				head = nil
-				quit(everyNode)
-				return nil, err
-			}
-			continue
-		}
-		if err := n.waitTicket(ctx, o, t, attempt, miss.holderTTL); err != nil {
-			quit(everyNode)
-			return nil, err
-		}
-		if grantsAll {
-			if l := m.grantedLease(ctx, tickets, h, &ho, won); l != nil {
-				return l, nil
-			}
-		}
+			return m.grantedLease(ctx, tickets, h, &ho, won)
+		},
 	}
+	return q.wait(ctx)
 }
 
 // grantedLease is the lease that grants of all names from a majority of

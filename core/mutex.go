@@ -43,33 +43,53 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		l   *Lease
 		err error
 	)
-	if n, ok := m.c.wait.(*notifier); ok && m.opts.wait == Notify {
+	if n, ok := m.c.queues(&m.opts); ok {
 		l, err = m.lockQueued(ctx, n)
 	} else {
-		l, err = acquire(ctx, m.c, &m.opts, m.keys.lock, func(ctx context.Context) (*Lease, time.Duration, error) {
-			return m.attempt(ctx, nil)
+		l, err = acquire(ctx, m.c, &m.opts, func(ctx context.Context) (*Lease, string, time.Duration, error) {
+			l, holderTTL, err := m.attempt(ctx, nil)
+			return l, m.keys.lock, holderTTL, err
 		})
 	}
 	return stillWanted(ctx, l, err)
 }
 
-// acquire is the wait loop every blocking primitive shares: watch the key,
-// then attempt and wait until done (see waiter.watch for why no release
-// between an attempt and a wait is missed).
-func acquire[L any](ctx context.Context, c *Client, o *options, key string, attempt func(context.Context) (L, time.Duration, error)) (L, error) {
-	var zero L
-	w, err := c.wait.watch(ctx, o, key)
-	if err != nil {
-		return zero, err
-	}
-	defer w.stop()
+// acquire is the wait loop every blocking primitive shares, but the queued
+// waiters of Notify (see line): attempt, and until done watch the key the
+// attempt was refused at and wait, at most until the holder's TTL ends. A
+// watch subscribes on its first wait and has the caller attempt again at
+// once (see waiter.watch), so no release between an attempt and a wait
+// is missed. One watch at a time: a watch left on a key no longer waited
+// for (a MultiLock's attempt may stop at another name each time) would
+// absorb that key's wake-ups.
+func acquire[L any](ctx context.Context, c *Client, o *options, attempt func(context.Context) (l L, key string, holderTTL time.Duration, err error)) (L, error) {
+	var (
+		zero     L
+		w        watch
+		watching string
+	)
+	defer func() {
+		if w != nil {
+			w.stop()
+		}
+	}()
 	for n := 0; ; n++ {
-		l, holderTTL, err := attempt(ctx)
+		l, key, holderTTL, err := attempt(ctx)
 		if !retryable(err) {
 			return l, err
 		}
 		if o.maxAttempts > 0 && n+1 >= o.maxAttempts {
 			return zero, err
+		}
+		if w == nil || key != watching {
+			if w != nil {
+				w.stop()
+			}
+			if w, err = c.wait.watch(ctx, o, key); err != nil {
+				w = nil
+				return zero, err
+			}
+			watching = key
 		}
 		if err := w.wait(ctx, n, holderTTL); err != nil {
 			return zero, err

@@ -182,52 +182,22 @@ func (n *notifier) ownChannel(channel string) (string, bool) {
 	return prefix + "{", ok
 }
 
-// lockQueued is Lock under Notify. The first attempt queues only when the
-// Client's channel is already subscribed: an uncontended Lock then costs one
-// round trip, and a contended one subscribes and tries again at once, so
-// that no release between its attempts goes unheard.
+// lockQueued is Lock under Notify: a line of one ticket.
 func (m *Mutex) lockQueued(ctx context.Context, n *notifier) (*Lease, error) {
-	o := &m.opts
-	t := n.newTicket(o, m.name, rand.Text(), nil)
+	t := n.newTicket(&m.opts, m.name, rand.Text(), nil)
 	defer n.dropTicket(t)
-	var head *notifyWatch // the lock key's subscription, for the head of the queue
-	defer func() {
-		if head != nil {
-			head.stop()
-		}
-	}()
-	for attempt := 0; ; attempt++ {
-		t.join = n.ticketsReady(o)
-		t.joined = t.joined || t.join
-		l, holderTTL, err := m.attempt(ctx, t)
-		switch {
-		case err == nil:
-			return l, nil
-		case !retryable(err), o.maxAttempts > 0 && attempt+1 >= o.maxAttempts:
-			return nil, m.leave(ctx, t, err)
-		}
-		if !t.join {
-			if n.subscribeTickets(ctx, o); n.ticketsReady(o) {
-				continue
-			}
-		}
-		if head == nil && t.first.Load() {
-			// Subscribed only now: attempt again before waiting, so that
-			// a DEL in between is not missed.
-			head = &notifyWatch{n: n, key: m.keys.lock, o: o, ctx: ctx, wake: t.wake, heed: t.grants.refused}
-			if err := n.join(ctx, head); err != nil {
-				head = nil
-				return nil, m.leave(ctx, t, err)
-			}
-			continue
-		}
-		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
-			return nil, m.leave(ctx, t, err)
-		}
-		if l := m.grantedLease(ctx, t); l != nil {
-			return l, nil
-		}
+	q := line{n: n, o: &m.opts,
+		attempt: func(ctx context.Context, join bool) (*Lease, *ticket, string, time.Duration, error) {
+			t.join = join
+			t.joined = t.joined || join
+			l, holderTTL, err := m.attempt(ctx, t)
+			return l, t, m.keys.lock, holderTTL, err
+		},
+		quit:    func(err error) error { return m.leave(ctx, t, err) },
+		granted: func(ctx context.Context) *Lease { return m.grantedLease(ctx, t) },
+		heed:    t.grants.refused,
 	}
+	return q.wait(ctx)
 }
 
 // waitTicket waits for the ticket's wake-up. As a safety net against a

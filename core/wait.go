@@ -7,9 +7,9 @@ import (
 
 // waiter is a Client's wait strategy.
 type waiter interface {
-	// watch starts watching key for one acquisition, before its first
-	// attempt. No release may be missed between a failed attempt and the
-	// wait: a strategy that subscribes lazily (Notify, so that an
+	// watch starts watching key for one acquisition whose attempt was
+	// refused at it. No release may be missed between a failed attempt and
+	// the wait: a strategy that subscribes lazily (Notify, so that an
 	// uncontended Lock costs one round trip) does so in the first wait and
 	// returns at once, so that the next attempt follows the subscription.
 	watch(ctx context.Context, o *options, key string) (watch, error)
@@ -28,6 +28,14 @@ type watch interface {
 	// remaining time reported by the last attempt, negative when unknown.
 	wait(ctx context.Context, attempt int, holderTTL time.Duration) error
 	stop()
+}
+
+// queues returns the Client's notifier when o waits under Notify, where a
+// Mutex's and a MultiLock's waiters queue (see line) and a FairMutex's,
+// RWMutex's and Semaphore's tickets are told of releases.
+func (c *Client) queues(o *options) (*notifier, bool) {
+	n, ok := c.wait.(*notifier)
+	return n, ok && o.wait == Notify
 }
 
 func newWaiter(c *Client) (waiter, error) {
