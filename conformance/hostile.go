@@ -35,6 +35,7 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 			"HostileExpiredBacklog":     testHostileSemaphoreExpired,
 			"HostileLimits":             testHostileSemaphoreLimits,
 			"HostileLargePermits":       testHostileSemaphoreLarge,
+			"HostileHoldersList":        testHostileSemaphoreHoldersList,
 		},
 		"FairMutex": {
 			"HostileEntryWithoutLapse": testHostileFairGhost,

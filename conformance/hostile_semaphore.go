@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,36 @@ func testHostileSemaphoreLarge(t *testing.T, e env) {
 		if err := l.Unlock(ctx); err != nil {
 			t.Fatalf("Unlock: %v", err)
 		}
+	}
+}
+
+// testHostileSemaphoreHoldersList rewrites a lease's list of slots (t:<token>
+// in the holders hash) as its first slot many times over, then its real
+// list: the release reads no more entries than the lease has permits, so
+// it stops early (the list is not one the lease wrote) and says the lease
+// did not hold them all, rather than working through the whole list.
+func testHostileSemaphoreHoldersList(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	l, err := e.hostileClient(t).Semaphore(n, 10).TryAcquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		all, err := r.HGetAll(ctx, semKey(n, ":holders")).Result()
+		if err != nil {
+			return err
+		}
+		for field, list := range all {
+			if token, ok := strings.CutPrefix(field, "t:"); ok && token != "" {
+				first, _, _ := strings.Cut(list, ",")
+				if err := r.HSet(ctx, semKey(n, ":holders"), field, strings.Repeat(first+",", e.ops(100000))+list).Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Errorf("Unlock of a lease whose list repeats its first slot: got %v, want ErrNotHeld (the list is not the lease's)", err)
 	}
 }

@@ -30,6 +30,7 @@ func runMultiLock(t *testing.T, e env) {
 		"LeaseCoversAllNames":     testMultiLeaseCoversAll,
 		"LockWaitsForAll":         testMultiLockWaitsForAll,
 		"History":                 testMultiLockHistory,
+		"GiveUps":                 testMultiGiveUps,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("MultiLock"),
 		"ReentryFailedKeepsHold":  testReentryFailedKeepsHold("MultiLock"),
 	}

@@ -34,7 +34,10 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	}
 	token := tickets[0].token
 	h, ho := m.hold(token)
-	whole := func(i int) bool { return h.whole(m.c.nodes[i]) }
+	// Whether a node takes all names in one script does not depend on the
+	// token, which a rotation changes while leaves of the last one run.
+	first := h
+	whole := func(i int) bool { return first.whole(m.c.nodes[i]) }
 	grantsAll := !slices.ContainsFunc(m.c.nodes, func(nd *node) bool { return !h.whole(nd) })
 	joined := make([]bool, len(m.names)) // the names whose queues may hold the ticket
 	// leave takes the tickets out of line on the nodes where on(i), but at
@@ -125,7 +128,10 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 		// queue again and was granted the name as part of a lease, and
 		// take the name from under the lease.
 		refused: func() {
-			leave(func(i int) bool { return !whole(i) || last[i].err != nil }, blocked, true, false)
+			// The leave's filter runs on nodes' goroutines that may
+			// outlast it: it keeps this attempt's replies.
+			replies := last
+			leave(func(i int) bool { return !whole(i) || replies[i].err != nil }, blocked, true, false)
 		},
 		quit: func(err error) error {
 			quit(everyNode)

@@ -481,7 +481,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error)
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "4af38801234f41d41904f06a102ad25ce40137d1",
+	SHA1:   "a2de3375c74f4dee4d9be514de1eaa80f0911d0b",
 	Source: lua.Source("semaphore_release.lua"),
 }
 

@@ -46,7 +46,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_available":   "f4f74dddc9865935328bc725c5a25cebde42da93",
 	"semaphore_extend":      "3650c78a390d37b1c440296a7659a1346e3e7aa1",
 	"semaphore_fence_raise": "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
-	"semaphore_release":     "4af38801234f41d41904f06a102ad25ce40137d1",
+	"semaphore_release":     "a2de3375c74f4dee4d9be514de1eaa80f0911d0b",
 	"semaphore_set_permits": "e3ea5d5f254437670cf948bf689868ee075436d6",
 }
 

@@ -23,9 +23,10 @@ local held = 0
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if list then
   -- One call per command over all the lease's slots, not per slot.
-  local slots, listed = {}, {}
+  local slots, listed, seen = {}, {}, 0
   for s in string.gmatch(list, '%d+') do
-    if #slots == n then -- not a list this lease wrote
+    seen = seen + 1
+    if seen > n then -- not a list this lease wrote
       break
     end
     if not listed[s] then
