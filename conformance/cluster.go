@@ -28,7 +28,7 @@ var clusterClientTimers = []goleak.Option{
 // a primitive's keys must share one slot (key() gives them the hash tag
 // {name}), names of one MultiLock live on different masters, and keyspace
 // events are published only by the master that holds the key, so the
-// drivers' Listeners subscribe on every master (driver.ListenEach).
+// drivers' Listeners subscribe on every master (adapter.ListenEach).
 
 // subscribed reports whether ch has a subscriber on the node, or on every
 // master of a cluster, where a subscription lives on one node only.

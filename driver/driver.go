@@ -1,19 +1,19 @@
 // Package driver is the contract between the portable primitives in package
-// core and the adapters for Redis clients in drivers/. Like database/sql/driver,
-// the required interface is small; abilities that only some clients or
-// servers have are optional interfaces, found by type assertion in one place
-// in package core.
-//
-// Most of Driver is generated from package spec (see Scripts); an adapter
-// writes by hand only what cannot be generated: construction, its protocol,
-// the server probes and Close.
+// core and the adapters for Redis clients in drivers/. As in
+// database/sql/driver, abilities that only some clients or servers have are
+// optional interfaces, found by type assertion in one place in package
+// core. Unlike it, the required interface is not small: Driver has a method
+// per server operation (Scripts, about thirty, some with a dozen arguments)
+// and four more. They are generated from package spec, into the adapters
+// too (with the scripts and the decoders of their replies, in an internal
+// package); an adapter writes by hand only what cannot be generated:
+// construction, its protocol, the server probes, listening and Close.
 package driver
 
 //go:generate go run github.com/redlockgo/redlock/gen
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"syscall"
@@ -47,20 +47,6 @@ type Driver interface {
 	// Close releases what the driver opened itself. It does not close the
 	// client the application passed in.
 	Close() error
-}
-
-// Script is one embedded script with its SHA1, for EVALSHA.
-type Script struct {
-	Name   string // the file under scripts/lua, without ".lua"
-	SHA1   string
-	Source string
-}
-
-// IsNoScript reports whether err is the server's NOSCRIPT error, on which a
-// driver retries with EVAL. Every client formats the server's message
-// as is, so this is the one place that recognises it.
-func IsNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
 // IsTransient reports whether err is an error reply that says the server
@@ -98,10 +84,6 @@ func IsBrokenConnection(err error) bool {
 // IsWrongType reports whether err is the server's WRONGTYPE error.
 func IsWrongType(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")
-}
-
-func replyLengthError(s Script, want, got int) error {
-	return fmt.Errorf("%w: %s.lua returned %d integers, want %d", ErrUnexpectedReply, s.Name, got, want)
 }
 
 // SingleServer is the optional interface of a driver that knows whether

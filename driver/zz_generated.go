@@ -5,7 +5,6 @@ package driver
 import (
 	"context"
 	"fmt"
-	lua "github.com/redlockgo/redlock/scripts/lua"
 	"time"
 )
 
@@ -115,166 +114,12 @@ type MutexAcquireReply struct {
 	First     bool          // when not acquired, the waiter joined the queue at its head
 }
 
-// MutexAcquireScript is scripts/lua/mutex_acquire.lua.
-var MutexAcquireScript = Script{
-	Name:   "mutex_acquire",
-	SHA1:   "8819b3c8d2a6c661c2870bfe879e5504ee0553eb",
-	Source: lua.Source("mutex_acquire.lua"),
-}
-
-// DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
-func DecodeMutexAcquire(v []int64, err error) (MutexAcquireReply, error) {
-	if err != nil {
-		return MutexAcquireReply{}, err
-	}
-	if len(v) != 4 {
-		return MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 4, len(v))
-	}
-	return MutexAcquireReply{
-		Acquired:  v[0] == 1,
-		Fence:     v[1],
-		First:     v[3] == 1,
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
 type MutexAcquireOwnedReply struct {
 	Acquired  bool          // the owner now holds the lock (first hold or re-entry)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
 	First     bool          // when not acquired, the waiter joined the queue at its head
-}
-
-// MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
-var MutexAcquireOwnedScript = Script{
-	Name:   "mutex_acquire_owned",
-	SHA1:   "41fbb9314dae010afa4b0c745134446670476c13",
-	Source: lua.Source("mutex_acquire_owned.lua"),
-}
-
-// DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
-func DecodeMutexAcquireOwned(v []int64, err error) (MutexAcquireOwnedReply, error) {
-	if err != nil {
-		return MutexAcquireOwnedReply{}, err
-	}
-	if len(v) != 4 {
-		return MutexAcquireOwnedReply{}, replyLengthError(MutexAcquireOwnedScript, 4, len(v))
-	}
-	return MutexAcquireOwnedReply{
-		Acquired:  v[0] == 1,
-		Fence:     v[1],
-		First:     v[3] == 1,
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
-// ReleaseScript is scripts/lua/release.lua.
-var ReleaseScript = Script{
-	Name:   "release",
-	SHA1:   "99725df1739b85d0333665d9d3ae01ba5e5b7211",
-	Source: lua.Source("release.lua"),
-}
-
-// DecodeRelease turns the reply of release.lua, or the error that came instead, into its Go form.
-func DecodeRelease(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// ReleaseWakeScript is scripts/lua/release_wake.lua.
-var ReleaseWakeScript = Script{
-	Name:   "release_wake",
-	SHA1:   "ba3705cc8bcb9fc894b789fda3b062ba8eba6021",
-	Source: lua.Source("release_wake.lua"),
-}
-
-// DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
-func DecodeReleaseWake(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// MutexLeaveScript is scripts/lua/mutex_leave.lua.
-var MutexLeaveScript = Script{
-	Name:   "mutex_leave",
-	SHA1:   "fe8bb75b37eb855ddf62f3de948b1dcef041d21d",
-	Source: lua.Source("mutex_leave.lua"),
-}
-
-// DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
-func DecodeMutexLeave(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
-var ReleaseOrMarkScript = Script{
-	Name:   "release_or_mark",
-	SHA1:   "0c1fcacc68a63416a8c71b7e508c9d35c9beba00",
-	Source: lua.Source("release_or_mark.lua"),
-}
-
-// DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
-func DecodeReleaseOrMark(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// MarkLeftScript is scripts/lua/mark_left.lua.
-var MarkLeftScript = Script{
-	Name:   "mark_left",
-	SHA1:   "7e4d4dcdec46fb6773d8d68eb04fb6f742b95e89",
-	Source: lua.Source("mark_left.lua"),
-}
-
-// DecodeMarkLeft turns the reply of mark_left.lua, or the error that came instead, into its Go form.
-func DecodeMarkLeft(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// ExtendScript is scripts/lua/extend.lua.
-var ExtendScript = Script{
-	Name:   "extend",
-	SHA1:   "dbbeb65b53fa0a3a014533be0216e7e7c27a50eb",
-	Source: lua.Source("extend.lua"),
-}
-
-// DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
-func DecodeExtend(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// ReleaseOwnedScript is scripts/lua/release_owned.lua.
-var ReleaseOwnedScript = Script{
-	Name:   "release_owned",
-	SHA1:   "fa790977494b8966c0f88b9532cbdd864f892500",
-	Source: lua.Source("release_owned.lua"),
-}
-
-// DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
-func DecodeReleaseOwned(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// ExtendOwnedScript is scripts/lua/extend_owned.lua.
-var ExtendOwnedScript = Script{
-	Name:   "extend_owned",
-	SHA1:   "e1868c4d12270ba7ca8e4abf5ce90576230a612a",
-	Source: lua.Source("extend_owned.lua"),
-}
-
-// DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
-func DecodeExtendOwned(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// FenceRaiseScript is scripts/lua/fence_raise.lua.
-var FenceRaiseScript = Script{
-	Name:   "fence_raise",
-	SHA1:   "3e41e0e9adc5506a28ea0d23fe9835309abbae40",
-	Source: lua.Source("fence_raise.lua"),
-}
-
-// DecodeFenceRaise turns the reply of fence_raise.lua, or the error that came instead, into its Go form.
-func DecodeFenceRaise(v int64, err error) (int64, error) {
-	return v, err
 }
 
 // MultiLockAcquireReply is the reply of scripts/lua/multi_acquire.lua.
@@ -286,81 +131,11 @@ type MultiLockAcquireReply struct {
 	At        int64         // when not acquired, the index of the first name held by another token
 }
 
-// MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
-var MultiLockAcquireScript = Script{
-	Name:   "multi_acquire",
-	SHA1:   "83ea494a9b3e38c7b98b84b0902148d237327ca2",
-	Source: lua.Source("multi_acquire.lua"),
-}
-
-// DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
-func DecodeMultiLockAcquire(v []int64, err error) (MultiLockAcquireReply, error) {
-	if err != nil {
-		return MultiLockAcquireReply{}, err
-	}
-	if len(v) != 5 {
-		return MultiLockAcquireReply{}, replyLengthError(MultiLockAcquireScript, 5, len(v))
-	}
-	return MultiLockAcquireReply{
-		Acquired:  v[0] == 1,
-		At:        v[4],
-		Fence:     v[1],
-		First:     v[3] == 1,
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
-// MultiLockReleaseScript is scripts/lua/multi_release.lua.
-var MultiLockReleaseScript = Script{
-	Name:   "multi_release",
-	SHA1:   "7e0912bb78f5459bd79e8963bd5fe24571323b14",
-	Source: lua.Source("multi_release.lua"),
-}
-
-// DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
-func DecodeMultiLockRelease(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // FairMutexAcquireReply is the reply of scripts/lua/fair_acquire.lua.
 type FairMutexAcquireReply struct {
 	Acquired  bool          // the waiter was first in line and the lock free (or granted to the token), and it is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first
-}
-
-// FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
-var FairMutexAcquireScript = Script{
-	Name:   "fair_acquire",
-	SHA1:   "bd7006fa458278ae109e8035c7d8141f075fa52d",
-	Source: lua.Source("fair_acquire.lua"),
-}
-
-// DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
-func DecodeFairMutexAcquire(v []int64, err error) (FairMutexAcquireReply, error) {
-	if err != nil {
-		return FairMutexAcquireReply{}, err
-	}
-	if len(v) != 3 {
-		return FairMutexAcquireReply{}, replyLengthError(FairMutexAcquireScript, 3, len(v))
-	}
-	return FairMutexAcquireReply{
-		Acquired:  v[0] == 1,
-		Fence:     v[1],
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
-// FairMutexReleaseScript is scripts/lua/fair_release.lua.
-var FairMutexReleaseScript = Script{
-	Name:   "fair_release",
-	SHA1:   "c1194ff4d0975df3d731df9c8adf46a6b2545f0e",
-	Source: lua.Source("fair_release.lua"),
-}
-
-// DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
-func DecodeFairMutexRelease(v int64, err error) (int64, error) {
-	return v, err
 }
 
 // RWMutexReadAcquireReply is the reply of scripts/lua/rw_rlock.lua.
@@ -370,79 +145,11 @@ type RWMutexReadAcquireReply struct {
 	HolderTTL time.Duration // when not acquired, the writer's remaining time; -1 without expiry, -2 when a writer waits
 }
 
-// RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
-var RWMutexReadAcquireScript = Script{
-	Name:   "rw_rlock",
-	SHA1:   "8a45779225092a5ef1eaadb312090fb307bb8944",
-	Source: lua.Source("rw_rlock.lua"),
-}
-
-// DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
-func DecodeRWMutexReadAcquire(v []int64, err error) (RWMutexReadAcquireReply, error) {
-	if err != nil {
-		return RWMutexReadAcquireReply{}, err
-	}
-	if len(v) != 3 {
-		return RWMutexReadAcquireReply{}, replyLengthError(RWMutexReadAcquireScript, 3, len(v))
-	}
-	return RWMutexReadAcquireReply{
-		Acquired:  v[0] == 1,
-		Fence:     v[1],
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
 // RWMutexWriteAcquireReply is the reply of scripts/lua/rw_lock.lua.
 type RWMutexWriteAcquireReply struct {
 	Acquired  bool          // the write lease is granted with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the time until the writer's or the first reader's lease lapses; -1 without expiry
-}
-
-// RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
-var RWMutexWriteAcquireScript = Script{
-	Name:   "rw_lock",
-	SHA1:   "7c2f30f8d1829232506199ac36aab905a8471dee",
-	Source: lua.Source("rw_lock.lua"),
-}
-
-// DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
-func DecodeRWMutexWriteAcquire(v []int64, err error) (RWMutexWriteAcquireReply, error) {
-	if err != nil {
-		return RWMutexWriteAcquireReply{}, err
-	}
-	if len(v) != 3 {
-		return RWMutexWriteAcquireReply{}, replyLengthError(RWMutexWriteAcquireScript, 3, len(v))
-	}
-	return RWMutexWriteAcquireReply{
-		Acquired:  v[0] == 1,
-		Fence:     v[1],
-		HolderTTL: time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
-// RWMutexReadExtendScript is scripts/lua/rw_rextend.lua.
-var RWMutexReadExtendScript = Script{
-	Name:   "rw_rextend",
-	SHA1:   "f9d164cba064816b8127e5e8bddea58c3b1a994a",
-	Source: lua.Source("rw_rextend.lua"),
-}
-
-// DecodeRWMutexReadExtend turns the reply of rw_rextend.lua, or the error that came instead, into its Go form.
-func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// RWMutexReleaseScript is scripts/lua/rw_release.lua.
-var RWMutexReleaseScript = Script{
-	Name:   "rw_release",
-	SHA1:   "590dc22a542cdff2b9c954abe4c3ce37e157dacb",
-	Source: lua.Source("rw_release.lua"),
-}
-
-// DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
-func DecodeRWMutexRelease(v int64, err error) (int64, error) {
-	return v, err
 }
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
@@ -454,153 +161,11 @@ type SemaphoreAcquireReply struct {
 	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
 }
 
-// SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
-var SemaphoreAcquireScript = Script{
-	Name:   "semaphore_acquire",
-	SHA1:   "19765cb8d4b688a537c881bc587be5a03bc2148a",
-	Source: lua.Source("semaphore_acquire.lua"),
-}
-
-// DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreAcquire(v []int64, err error) (SemaphoreAcquireReply, error) {
-	if err != nil {
-		return SemaphoreAcquireReply{}, err
-	}
-	if len(v) != 5 {
-		return SemaphoreAcquireReply{}, replyLengthError(SemaphoreAcquireScript, 5, len(v))
-	}
-	return SemaphoreAcquireReply{
-		Fence:  v[1],
-		Retry:  time.Duration(v[2]) * time.Millisecond,
-		Size:   v[3],
-		Slots:  v[4],
-		Status: v[0],
-	}, nil
-}
-
-// SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
-var SemaphoreReleaseScript = Script{
-	Name:   "semaphore_release",
-	SHA1:   "a2de3375c74f4dee4d9be514de1eaa80f0911d0b",
-	Source: lua.Source("semaphore_release.lua"),
-}
-
-// DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
-var SemaphoreExtendScript = Script{
-	Name:   "semaphore_extend",
-	SHA1:   "3650c78a390d37b1c440296a7659a1346e3e7aa1",
-	Source: lua.Source("semaphore_extend.lua"),
-}
-
-// DecodeSemaphoreExtend turns the reply of semaphore_extend.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
-var SemaphoreSetPermitsScript = Script{
-	Name:   "semaphore_set_permits",
-	SHA1:   "e3ea5d5f254437670cf948bf689868ee075436d6",
-	Source: lua.Source("semaphore_set_permits.lua"),
-}
-
-// DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
-var SemaphoreAvailableScript = Script{
-	Name:   "semaphore_available",
-	SHA1:   "f4f74dddc9865935328bc725c5a25cebde42da93",
-	Source: lua.Source("semaphore_available.lua"),
-}
-
-// DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
-var SemaphoreFenceRaiseScript = Script{
-	Name:   "semaphore_fence_raise",
-	SHA1:   "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
-	Source: lua.Source("semaphore_fence_raise.lua"),
-}
-
-// DecodeSemaphoreFenceRaise turns the reply of semaphore_fence_raise.lua, or the error that came instead, into its Go form.
-func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// LatchTrySetScript is scripts/lua/latch_try_set.lua.
-var LatchTrySetScript = Script{
-	Name:   "latch_try_set",
-	SHA1:   "6e409b14df5417178775bd09cbb834819136c4b1",
-	Source: lua.Source("latch_try_set.lua"),
-}
-
-// DecodeLatchTrySet turns the reply of latch_try_set.lua, or the error that came instead, into its Go form.
-func DecodeLatchTrySet(v int64, err error) (bool, error) {
-	return v == 1, err
-}
-
-// LatchCountDownScript is scripts/lua/latch_count_down.lua.
-var LatchCountDownScript = Script{
-	Name:   "latch_count_down",
-	SHA1:   "fef91623f673272f6d6ca4f3651a7395b1a4f367",
-	Source: lua.Source("latch_count_down.lua"),
-}
-
-// DecodeLatchCountDown turns the reply of latch_count_down.lua, or the error that came instead, into its Go form.
-func DecodeLatchCountDown(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.
 type LatchReadReply struct {
 	Count int64         // the count, 0 when no count is set
 	Gen   int64         // the generation of the setting, 0 when no count is set
 	TTL   time.Duration // the time until the latch expires; negative when no count is set
-}
-
-// LatchReadScript is scripts/lua/latch_read.lua.
-var LatchReadScript = Script{
-	Name:   "latch_read",
-	SHA1:   "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
-	Source: lua.Source("latch_read.lua"),
-}
-
-// DecodeLatchRead turns the reply of latch_read.lua, or the error that came instead, into its Go form.
-func DecodeLatchRead(v []int64, err error) (LatchReadReply, error) {
-	if err != nil {
-		return LatchReadReply{}, err
-	}
-	if len(v) != 3 {
-		return LatchReadReply{}, replyLengthError(LatchReadScript, 3, len(v))
-	}
-	return LatchReadReply{
-		Count: v[0],
-		Gen:   v[1],
-		TTL:   time.Duration(v[2]) * time.Millisecond,
-	}, nil
-}
-
-// LatchUnsetScript is scripts/lua/latch_unset.lua.
-var LatchUnsetScript = Script{
-	Name:   "latch_unset",
-	SHA1:   "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
-	Source: lua.Source("latch_unset.lua"),
-}
-
-// DecodeLatchUnset turns the reply of latch_unset.lua, or the error that came instead, into its Go form.
-func DecodeLatchUnset(v int64, err error) (bool, error) {
-	return v == 1, err
 }
 
 // Native names a server command that can stand in for a script; its value

@@ -47,14 +47,14 @@ func scriptMethod(c client, op spec.Op) jen.Code {
 	}
 	call := jen.Id("d").Dot(helper).CallFunc(func(g *jen.Group) {
 		g.Id("ctx")
-		g.Qual(driverPkg, op.Name+"Script")
+		g.Qual(adapterPkg, op.Name+"Script")
 		g.Add(keys(op))
 		for _, p := range op.Args {
 			g.Add(c.arg(jen.Id(p.Name), p.Type))
 		}
 	})
 	return jen.Commentf("%s runs scripts/lua/%s.lua.", op.Name, op.Script).Line().
-		Add(method(op, op.Name, jen.Qual(driverPkg, "Decode"+op.Name).Call(call)))
+		Add(method(op, op.Name, jen.Qual(adapterPkg, "Decode"+op.Name).Call(call)))
 }
 
 // keys renders the KEYS of a script call: the key parameters in a
@@ -102,7 +102,7 @@ func nativeMethod(c client, op spec.Op, n spec.Native) jen.Code {
 	}
 	call := jen.Id("d").Dot(helper).Call(append([]jen.Code{jen.Id("ctx"), jen.Lit(n.Command[0]), jen.Index().String().Values(keys...)}, args...)...)
 	return jen.Commentf("%s runs %s (%s).", op.Name+n.Name, strings.Join(n.Command, " "), n.Server).Line().
-		Add(method(op, op.Name+n.Name, jen.Qual(driverPkg, "Decode"+op.Name).Call(call)))
+		Add(method(op, op.Name+n.Name, jen.Qual(adapterPkg, "Decode"+op.Name).Call(call)))
 }
 
 // arg converts a parameter to what the client sends.

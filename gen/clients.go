@@ -11,7 +11,7 @@ const (
 // Shared pieces of the helper signatures.
 var (
 	ctxParam    = jen.Id("ctx").Qual("context", "Context")
-	scriptParam = jen.Id("s").Qual(driverPkg, "Script")
+	scriptParam = jen.Id("s").Qual(adapterPkg, "Script")
 	keysParam   = jen.Id("keys").Index().String()
 	nameParam   = jen.Id("name").String()
 )
@@ -76,7 +76,7 @@ var goredis = client{pkg: "goredis", helpers: func(f *jen.File) {
 			g.Add(s)
 		}
 		g.Id("cmd").Op(":=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("..."))
-		g.If(jen.Qual(driverPkg, "IsNoScript").Call(jen.Id("cmd").Dot("Err").Call())).Block(
+		g.If(jen.Qual(adapterPkg, "IsNoScript").Call(jen.Id("cmd").Dot("Err").Call())).Block(
 			jen.List(jen.Id("w").Index(jen.Lit(0)), jen.Id("w").Index(jen.Lit(1))).Op("=").List(jen.Lit("eval"), jen.Id("s").Dot("Source")),
 			jen.Id("cmd").Op("=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("...")),
 		)
@@ -108,7 +108,7 @@ var redigo = client{pkg: "redigo", helpers: func(f *jen.File) {
 			g.Add(s)
 		}
 		g.List(jen.Id("v"), jen.Err()).Op(":=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Lit("EVALSHA"), jen.Id("w").Op("..."))
-		g.If(jen.Qual(driverPkg, "IsNoScript").Call(jen.Err())).Block(
+		g.If(jen.Qual(adapterPkg, "IsNoScript").Call(jen.Err())).Block(
 			jen.Id("w").Index(jen.Lit(0)).Op("=").Id("s").Dot("Source"),
 			jen.List(jen.Id("v"), jen.Err()).Op("=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Lit("EVAL"), jen.Id("w").Op("...")),
 		)
@@ -136,7 +136,7 @@ var rueidis = client{pkg: "rueidis", stringArgs: true, helpers: func(f *jen.File
 	}
 	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().String()).Qual(rueidisPkg, "RedisResult").Block(
 		jen.Id("r").Op(":=").Add(build(c.Clone().Dot("B").Call().Dot("Evalsha").Call().Dot("Sha1").Call(jen.Id("s").Dot("SHA1")))),
-		jen.If(jen.Qual(driverPkg, "IsNoScript").Call(jen.Id("r").Dot("Error").Call())).Block(
+		jen.If(jen.Qual(adapterPkg, "IsNoScript").Call(jen.Id("r").Dot("Error").Call())).Block(
 			jen.Id("r").Op("=").Add(build(c.Clone().Dot("B").Call().Dot("Eval").Call().Dot("Script").Call(jen.Id("s").Dot("Source")))),
 		),
 		jen.Return(jen.Id("r")),

@@ -11,13 +11,13 @@ import (
 )
 
 const (
-	driverPkg = module + "/driver"
-	luaPkg    = module + "/scripts/lua"
+	driverPkg  = module + "/driver"
+	adapterPkg = module + "/internal/adapter"
+	luaPkg     = module + "/scripts/lua"
 )
 
 // contract renders package driver's generated part: the Scripts interface,
-// the reply types, the scripts with their SHA1s, the reply decoders, and the
-// list of native commands with their probe.
+// the reply types, and the list of native commands with their probe.
 func contract(ops []spec.Op) *jen.File {
 	f := newFile(driverPkg, "driver")
 	f.Comment("Scripts is the generated part of Driver: one method per operation of package")
@@ -39,11 +39,20 @@ func contract(ops []spec.Op) *jen.File {
 		if len(op.Reply) > 1 {
 			add(f, replyStruct(op))
 		}
-		add(f, scriptVar(op))
-		add(f, decoder(op))
 	}
 	add(f, natives(ops))
 	add(f, probe(ops))
+	return f
+}
+
+// scripts renders package adapter's generated part: the scripts with their
+// SHA1s and the decoders of their replies, which the adapters use.
+func scripts(ops []spec.Op) *jen.File {
+	f := newFile(adapterPkg, "adapter")
+	for _, op := range ops {
+		add(f, scriptVar(op))
+		add(f, decoder(op))
+	}
 	return f
 }
 
@@ -115,13 +124,13 @@ func decoder(op spec.Op) jen.Code {
 			jen.Return(field(op.Reply[0], jen.Id("v")), jen.Err()),
 		)
 	}
-	zero := jen.Id(op.Name + "Reply").Values()
+	zero := jen.Qual(driverPkg, op.Name+"Reply").Values()
 	return doc.Func().Id(name).Params(jen.Id("v").Index().Int64(), jen.Err().Error()).Params(replyType(op), jen.Error()).Block(
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
 		jen.If(jen.Len(jen.Id("v")).Op("!=").Lit(len(op.Reply))).Block(
 			jen.Return(zero, jen.Id("replyLengthError").Call(jen.Id(op.Name+"Script"), jen.Lit(len(op.Reply)), jen.Len(jen.Id("v")))),
 		),
-		jen.Return(jen.Id(op.Name+"Reply").Values(jen.DictFunc(func(d jen.Dict) {
+		jen.Return(jen.Qual(driverPkg, op.Name+"Reply").Values(jen.DictFunc(func(d jen.Dict) {
 			for i, fld := range op.Reply {
 				d[jen.Id(fld.Name)] = field(fld, jen.Id("v").Index(jen.Lit(i)))
 			}

@@ -66,12 +66,12 @@ func TestDecoderThreeFields(t *testing.T) {
 // DecodeTake turns the reply of take.lua, or the error that came instead, into its Go form.
 func DecodeTake(v []int64, err error) (driver.TakeReply, error) {
 	if err != nil {
-		return TakeReply{}, err
+		return driver.TakeReply{}, err
 	}
 	if len(v) != 3 {
-		return TakeReply{}, replyLengthError(TakeScript, 3, len(v))
+		return driver.TakeReply{}, replyLengthError(TakeScript, 3, len(v))
 	}
-	return TakeReply{
+	return driver.TakeReply{
 		Count: v[1],
 		Left:  time.Duration(v[2]) * time.Millisecond,
 		Taken: v[0] == 1,
@@ -88,12 +88,12 @@ func TestNativeMethodOKReply(t *testing.T) {
 	expect(t, "rueidis", nativeMethod(rueidis, op, n), `
 // TakeSet runs SET $lock $token PX $ttl N $n (Redis 9).
 func (d *Driver) TakeSet(ctx context.Context, lock string, token string, ttl time.Duration, n int64) (int64, error) {
-	return driver.DecodeTake(d.doOK(ctx, "SET", []string{lock}, token, "PX", strconv.FormatInt(ttl.Milliseconds(), 10), "N", strconv.FormatInt(n, 10)))
+	return adapter.DecodeTake(d.doOK(ctx, "SET", []string{lock}, token, "PX", strconv.FormatInt(ttl.Milliseconds(), 10), "N", strconv.FormatInt(n, 10)))
 }`)
 	expect(t, "goredis", nativeMethod(goredis, op, n), `
 // TakeSet runs SET $lock $token PX $ttl N $n (Redis 9).
 func (d *Driver) TakeSet(ctx context.Context, lock string, token string, ttl time.Duration, n int64) (int64, error) {
-	return driver.DecodeTake(d.doOK(ctx, "SET", []string{lock}, token, "PX", ttl.Milliseconds(), "N", n))
+	return adapter.DecodeTake(d.doOK(ctx, "SET", []string{lock}, token, "PX", ttl.Milliseconds(), "N", n))
 }`)
 }
 
@@ -111,9 +111,9 @@ func TestScriptMethod(t *testing.T) {
 	expect(t, "three fields", scriptMethod(redigo, take), `
 // Take runs scripts/lua/take.lua.
 func (d *Driver) Take(ctx context.Context, lock string, token string, ttl time.Duration, n int64) (driver.TakeReply, error) {
-	return driver.DecodeTake(d.evalInts(ctx, driver.TakeScript, []string{lock}, token, ttl.Milliseconds(), n))
+	return adapter.DecodeTake(d.evalInts(ctx, adapter.TakeScript, []string{lock}, token, ttl.Milliseconds(), n))
 }`)
-	if got := code(scriptMethod(rueidis, oneField(spec.Bool))); !strings.Contains(got, `d.evalInt(ctx, driver.TakeScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(n, 10))`) {
+	if got := code(scriptMethod(rueidis, oneField(spec.Bool))); !strings.Contains(got, `d.evalInt(ctx, adapter.TakeScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10), strconv.FormatInt(n, 10))`) {
 		t.Errorf("one field, rueidis:\n%s", got)
 	}
 }
@@ -141,11 +141,11 @@ func TestProbeValue(t *testing.T) {
 func TestScriptMethodStringsKeys(t *testing.T) {
 	op := oneField(spec.Int)
 	op.Keys = []spec.Param{{Name: "names", Type: spec.Strings}}
-	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "Take(ctx context.Context, names []string,") || !strings.Contains(got, "driver.TakeScript, names, token") {
+	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "Take(ctx context.Context, names []string,") || !strings.Contains(got, "adapter.TakeScript, names, token") {
 		t.Errorf("only a Strings key:\n%s", got)
 	}
 	op.Keys = []spec.Param{{Name: "lock", Type: spec.String}, {Name: "names", Type: spec.Strings}}
-	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "driver.TakeScript, append([]string{lock}, names...), token") {
+	if got := code(scriptMethod(goredis, op)); !strings.Contains(got, "adapter.TakeScript, append([]string{lock}, names...), token") {
 		t.Errorf("a String key, then a Strings key:\n%s", got)
 	}
 }

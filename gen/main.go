@@ -46,7 +46,11 @@ func write(root string) error {
 
 // render returns every generated file by its path from the module root.
 func render(ops []spec.Op) (map[string][]byte, error) {
-	files := map[string]*jen.File{"driver/zz_generated.go": contract(ops), "conformance/faults/zz_generated.go": faults(ops)}
+	files := map[string]*jen.File{
+		"driver/zz_generated.go":             contract(ops),
+		"internal/adapter/zz_generated.go":   scripts(ops),
+		"conformance/faults/zz_generated.go": faults(ops),
+	}
 	for _, c := range clients {
 		files["drivers/"+c.pkg+"/zz_generated.go"] = adapter(c, ops)
 	}

@@ -6,15 +6,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redlockgo/redlock/driver"
+	adapter "github.com/redlockgo/redlock/internal/adapter"
 )
 
 // listenCluster listens on every master of the cluster, each with a
 // PubSub of its own: a master publishes only its own keys' events (see
-// driver.ListenEach).
+// adapter.ListenEach).
 func (d *Driver) listenCluster(ctx context.Context, cc *redis.ClusterClient, deliver func(channel, payload string)) (driver.Listener, error) {
-	return driver.ListenEach(ctx, func(ctx context.Context) (map[string]driver.ListenFunc, error) {
+	return adapter.ListenEach(ctx, func(ctx context.Context) (map[string]adapter.ListenFunc, error) {
 		var mu sync.Mutex
-		nodes := map[string]driver.ListenFunc{}
+		nodes := map[string]adapter.ListenFunc{}
 		err := cc.ForEachMaster(ctx, func(_ context.Context, master *redis.Client) error {
 			mu.Lock()
 			defer mu.Unlock()

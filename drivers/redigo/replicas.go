@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/redlockgo/redlock/driver"
+	adapter "github.com/redlockgo/redlock/internal/adapter"
 )
 
 var _ driver.Replicated = (*Driver)(nil)
@@ -17,7 +18,7 @@ func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	return driver.ParseReplication(info)
+	return adapter.ParseReplication(info)
 }
 
 // WaitReplicas writes marker and sends WAIT on one connection of the pool.

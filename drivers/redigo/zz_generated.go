@@ -6,6 +6,7 @@ import (
 	"context"
 	"github.com/gomodule/redigo/redis"
 	driver "github.com/redlockgo/redlock/driver"
+	adapter "github.com/redlockgo/redlock/internal/adapter"
 	"time"
 )
 
@@ -13,157 +14,157 @@ var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
 func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
-	return driver.DecodeMutexAcquire(d.evalInts(ctx, driver.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival, secret, idle.Milliseconds(), stem))
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival, secret, idle.Milliseconds(), stem))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (driver.MutexAcquireOwnedReply, error) {
-	return driver.DecodeMutexAcquireOwned(d.evalInts(ctx, driver.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, lease, ttl.Milliseconds(), join, arrival, idle.Milliseconds()))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, lease, ttl.Milliseconds(), join, arrival, idle.Milliseconds()))
 }
 
 // Release runs scripts/lua/release.lua.
 func (d *Driver) Release(ctx context.Context, lock string, token string) (int64, error) {
-	return driver.DecodeRelease(d.evalInt(ctx, driver.ReleaseScript, []string{lock}, token))
+	return adapter.DecodeRelease(d.evalInt(ctx, adapter.ReleaseScript, []string{lock}, token))
 }
 
 // ReleaseDelifeq runs DELIFEQ $lock $token (Valkey 9).
 func (d *Driver) ReleaseDelifeq(ctx context.Context, lock string, token string) (int64, error) {
-	return driver.DecodeRelease(d.doInt(ctx, "DELIFEQ", []string{lock}, token))
+	return adapter.DecodeRelease(d.doInt(ctx, "DELIFEQ", []string{lock}, token))
 }
 
 // ReleaseDelex runs DELEX $lock IFEQ $token (Redis 8.4).
 func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (int64, error) {
-	return driver.DecodeRelease(d.doInt(ctx, "DELEX", []string{lock}, "IFEQ", token))
+	return adapter.DecodeRelease(d.doInt(ctx, "DELEX", []string{lock}, "IFEQ", token))
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
 func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error) {
-	return driver.DecodeReleaseWake(d.evalInt(ctx, driver.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds(), ahead))
+	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds(), ahead))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
 func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error) {
-	return driver.DecodeMutexLeave(d.evalInt(ctx, driver.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), stem, keep))
+	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), stem, keep))
 }
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
 func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error) {
-	return driver.DecodeReleaseOrMark(d.evalInt(ctx, driver.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), always))
+	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), always))
 }
 
 // MarkLeft runs scripts/lua/mark_left.lua.
 func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
-	return driver.DecodeMarkLeft(d.evalInt(ctx, driver.MarkLeftScript, []string{ticket}, left.Milliseconds()))
+	return adapter.DecodeMarkLeft(d.evalInt(ctx, adapter.MarkLeftScript, []string{ticket}, left.Milliseconds()))
 }
 
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
-	return driver.DecodeExtend(d.evalInt(ctx, driver.ExtendScript, []string{lock}, token, ttl.Milliseconds()))
+	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock}, token, ttl.Milliseconds()))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return driver.DecodeReleaseOwned(d.evalInt(ctx, driver.ReleaseOwnedScript, []string{lock, fence, queue}, lease, reserve.Milliseconds(), idle.Milliseconds()))
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{lock, fence, queue}, lease, reserve.Milliseconds(), idle.Milliseconds()))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
 func (d *Driver) ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error) {
-	return driver.DecodeExtendOwned(d.evalInt(ctx, driver.ExtendOwnedScript, []string{lock}, lease, ttl.Milliseconds()))
+	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock}, lease, ttl.Milliseconds()))
 }
 
 // FenceRaise runs scripts/lua/fence_raise.lua.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
-	return driver.DecodeFenceRaise(d.evalInt(ctx, driver.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
+	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
-	return driver.DecodeMultiLockAcquire(d.evalInts(ctx, driver.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds(), secret, idle.Milliseconds(), stem))
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds(), secret, idle.Milliseconds(), stem))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
 func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return driver.DecodeMultiLockRelease(d.evalInt(ctx, driver.MultiLockReleaseScript, keys, token, reserve.Milliseconds(), idle.Milliseconds()))
+	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, keys, token, reserve.Milliseconds(), idle.Milliseconds()))
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.
 func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (driver.FairMutexAcquireReply, error) {
-	return driver.DecodeFairMutexAcquire(d.evalInts(ctx, driver.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds(), secret, idle.Milliseconds()))
+	return adapter.DecodeFairMutexAcquire(d.evalInts(ctx, adapter.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds(), secret, idle.Milliseconds()))
 }
 
 // FairMutexRelease runs scripts/lua/fair_release.lua.
 func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return driver.DecodeFairMutexRelease(d.evalInt(ctx, driver.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, keep, idle.Milliseconds(), left.Milliseconds()))
+	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, keep, idle.Milliseconds(), left.Milliseconds()))
 }
 
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (driver.RWMutexReadAcquireReply, error) {
-	return driver.DecodeRWMutexReadAcquire(d.evalInts(ctx, driver.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), idle.Milliseconds()))
+	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), idle.Milliseconds()))
 }
 
 // RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
 func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (driver.RWMutexWriteAcquireReply, error) {
-	return driver.DecodeRWMutexWriteAcquire(d.evalInts(ctx, driver.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), secret, idle.Milliseconds()))
+	return adapter.DecodeRWMutexWriteAcquire(d.evalInts(ctx, adapter.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), secret, idle.Milliseconds()))
 }
 
 // RWMutexReadExtend runs scripts/lua/rw_rextend.lua.
 func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error) {
-	return driver.DecodeRWMutexReadExtend(d.evalInt(ctx, driver.RWMutexReadExtendScript, []string{readers}, token, ttl.Milliseconds()))
+	return adapter.DecodeRWMutexReadExtend(d.evalInt(ctx, adapter.RWMutexReadExtendScript, []string{readers}, token, ttl.Milliseconds()))
 }
 
 // RWMutexRelease runs scripts/lua/rw_release.lua.
 func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return driver.DecodeRWMutexRelease(d.evalInt(ctx, driver.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep, idle.Milliseconds(), left.Milliseconds()))
+	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep, idle.Milliseconds(), left.Milliseconds()))
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (driver.SemaphoreAcquireReply, error) {
-	return driver.DecodeSemaphoreAcquire(d.evalInts(ctx, driver.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds(), idle.Milliseconds()))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds(), idle.Milliseconds()))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
 func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error) {
-	return driver.DecodeSemaphoreRelease(d.evalInt(ctx, driver.SemaphoreReleaseScript, []string{permits, holders, queue, ticket}, token, n))
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{permits, holders, queue, ticket}, token, n))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
 func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error) {
-	return driver.DecodeSemaphoreExtend(d.evalInt(ctx, driver.SemaphoreExtendScript, []string{permits, holders}, token, n, slots, ttl.Milliseconds()))
+	return adapter.DecodeSemaphoreExtend(d.evalInt(ctx, adapter.SemaphoreExtendScript, []string{permits, holders}, token, n, slots, ttl.Milliseconds()))
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
 func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
-	return driver.DecodeSemaphoreSetPermits(d.evalInt(ctx, driver.SemaphoreSetPermitsScript, []string{size, queue}, permits, idle.Milliseconds()))
+	return adapter.DecodeSemaphoreSetPermits(d.evalInt(ctx, adapter.SemaphoreSetPermitsScript, []string{size, queue}, permits, idle.Milliseconds()))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.
 func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error) {
-	return driver.DecodeSemaphoreAvailable(d.evalInt(ctx, driver.SemaphoreAvailableScript, []string{permits, holders, size}, defaultSize))
+	return adapter.DecodeSemaphoreAvailable(d.evalInt(ctx, adapter.SemaphoreAvailableScript, []string{permits, holders, size}, defaultSize))
 }
 
 // SemaphoreFenceRaise runs scripts/lua/semaphore_fence_raise.lua.
 func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error) {
-	return driver.DecodeSemaphoreFenceRaise(d.evalInt(ctx, driver.SemaphoreFenceRaiseScript, []string{fence}, chosen, idle.Milliseconds()))
+	return adapter.DecodeSemaphoreFenceRaise(d.evalInt(ctx, adapter.SemaphoreFenceRaiseScript, []string{fence}, chosen, idle.Milliseconds()))
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
 func (d *Driver) LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return driver.DecodeLatchTrySet(d.evalInt(ctx, driver.LatchTrySetScript, []string{latch}, count, gen, expiry.Milliseconds()))
+	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch}, count, gen, expiry.Milliseconds()))
 }
 
 // LatchCountDown runs scripts/lua/latch_count_down.lua.
 func (d *Driver) LatchCountDown(ctx context.Context, latch string) (int64, error) {
-	return driver.DecodeLatchCountDown(d.evalInt(ctx, driver.LatchCountDownScript, []string{latch}))
+	return adapter.DecodeLatchCountDown(d.evalInt(ctx, adapter.LatchCountDownScript, []string{latch}))
 }
 
 // LatchRead runs scripts/lua/latch_read.lua.
 func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadReply, error) {
-	return driver.DecodeLatchRead(d.evalInts(ctx, driver.LatchReadScript, []string{latch}))
+	return adapter.DecodeLatchRead(d.evalInts(ctx, adapter.LatchReadScript, []string{latch}))
 }
 
 // LatchUnset runs scripts/lua/latch_unset.lua.
 func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool, error) {
-	return driver.DecodeLatchUnset(d.evalInt(ctx, driver.LatchUnsetScript, []string{latch}, gen))
+	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch}, gen))
 }
 
 func (d *Driver) send(ctx context.Context, name string, args ...any) (any, error) {
@@ -175,14 +176,14 @@ func (d *Driver) send(ctx context.Context, name string, args ...any) (any, error
 	return redis.DoContext(conn, ctx, name, args...)
 }
 
-func (d *Driver) eval(ctx context.Context, s driver.Script, keys []string, args []any) (any, error) {
+func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []any) (any, error) {
 	w := append(make([]any, 0, 2+len(keys)+len(args)), s.SHA1, len(keys))
 	for _, k := range keys {
 		w = append(w, k)
 	}
 	w = append(w, args...)
 	v, err := d.send(ctx, "EVALSHA", w...)
-	if driver.IsNoScript(err) {
+	if adapter.IsNoScript(err) {
 		w[0] = s.Source
 		v, err = d.send(ctx, "EVAL", w...)
 	}
@@ -198,11 +199,11 @@ func (d *Driver) do(ctx context.Context, name string, keys []string, args []any)
 	return d.send(ctx, name, w...)
 }
 
-func (d *Driver) evalInt(ctx context.Context, s driver.Script, keys []string, args ...any) (int64, error) {
+func (d *Driver) evalInt(ctx context.Context, s adapter.Script, keys []string, args ...any) (int64, error) {
 	return redis.Int64(d.eval(ctx, s, keys, args))
 }
 
-func (d *Driver) evalInts(ctx context.Context, s driver.Script, keys []string, args ...any) ([]int64, error) {
+func (d *Driver) evalInts(ctx context.Context, s adapter.Script, keys []string, args ...any) ([]int64, error) {
 	return redis.Int64s(d.eval(ctx, s, keys, args))
 }
 

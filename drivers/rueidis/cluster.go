@@ -9,20 +9,21 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/redlockgo/redlock/driver"
+	adapter "github.com/redlockgo/redlock/internal/adapter"
 )
 
 // listenCluster listens on every node the cluster client knows, each on a
 // dedicated connection of its own: a node publishes only its own keys'
-// events (see driver.ListenEach). rueidis does not tell masters from
+// events (see adapter.ListenEach). rueidis does not tell masters from
 // replicas here, so replicas are subscribed too; they publish the events
 // of what they replicate, which wakes a waiter at most once more. rueidis
 // forgets a node only when a redirection makes it reload the slots, so the
 // nodes the cluster itself no longer lists (CLUSTER SLOTS: a node removed,
 // a replica failed) are left out.
 func (d *Driver) listenCluster(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
-	return driver.ListenEach(ctx, func(ctx context.Context) (map[string]driver.ListenFunc, error) {
+	return adapter.ListenEach(ctx, func(ctx context.Context) (map[string]adapter.ListenFunc, error) {
 		listed := d.listed(ctx)
-		nodes := map[string]driver.ListenFunc{}
+		nodes := map[string]adapter.ListenFunc{}
 		for addr, c := range d.client.Nodes() {
 			if listed == nil || listed[addr] {
 				nodes[addr] = (&Driver{client: c}).Listen

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/redlockgo/redlock/driver"
+	adapter "github.com/redlockgo/redlock/internal/adapter"
 )
 
 var _ driver.Replicated = (*Driver)(nil)
@@ -35,7 +36,7 @@ func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	return driver.ParseReplication(info)
+	return adapter.ParseReplication(info)
 }
 
 // WaitReplicas writes marker and sends WAIT on a dedicated connection to

@@ -1,4 +1,4 @@
-package driver
+package adapter
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // fakeListener records what it was asked to subscribe.
@@ -68,7 +70,7 @@ func (c *fakeCluster) list(context.Context) (map[string]ListenFunc, error) {
 	defer c.mu.Unlock()
 	out := map[string]ListenFunc{}
 	for addr, f := range c.nodes {
-		out[addr] = func(_ context.Context, deliver func(string, string)) (Listener, error) {
+		out[addr] = func(_ context.Context, deliver func(string, string)) (driver.Listener, error) {
 			f.deliver = deliver
 			return f, nil
 		}
@@ -128,7 +130,7 @@ func TestListenEach(t *testing.T) {
 	}
 	for _, f := range []*fakeListener{a, b, n} {
 		if !f.closed {
-			t.Fatal("Close left a node's Listener open")
+			t.Fatal("Close left a node's driver.Listener open")
 		}
 	}
 	if err := l.Subscribe(ctx, "k4"); !errors.Is(err, errListenerClosed) {
@@ -215,7 +217,7 @@ func TestListenEachShards(t *testing.T) {
 		out := map[string]ListenFunc{}
 		for addr, f := range nodes {
 			if _, ok := listed.Load(addr); ok {
-				out[addr] = func(context.Context, func(string, string)) (Listener, error) { return f, nil }
+				out[addr] = func(context.Context, func(string, string)) (driver.Listener, error) { return f, nil }
 			}
 		}
 		return out, nil
@@ -224,7 +226,7 @@ func TestListenEachShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl := l.(ShardListener)
+	sl := l.(driver.ShardListener)
 	held := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

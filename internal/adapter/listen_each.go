@@ -1,4 +1,4 @@
-package driver
+package adapter
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // ListenFunc opens a Listener on one node, as Notifier.Listen does.
-type ListenFunc func(ctx context.Context, deliver func(channel, payload string)) (Listener, error)
+type ListenFunc func(ctx context.Context, deliver func(channel, payload string)) (driver.Listener, error)
 
 // ListenEach returns a Listener over every node of a Redis Cluster, for the
 // adapters' Notifier.Listen. A cluster node publishes the keyspace events
@@ -31,8 +33,8 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 // Listeners are ShardNodeListeners: a sharded channel is subscribed on
 // that master alone, and subscribed again where its slot went when the
 // master drops it.
-func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), owner func(ctx context.Context, channel string) (string, error), deliver func(channel, payload string)) (Listener, error) {
-	l := &eachListener{nodes: nodes, owner: owner, ls: map[string]Listener{}, channels: map[string]bool{},
+func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), owner func(ctx context.Context, channel string) (string, error), deliver func(channel, payload string)) (driver.Listener, error) {
+	l := &eachListener{nodes: nodes, owner: owner, ls: map[string]driver.Listener{}, channels: map[string]bool{},
 		shards: map[string]string{}, closing: make(chan struct{})}
 	l.deliver = func(channel, payload string) {
 		l.dmu.Lock()
@@ -55,9 +57,9 @@ type eachListener struct {
 	dmu     sync.Mutex // one deliver at a time, across the nodes' Listeners
 
 	mu       sync.Mutex
-	ls       map[string]Listener // by node address
-	channels map[string]bool     // what a new node's Listener subscribes
-	shards   map[string]string   // the sharded channels, by the address holding each ("" while it is placed)
+	ls       map[string]driver.Listener // by node address
+	channels map[string]bool            // what a new node's driver.Listener subscribes
+	shards   map[string]string          // the sharded channels, by the address holding each ("" while it is placed)
 	closed   bool
 
 	smu     sync.Mutex     // one placement of a sharded channel at a time
@@ -70,10 +72,10 @@ var errListenerClosed = errors.New("redlock: listener closed")
 // grow opens a Listener on each node that has none yet, subscribing what
 // the others have, closes those of the nodes that left, and returns every
 // node's Listener.
-func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
+func (l *eachListener) grow(ctx context.Context) (map[string]driver.Listener, error) {
 	// Closed once l.mu is released: a closing Listener may report lost
 	// sharded channels, which takes l.mu.
-	var gone []Listener
+	var gone []driver.Listener
 	defer func() {
 		for _, nl := range gone {
 			nl.Close()
@@ -108,7 +110,7 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 			continue
 		}
 		nl, err := listen(ctx, l.deliver)
-		if sl, ok := nl.(ShardNodeListener); ok && err == nil {
+		if sl, ok := nl.(driver.ShardNodeListener); ok && err == nil {
 			sl.OnShardLost(func(channel string) { l.lost(addr, channel) })
 		}
 		if err == nil && len(l.channels) > 0 {
@@ -127,7 +129,7 @@ func (l *eachListener) grow(ctx context.Context) (map[string]Listener, error) {
 }
 
 // each runs op on every node's Listener at once.
-func each(ls map[string]Listener, op func(Listener) error) error {
+func each(ls map[string]driver.Listener, op func(driver.Listener) error) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -149,10 +151,10 @@ func each(ls map[string]Listener, op func(Listener) error) error {
 // Subscribe subscribes on every node and returns once all confirmed. The
 // channels are recorded first, so a node that appears meanwhile gets them.
 func (l *eachListener) Subscribe(ctx context.Context, channels ...string) error {
-	return l.add(ctx, l.channels, channels, func(nl Listener) error { return nl.Subscribe(ctx, channels...) })
+	return l.add(ctx, l.channels, channels, func(nl driver.Listener) error { return nl.Subscribe(ctx, channels...) })
 }
 
-func (l *eachListener) add(ctx context.Context, set map[string]bool, names []string, op func(Listener) error) error {
+func (l *eachListener) add(ctx context.Context, set map[string]bool, names []string, op func(driver.Listener) error) error {
 	l.mu.Lock()
 	for _, n := range names {
 		set[n] = true
@@ -169,7 +171,7 @@ func (l *eachListener) Unsubscribe(ctx context.Context, channels ...string) erro
 	}
 	ls := maps.Clone(l.ls)
 	l.mu.Unlock()
-	return each(ls, func(nl Listener) error { return nl.Unsubscribe(ctx, channels...) })
+	return each(ls, func(nl driver.Listener) error { return nl.Unsubscribe(ctx, channels...) })
 }
 
 // Close closes every node's Listener; deliver is not called after it.
@@ -183,7 +185,7 @@ func (l *eachListener) Close() error {
 	}
 	l.mu.Unlock()
 	l.placing.Wait()
-	return each(ls, func(nl Listener) error { return nl.Close() })
+	return each(ls, func(nl driver.Listener) error { return nl.Close() })
 }
 
 var errNoShards = errors.New("redlock: this cluster client cannot route sharded channels")
@@ -227,7 +229,7 @@ func (l *eachListener) placeLocked(ctx context.Context, channel string) error {
 		return err
 	}
 	ls, err := l.grow(ctx)
-	nl, ok := ls[addr].(ShardNodeListener)
+	nl, ok := ls[addr].(driver.ShardNodeListener)
 	if !ok {
 		return errors.Join(err, fmt.Errorf("redlock: no listener for sharded channels on %s", addr))
 	}
@@ -249,7 +251,7 @@ func (l *eachListener) SUnsubscribe(ctx context.Context, channel string) error {
 	l.mu.Lock()
 	at := l.shards[channel]
 	delete(l.shards, channel)
-	nl, _ := l.ls[at].(ShardNodeListener)
+	nl, _ := l.ls[at].(driver.ShardNodeListener)
 	l.mu.Unlock()
 	if nl == nil {
 		return nil

@@ -1,0 +1,32 @@
+// Package adapter holds what the generated adapters (drivers/*) share and
+// the contract in package driver does not need to show: the embedded
+// scripts, the decoders of their replies, and the helpers of the
+// hand-written parts (a Listener over a Redis Cluster's nodes, the parse of
+// INFO replication). Package core and the adapters are its only users.
+package adapter
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/redlockgo/redlock/driver"
+)
+
+// Script is one embedded script with its SHA1, for EVALSHA.
+type Script struct {
+	Name   string // the file under scripts/lua, without ".lua"
+	SHA1   string
+	Source string
+}
+
+// IsNoScript reports whether err is the server's NOSCRIPT error, on which a
+// driver retries with EVAL. Every client formats the server's message
+// as is, so this is the one place that recognises it.
+func IsNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// replyLengthError is a decoder's error for a reply of the wrong length.
+func replyLengthError(s Script, want, got int) error {
+	return fmt.Errorf("%w: %s.lua returned %d integers, want %d", driver.ErrUnexpectedReply, s.Name, got, want)
+}
