@@ -174,7 +174,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	d := e.h.Open(t, e.addrs[0])
 	lock, fence, queue, ticket := lockKey(n), lockKey(n)+":fence", lockKey(n)+":q", lockKey(n)+":t:leaver:1"
 	const token = "leaver"
-	r, err := d.MutexAcquire(ctx, lock, fence, queue, ticket, token, 30*time.Second, 1, time.Now().UnixMicro(), "SECRET", time.Minute, "")
+	r, err := d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lock, Fence: fence, Queue: queue, Ticket: ticket, Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: ""})
 	if err != nil || r.Acquired {
 		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
 	}
@@ -186,7 +186,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if v, err := e.admin(t, 0).Get(ctx, lock).Result(); v != token {
 		t.Fatalf("after the release the lock holds %q (err %v), want the leaver's token %q: it was granted to the first in line", v, err, token)
 	}
-	if passed, err := d.MutexLeave(ctx, lock, fence, queue, ticket, token, 200*time.Millisecond, time.Minute, 10*time.Second, "", 0); passed != 1 || err != nil {
+	if passed, err := d.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: lock, Fence: fence, Queue: queue, Ticket: ticket, Token: token, Reserve: 200 * time.Millisecond, Idle: time.Minute, Left: 10 * time.Second, Stem: "", Keep: 0}); passed != 1 || err != nil {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
@@ -260,14 +260,14 @@ func (d countingDriver) SingleServer() bool {
 	return ok && s.SingleServer()
 }
 
-func (d countingDriver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
+func (d countingDriver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, stem)
+	return d.Driver.MultiLockAcquire(ctx, r)
 }
 
-func (d countingDriver) MutexAcquire(ctx context.Context, lock, fence, queue, ticket, token string, ttl time.Duration, join, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
+func (d countingDriver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
 	d.attempts.Add(1)
-	return d.Driver.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, stem)
+	return d.Driver.MutexAcquire(ctx, r)
 }
 
 // exclusive holds a lock on addr until the test ends: the spare node's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // FairMutex is a distributed lock granted first come, first served. Lock
@@ -113,7 +115,7 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 	k, o := m.keys, &m.opts
 	g.expect()
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
-		r, err := n.d.FairMutexAcquire(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, token, o.ttl, place, wait, g.secret(i), o.idle)
+		r, err := n.d.FairMutexAcquire(ctx, driver.FairMutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: token, TTL: o.ttl, Place: place, Wait: wait, Secret: g.secret(i), Idle: o.idle})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err
@@ -145,6 +147,6 @@ func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool,
 
 func (h fairHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.FairMutexRelease(ctx, k.lock, k.fence, k.queue, k.lapse, k.tickets, h.token, boolInt(h.keep), h.idle, h.ttl)
+	v, err := n.d.FairMutexRelease(ctx, driver.FairMutexReleaseRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
 	return v == 1, err
 }

@@ -313,7 +313,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, keys, h.id(), ttl, join, arrival, h[0].reserve, secret, h[0].idle, stem)
+	r, err := n.d.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem})
 	switch {
 	case err != nil:
 		return nil, err

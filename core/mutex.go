@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // Mutex is a distributed lock. Each successful Lock or TryLock returns a
@@ -151,7 +153,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, ahead)
+			v, err := n.d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
@@ -289,10 +291,10 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.d.MutexAcquireOwned(ctx, k.lock, k.fence, k.queue, ticket, h.owner, h.holder, ttl, join, arrival, h.idle)
+		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle})
 		g, err = grant(r), e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, k.lock, k.fence, k.queue, ticket, h.holder, ttl, join, arrival, secret, h.idle, stem)
+		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem})
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
@@ -332,7 +334,7 @@ func (h *mutexHold) markTicket(ticket string) {
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	if h.always {
-		v, err := n.d.ReleaseOrMark(ctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl, 1)
+		v, err := n.d.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		return v == 1, err
 	}
 	released, err := h.releaseOnly(ctx, n)
@@ -351,7 +353,7 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	_, err2 := n.d.ReleaseOrMark(mctx, k.lock, k.fence, k.queue, h.mark, h.holder, h.reserve, h.idle, h.ttl, 0)
+	_, err2 := n.d.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
 	if err != nil {
 		return false, err
 	}
@@ -367,7 +369,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle, 0)
+		v, err := n.d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		return v == 1, err
 	}
 	v, err := n.release(ctx, k.lock, h.holder)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // A Mutex waits under Notify in a queue kept in Redis. A waiter that fails
@@ -283,7 +285,7 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 			if forGood {
 				left = o.ttl
 			}
-			return n.d.MutexLeave(ctx, k.lock, k.fence, k.queue, t.key, token, o.reserve(), o.idle, left, t.stem, spare)
+			return n.d.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: t.key, Token: token, Reserve: o.reserve(), Idle: o.idle, Left: left, Stem: t.stem, Keep: spare})
 		})
 	}
 	replies := leave(on)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
+
+	"github.com/redlockgo/redlock/driver"
 )
 
 // RWMutex is a distributed reader/writer lock: many read leases or one
@@ -137,10 +139,10 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 	}
 	ask := func(ctx context.Context, i int, n *node) (grant, error) {
 		if read {
-			r, err := n.d.RWMutexReadAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, o.idle)
+			r, err := n.d.RWMutexReadAcquire(ctx, driver.RWMutexReadAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Idle: o.idle})
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.d.RWMutexWriteAcquire(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, token, o.ttl, wait, g.secret(i), o.idle)
+		r, err := n.d.RWMutexWriteAcquire(ctx, driver.RWMutexWriteAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Secret: g.secret(i), Idle: o.idle})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.observe(i, a, err)
 		return a, err
@@ -181,6 +183,6 @@ func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, e
 
 func (h rwHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
-	v, err := n.d.RWMutexRelease(ctx, k.writer, k.readers, k.writers, k.waiting, k.tickets, k.fence, h.token, boolInt(h.keep), h.idle, h.ttl)
+	v, err := n.d.RWMutexRelease(ctx, driver.RWMutexReleaseRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
 	return v == 1, err
 }

@@ -215,8 +215,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	var t permitTally
 	p := round[permitReply]{c: c, o: o, names: s.names,
 		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
-			return nd.d.SemaphoreAcquire(ctx, k.permits, k.holders, k.size, k.fence, k.queue, ticket,
-				h.token, int64(n), o.ttl, int64(s.permits), seed, join, place, wait, o.idle)
+			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle})
 		},
 		granted: func(r permitReply) bool { return r.Status == 1 },
 		agree:   func(r permitReply) int64 { return r.Slots },

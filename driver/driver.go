@@ -3,8 +3,9 @@
 // database/sql/driver, abilities that only some clients or servers have are
 // optional interfaces, found by type assertion in one place in package
 // core. Unlike it, the required interface is not small: Driver has a method
-// per server operation (Scripts, about thirty, some with a dozen arguments)
-// and four more. They are generated from package spec, into the adapters
+// per server operation (Scripts, about thirty) and four more. An operation
+// with seven keys and arguments or more takes them in a struct,
+// <Op>Request, named field by field. They are generated from package spec, into the adapters
 // too (with the scripts and the decoders of their replies, in an internal
 // package); an adapter writes by hand only what cannot be generated:
 // construction, its protocol, the server probes, listening and Close.

@@ -15,10 +15,10 @@ import (
 type Scripts interface {
 	// MutexAcquire takes a plain lock with the waiter's token and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire.lua.
-	MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (MutexAcquireReply, error)
+	MutexAcquire(ctx context.Context, r MutexAcquireRequest) (MutexAcquireReply, error)
 	// MutexAcquireOwned takes or re-enters a reentrant lock for an owner and draws a fencing token.
 	// It runs scripts/lua/mutex_acquire_owned.lua.
-	MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (MutexAcquireOwnedReply, error)
+	MutexAcquireOwned(ctx context.Context, r MutexAcquireOwnedRequest) (MutexAcquireOwnedReply, error)
 	// Release deletes a plain lock only when it holds token (compare-and-delete).
 	// It runs scripts/lua/release.lua.
 	Release(ctx context.Context, lock string, token string) (int64, error)
@@ -28,13 +28,13 @@ type Scripts interface {
 	ReleaseDelex(ctx context.Context, lock string, token string) (int64, error)
 	// ReleaseWake deletes a plain lock only when it holds token, handing it on to the oldest waiter.
 	// It runs scripts/lua/release_wake.lua.
-	ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error)
+	ReleaseWake(ctx context.Context, r ReleaseWakeRequest) (int64, error)
 	// MutexLeave takes a waiter that gives up out of the queue, passing on a grant or reservation made to it.
 	// It runs scripts/lua/mutex_leave.lua.
-	MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error)
+	MutexLeave(ctx context.Context, r MutexLeaveRequest) (int64, error)
 	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not (or always), so that the attempt is refused when it lands late.
 	// It runs scripts/lua/release_or_mark.lua.
-	ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error)
+	ReleaseOrMark(ctx context.Context, r ReleaseOrMarkRequest) (int64, error)
 	// MarkLeft marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.
 	// It runs scripts/lua/mark_left.lua.
 	MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error)
@@ -52,31 +52,31 @@ type Scripts interface {
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
-	MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (MultiLockAcquireReply, error)
+	MultiLockAcquire(ctx context.Context, r MultiLockAcquireRequest) (MultiLockAcquireReply, error)
 	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.
 	// It runs scripts/lua/multi_release.lua.
 	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
-	FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (FairMutexAcquireReply, error)
+	FairMutexAcquire(ctx context.Context, r FairMutexAcquireRequest) (FairMutexAcquireReply, error)
 	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
-	FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error)
+	FairMutexRelease(ctx context.Context, r FairMutexReleaseRequest) (int64, error)
 	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
 	// It runs scripts/lua/rw_rlock.lua.
-	RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (RWMutexReadAcquireReply, error)
+	RWMutexReadAcquire(ctx context.Context, r RWMutexReadAcquireRequest) (RWMutexReadAcquireReply, error)
 	// RWMutexWriteAcquire grants the write lease when no one holds the lock; a writer that must wait announces itself, which keeps new readers out.
 	// It runs scripts/lua/rw_lock.lua.
-	RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (RWMutexWriteAcquireReply, error)
+	RWMutexWriteAcquire(ctx context.Context, r RWMutexWriteAcquireRequest) (RWMutexWriteAcquireReply, error)
 	// RWMutexReadExtend resets a read lease's expiry while it is live.
 	// It runs scripts/lua/rw_rextend.lua.
 	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
-	RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error)
+	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
 	// SemaphoreAcquire takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
-	SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (SemaphoreAcquireReply, error)
+	SemaphoreAcquire(ctx context.Context, r SemaphoreAcquireRequest) (SemaphoreAcquireReply, error)
 	// SemaphoreRelease gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_release.lua.
 	SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error)
@@ -106,6 +106,21 @@ type Scripts interface {
 	LatchUnset(ctx context.Context, latch string, gen int64) (bool, error)
 }
 
+// MutexAcquireRequest holds the keys and arguments of MutexAcquire, in the order of scripts/lua/mutex_acquire.lua.
+type MutexAcquireRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
+	Join    int64         // ARGV[3]
+	Arrival int64         // ARGV[4]
+	Secret  string        // ARGV[5]
+	Idle    time.Duration // ARGV[6]
+	Stem    string        // ARGV[7]
+}
+
 // MutexAcquireReply is the reply of scripts/lua/mutex_acquire.lua.
 type MutexAcquireReply struct {
 	Acquired  bool          // the lock was free (or granted to the token) and is now held with the token
@@ -114,12 +129,77 @@ type MutexAcquireReply struct {
 	First     bool          // when not acquired, the waiter joined the queue at its head
 }
 
+// MutexAcquireOwnedRequest holds the keys and arguments of MutexAcquireOwned, in the order of scripts/lua/mutex_acquire_owned.lua.
+type MutexAcquireOwnedRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Owner   string        // ARGV[1]
+	Lease   string        // ARGV[2]
+	TTL     time.Duration // ARGV[3]
+	Join    int64         // ARGV[4]
+	Arrival int64         // ARGV[5]
+	Idle    time.Duration // ARGV[6]
+}
+
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
 type MutexAcquireOwnedReply struct {
 	Acquired  bool          // the owner now holds the lock (first hold or re-entry)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
 	First     bool          // when not acquired, the waiter joined the queue at its head
+}
+
+// ReleaseWakeRequest holds the keys and arguments of ReleaseWake, in the order of scripts/lua/release_wake.lua.
+type ReleaseWakeRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Token   string        // ARGV[1]
+	Reserve time.Duration // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Ahead   int64         // ARGV[4]
+}
+
+// MutexLeaveRequest holds the keys and arguments of MutexLeave, in the order of scripts/lua/mutex_leave.lua.
+type MutexLeaveRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Token   string        // ARGV[1]
+	Reserve time.Duration // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+	Stem    string        // ARGV[5]
+	Keep    int64         // ARGV[6]
+}
+
+// ReleaseOrMarkRequest holds the keys and arguments of ReleaseOrMark, in the order of scripts/lua/release_or_mark.lua.
+type ReleaseOrMarkRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Token   string        // ARGV[1]
+	Reserve time.Duration // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+	Always  int64         // ARGV[5]
+}
+
+// MultiLockAcquireRequest holds the keys and arguments of MultiLockAcquire, in the order of scripts/lua/multi_acquire.lua.
+type MultiLockAcquireRequest struct {
+	Keys    []string      // KEYS[1]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
+	Join    int64         // ARGV[3]
+	Arrival int64         // ARGV[4]
+	Reserve time.Duration // ARGV[5]
+	Secret  string        // ARGV[6]
+	Idle    time.Duration // ARGV[7]
+	Stem    string        // ARGV[8]
 }
 
 // MultiLockAcquireReply is the reply of scripts/lua/multi_acquire.lua.
@@ -131,11 +211,53 @@ type MultiLockAcquireReply struct {
 	At        int64         // when not acquired, the index of the first name held by another token
 }
 
+// FairMutexAcquireRequest holds the keys and arguments of FairMutexAcquire, in the order of scripts/lua/fair_acquire.lua.
+type FairMutexAcquireRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Lapse   string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
+	Place   int64         // ARGV[3]
+	Wait    time.Duration // ARGV[4]
+	Secret  string        // ARGV[5]
+	Idle    time.Duration // ARGV[6]
+}
+
 // FairMutexAcquireReply is the reply of scripts/lua/fair_acquire.lua.
 type FairMutexAcquireReply struct {
 	Acquired  bool          // the waiter was first in line and the lock free (or granted to the token), and it is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first
+}
+
+// FairMutexReleaseRequest holds the keys and arguments of FairMutexRelease, in the order of scripts/lua/fair_release.lua.
+type FairMutexReleaseRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Lapse   string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Token   string        // ARGV[1]
+	Keep    int64         // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+}
+
+// RWMutexReadAcquireRequest holds the keys and arguments of RWMutexReadAcquire, in the order of scripts/lua/rw_rlock.lua.
+type RWMutexReadAcquireRequest struct {
+	Writer  string        // KEYS[1]
+	Readers string        // KEYS[2]
+	Writers string        // KEYS[3]
+	Waiting string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Fence   string        // KEYS[6]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
+	Wait    time.Duration // ARGV[3]
+	Idle    time.Duration // ARGV[4]
 }
 
 // RWMutexReadAcquireReply is the reply of scripts/lua/rw_rlock.lua.
@@ -145,11 +267,59 @@ type RWMutexReadAcquireReply struct {
 	HolderTTL time.Duration // when not acquired, the writer's remaining time; -1 without expiry, -2 when a writer waits
 }
 
+// RWMutexWriteAcquireRequest holds the keys and arguments of RWMutexWriteAcquire, in the order of scripts/lua/rw_lock.lua.
+type RWMutexWriteAcquireRequest struct {
+	Writer  string        // KEYS[1]
+	Readers string        // KEYS[2]
+	Writers string        // KEYS[3]
+	Waiting string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Fence   string        // KEYS[6]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
+	Wait    time.Duration // ARGV[3]
+	Secret  string        // ARGV[4]
+	Idle    time.Duration // ARGV[5]
+}
+
 // RWMutexWriteAcquireReply is the reply of scripts/lua/rw_lock.lua.
 type RWMutexWriteAcquireReply struct {
 	Acquired  bool          // the write lease is granted with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the time until the writer's or the first reader's lease lapses; -1 without expiry
+}
+
+// RWMutexReleaseRequest holds the keys and arguments of RWMutexRelease, in the order of scripts/lua/rw_release.lua.
+type RWMutexReleaseRequest struct {
+	Writer  string        // KEYS[1]
+	Readers string        // KEYS[2]
+	Writers string        // KEYS[3]
+	Waiting string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Fence   string        // KEYS[6]
+	Token   string        // ARGV[1]
+	Keep    int64         // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+}
+
+// SemaphoreAcquireRequest holds the keys and arguments of SemaphoreAcquire, in the order of scripts/lua/semaphore_acquire.lua.
+type SemaphoreAcquireRequest struct {
+	Permits     string        // KEYS[1]
+	Holders     string        // KEYS[2]
+	Size        string        // KEYS[3]
+	Fence       string        // KEYS[4]
+	Queue       string        // KEYS[5]
+	Ticket      string        // KEYS[6]
+	Token       string        // ARGV[1]
+	N           int64         // ARGV[2]
+	TTL         time.Duration // ARGV[3]
+	DefaultSize int64         // ARGV[4]
+	Seed        int64         // ARGV[5]
+	Join        int64         // ARGV[6]
+	Place       int64         // ARGV[7]
+	Wait        time.Duration // ARGV[8]
+	Idle        time.Duration // ARGV[9]
 }
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.

@@ -50,7 +50,7 @@ func scriptMethod(c client, op spec.Op) jen.Code {
 		g.Qual(adapterPkg, op.Name+"Script")
 		g.Add(keys(op))
 		for _, p := range op.Args {
-			g.Add(c.arg(jen.Id(p.Name), p.Type))
+			g.Add(c.arg(ref(op, p), p.Type))
 		}
 	})
 	return jen.Commentf("%s runs scripts/lua/%s.lua.", op.Name, op.Script).Line().
@@ -64,11 +64,11 @@ func keys(op spec.Op) jen.Code {
 	for _, p := range op.Keys {
 		if p.Type == spec.Strings {
 			if len(fixed) == 0 {
-				return jen.Id(p.Name)
+				return ref(op, p)
 			}
-			return jen.Append(jen.Index().String().Values(fixed...), jen.Id(p.Name).Op("..."))
+			return jen.Append(jen.Index().String().Values(fixed...), ref(op, p).Op("..."))
 		}
-		fixed = append(fixed, jen.Id(p.Name))
+		fixed = append(fixed, ref(op, p))
 	}
 	return jen.Index().String().Values(fixed...)
 }
@@ -84,18 +84,18 @@ func nativeMethod(c client, op spec.Op, n spec.Native) jen.Code {
 	for _, p := range op.Keys {
 		isKey[p.Name] = true
 	}
-	types := map[string]spec.Type{}
+	byName := map[string]spec.Param{}
 	for _, p := range params(op) {
-		types[p.Name] = p.Type
+		byName[p.Name] = p
 	}
 	var keys, args []jen.Code
 	for _, w := range n.Command[1:] {
-		name, ref := strings.CutPrefix(w, "$")
+		name, named := strings.CutPrefix(w, "$")
 		switch {
-		case ref && isKey[name]:
-			keys = append(keys, jen.Id(name))
-		case ref:
-			args = append(args, c.arg(jen.Id(name), types[name]))
+		case named && isKey[name]:
+			keys = append(keys, ref(op, byName[name]))
+		case named:
+			args = append(args, c.arg(ref(op, byName[name]), byName[name].Type))
 		default:
 			args = append(args, jen.Lit(w))
 		}

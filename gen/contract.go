@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/redlockgo/redlock/scripts/lua"
@@ -36,6 +37,9 @@ func contract(ops []spec.Op) *jen.File {
 		}
 	})
 	for _, op := range ops {
+		if usesRequest(op) {
+			add(f, requestStruct(op))
+		}
 		if len(op.Reply) > 1 {
 			add(f, replyStruct(op))
 		}
@@ -57,14 +61,57 @@ func scripts(ops []spec.Op) *jen.File {
 }
 
 // signature is an operation's parameter and result list. Keys and
-// arguments become Go parameters in order.
+// arguments become Go parameters in order, or the fields of a request
+// struct where there are many (see usesRequest).
 func signature(op spec.Op) *jen.Statement {
 	return jen.ParamsFunc(func(g *jen.Group) {
 		g.Id("ctx").Qual("context", "Context")
+		if usesRequest(op) {
+			g.Id("r").Qual(driverPkg, op.Name+"Request")
+			return
+		}
 		for _, p := range params(op) {
 			g.Id(p.Name).Add(goType(p.Type))
 		}
 	}).Params(replyType(op), jen.Error())
+}
+
+// requestMin is how many keys and arguments an operation has at least to
+// take them in a struct, <Op>Request: a call with seven positional
+// strings and numbers is hard to read and easy to get wrong.
+const requestMin = 7
+
+func usesRequest(op spec.Op) bool { return len(params(op)) >= requestMin }
+
+// ref is how a method's body names parameter p of op: itself, or its
+// request's field.
+func ref(op spec.Op, p spec.Param) *jen.Statement {
+	if usesRequest(op) {
+		return jen.Id("r").Dot(fieldName(p.Name))
+	}
+	return jen.Id(p.Name)
+}
+
+// fieldName is a parameter's name as a request field.
+func fieldName(param string) string {
+	if param == "ttl" {
+		return "TTL"
+	}
+	return strings.ToUpper(param[:1]) + param[1:]
+}
+
+// requestStruct renders <Op>Request: the keys, then the arguments, as the
+// script's header lists them.
+func requestStruct(op spec.Op) jen.Code {
+	return jen.Commentf("%sRequest holds the keys and arguments of %s, in the order of scripts/lua/%s.lua.", op.Name, op.Name, op.Script).Line().
+		Type().Id(op.Name + "Request").StructFunc(func(g *jen.Group) {
+		for i, p := range op.Keys {
+			g.Id(fieldName(p.Name)).Add(goType(p.Type)).Commentf("KEYS[%d]", i+1)
+		}
+		for i, p := range op.Args {
+			g.Id(fieldName(p.Name)).Add(goType(p.Type)).Commentf("ARGV[%d]", i+1)
+		}
+	})
 }
 
 func params(op spec.Op) []spec.Param {
@@ -181,6 +228,14 @@ func probe(ops []spec.Op) jen.Code {
 					g.Case(jen.Id("Native" + op.Name + n.Name)).Block(
 						jen.List(jen.Id("_"), jen.Err()).Op("=").Id("d").Dot(op.Name + n.Name).CallFunc(func(c *jen.Group) {
 							c.Id("ctx")
+							if usesRequest(op) {
+								c.Id(op.Name + "Request").Values(jen.DictFunc(func(d jen.Dict) {
+									for i, p := range params(op) {
+										d[jen.Id(fieldName(p.Name))] = probeValue(p, i < len(op.Keys))
+									}
+								}))
+								return
+							}
 							for i, p := range params(op) {
 								c.Add(probeValue(p, i < len(op.Keys)))
 							}

@@ -149,3 +149,27 @@ func TestScriptMethodStringsKeys(t *testing.T) {
 		t.Errorf("a String key, then a Strings key:\n%s", got)
 	}
 }
+
+// An op with requestMin parameters or more takes them in <Op>Request, whose
+// fields the method reads in the script's order; TTL keeps its initialism.
+func TestRequestStruct(t *testing.T) {
+	op := take
+	op.Keys = []spec.Param{{Name: "lock", Type: spec.String}, {Name: "names", Type: spec.Strings}}
+	op.Args = append(op.Args, spec.Param{Name: "a", Type: spec.Int}, spec.Param{Name: "b", Type: spec.String})
+	expect(t, "request", requestStruct(op), `
+// TakeRequest holds the keys and arguments of Take, in the order of scripts/lua/take.lua.
+type TakeRequest struct {
+	Lock  string        // KEYS[1]
+	Names []string      // KEYS[2]
+	Token string        // ARGV[1]
+	TTL   time.Duration // ARGV[2]
+	N     int64         // ARGV[3]
+	A     int64         // ARGV[4]
+	B     string        // ARGV[5]
+}`)
+	expect(t, "method", scriptMethod(redigo, op), `
+// Take runs scripts/lua/take.lua.
+func (d *Driver) Take(ctx context.Context, r driver.TakeRequest) (driver.TakeReply, error) {
+	return adapter.DecodeTake(d.evalInts(ctx, adapter.TakeScript, append([]string{r.Lock}, r.Names...), r.Token, r.TTL.Milliseconds(), r.N, r.A, r.B))
+}`)
+}

@@ -31,6 +31,10 @@ func faults(ops []spec.Op) *jen.File {
 func faultMethod(op spec.Op, name string) jen.Code {
 	inner := jen.Id("d").Dot("inner").Dot(name).CallFunc(func(g *jen.Group) {
 		g.Id("ctx")
+		if usesRequest(op) {
+			g.Id("r")
+			return
+		}
 		for _, p := range params(op) {
 			g.Id(p.Name)
 		}

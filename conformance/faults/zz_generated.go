@@ -11,16 +11,16 @@ import (
 var _ driver.Scripts = (*Driver)(nil)
 
 // MutexAcquire asks the hook, then runs the inner driver's MutexAcquire.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
-	return run(ctx, d, "MutexAcquire", "MutexAcquire", []string{lock, fence, queue, ticket}, func(ctx context.Context) (driver.MutexAcquireReply, error) {
-		return d.inner.MutexAcquire(ctx, lock, fence, queue, ticket, token, ttl, join, arrival, secret, idle, stem)
+func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
+	return run(ctx, d, "MutexAcquire", "MutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.MutexAcquireReply, error) {
+		return d.inner.MutexAcquire(ctx, r)
 	})
 }
 
 // MutexAcquireOwned asks the hook, then runs the inner driver's MutexAcquireOwned.
-func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (driver.MutexAcquireOwnedReply, error) {
-	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{lock, fence, queue, ticket}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
-		return d.inner.MutexAcquireOwned(ctx, lock, fence, queue, ticket, owner, lease, ttl, join, arrival, idle)
+func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
+	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
+		return d.inner.MutexAcquireOwned(ctx, r)
 	})
 }
 
@@ -46,23 +46,23 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake asks the hook, then runs the inner driver's ReleaseWake.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error) {
-	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{lock, fence, queue}, func(ctx context.Context) (int64, error) {
-		return d.inner.ReleaseWake(ctx, lock, fence, queue, token, reserve, idle, ahead)
+func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
+	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{r.Lock, r.Fence, r.Queue}, func(ctx context.Context) (int64, error) {
+		return d.inner.ReleaseWake(ctx, r)
 	})
 }
 
 // MutexLeave asks the hook, then runs the inner driver's MutexLeave.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error) {
-	return run(ctx, d, "MutexLeave", "MutexLeave", []string{lock, fence, queue, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.MutexLeave(ctx, lock, fence, queue, ticket, token, reserve, idle, left, stem, keep)
+func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (int64, error) {
+	return run(ctx, d, "MutexLeave", "MutexLeave", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexLeave(ctx, r)
 	})
 }
 
 // ReleaseOrMark asks the hook, then runs the inner driver's ReleaseOrMark.
-func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error) {
-	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{lock, fence, queue, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.ReleaseOrMark(ctx, lock, fence, queue, ticket, token, reserve, idle, left, always)
+func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
+	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.ReleaseOrMark(ctx, r)
 	})
 }
 
@@ -102,9 +102,9 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire asks the hook, then runs the inner driver's MultiLockAcquire.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
-	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
-		return d.inner.MultiLockAcquire(ctx, keys, token, ttl, join, arrival, reserve, secret, idle, stem)
+func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
+	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", r.Keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
+		return d.inner.MultiLockAcquire(ctx, r)
 	})
 }
 
@@ -116,30 +116,30 @@ func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token stri
 }
 
 // FairMutexAcquire asks the hook, then runs the inner driver's FairMutexAcquire.
-func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (driver.FairMutexAcquireReply, error) {
-	return run(ctx, d, "FairMutexAcquire", "FairMutexAcquire", []string{lock, fence, queue, lapse, tickets}, func(ctx context.Context) (driver.FairMutexAcquireReply, error) {
-		return d.inner.FairMutexAcquire(ctx, lock, fence, queue, lapse, tickets, token, ttl, place, wait, secret, idle)
+func (d *Driver) FairMutexAcquire(ctx context.Context, r driver.FairMutexAcquireRequest) (driver.FairMutexAcquireReply, error) {
+	return run(ctx, d, "FairMutexAcquire", "FairMutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (driver.FairMutexAcquireReply, error) {
+		return d.inner.FairMutexAcquire(ctx, r)
 	})
 }
 
 // FairMutexRelease asks the hook, then runs the inner driver's FairMutexRelease.
-func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return run(ctx, d, "FairMutexRelease", "FairMutexRelease", []string{lock, fence, queue, lapse, tickets}, func(ctx context.Context) (int64, error) {
-		return d.inner.FairMutexRelease(ctx, lock, fence, queue, lapse, tickets, token, keep, idle, left)
+func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexReleaseRequest) (int64, error) {
+	return run(ctx, d, "FairMutexRelease", "FairMutexRelease", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (int64, error) {
+		return d.inner.FairMutexRelease(ctx, r)
 	})
 }
 
 // RWMutexReadAcquire asks the hook, then runs the inner driver's RWMutexReadAcquire.
-func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (driver.RWMutexReadAcquireReply, error) {
-	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{writer, readers, writers, waiting, tickets, fence}, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {
-		return d.inner.RWMutexReadAcquire(ctx, writer, readers, writers, waiting, tickets, fence, token, ttl, wait, idle)
+func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
+	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {
+		return d.inner.RWMutexReadAcquire(ctx, r)
 	})
 }
 
 // RWMutexWriteAcquire asks the hook, then runs the inner driver's RWMutexWriteAcquire.
-func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (driver.RWMutexWriteAcquireReply, error) {
-	return run(ctx, d, "RWMutexWriteAcquire", "RWMutexWriteAcquire", []string{writer, readers, writers, waiting, tickets, fence}, func(ctx context.Context) (driver.RWMutexWriteAcquireReply, error) {
-		return d.inner.RWMutexWriteAcquire(ctx, writer, readers, writers, waiting, tickets, fence, token, ttl, wait, secret, idle)
+func (d *Driver) RWMutexWriteAcquire(ctx context.Context, r driver.RWMutexWriteAcquireRequest) (driver.RWMutexWriteAcquireReply, error) {
+	return run(ctx, d, "RWMutexWriteAcquire", "RWMutexWriteAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexWriteAcquireReply, error) {
+		return d.inner.RWMutexWriteAcquire(ctx, r)
 	})
 }
 
@@ -151,16 +151,16 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 }
 
 // RWMutexRelease asks the hook, then runs the inner driver's RWMutexRelease.
-func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{writer, readers, writers, waiting, tickets, fence}, func(ctx context.Context) (int64, error) {
-		return d.inner.RWMutexRelease(ctx, writer, readers, writers, waiting, tickets, fence, token, keep, idle, left)
+func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
+	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
+		return d.inner.RWMutexRelease(ctx, r)
 	})
 }
 
 // SemaphoreAcquire asks the hook, then runs the inner driver's SemaphoreAcquire.
-func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (driver.SemaphoreAcquireReply, error) {
-	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{permits, holders, size, fence, queue, ticket}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
-		return d.inner.SemaphoreAcquire(ctx, permits, holders, size, fence, queue, ticket, token, n, ttl, defaultSize, seed, join, place, wait, idle)
+func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
+	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
+		return d.inner.SemaphoreAcquire(ctx, r)
 	})
 }
 

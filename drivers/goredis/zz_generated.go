@@ -14,13 +14,13 @@ import (
 var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
-func (d *Driver) MutexAcquire(ctx context.Context, lock string, fence string, queue string, ticket string, token string, ttl time.Duration, join int64, arrival int64, secret string, idle time.Duration, stem string) (driver.MutexAcquireReply, error) {
-	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{lock, fence, queue, ticket}, token, ttl.Milliseconds(), join, arrival, secret, idle.Milliseconds(), stem))
+func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Secret, r.Idle.Milliseconds(), r.Stem))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
-func (d *Driver) MutexAcquireOwned(ctx context.Context, lock string, fence string, queue string, ticket string, owner string, lease string, ttl time.Duration, join int64, arrival int64, idle time.Duration) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{lock, fence, queue, ticket}, owner, lease, ttl.Milliseconds(), join, arrival, idle.Milliseconds()))
+func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds()))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -39,18 +39,18 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 }
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
-func (d *Driver) ReleaseWake(ctx context.Context, lock string, fence string, queue string, token string, reserve time.Duration, idle time.Duration, ahead int64) (int64, error) {
-	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{lock, fence, queue}, token, reserve.Milliseconds(), idle.Milliseconds(), ahead))
+func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
+	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Ahead))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
-func (d *Driver) MutexLeave(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, stem string, keep int64) (int64, error) {
-	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), stem, keep))
+func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (int64, error) {
+	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Stem, r.Keep))
 }
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
-func (d *Driver) ReleaseOrMark(ctx context.Context, lock string, fence string, queue string, ticket string, token string, reserve time.Duration, idle time.Duration, left time.Duration, always int64) (int64, error) {
-	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{lock, fence, queue, ticket}, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), always))
+func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
+	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))
 }
 
 // MarkLeft runs scripts/lua/mark_left.lua.
@@ -79,8 +79,8 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 }
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
-func (d *Driver) MultiLockAcquire(ctx context.Context, keys []string, token string, ttl time.Duration, join int64, arrival int64, reserve time.Duration, secret string, idle time.Duration, stem string) (driver.MultiLockAcquireReply, error) {
-	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, keys, token, ttl.Milliseconds(), join, arrival, reserve.Milliseconds(), secret, idle.Milliseconds(), stem))
+func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
@@ -89,23 +89,23 @@ func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token stri
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.
-func (d *Driver) FairMutexAcquire(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, ttl time.Duration, place int64, wait time.Duration, secret string, idle time.Duration) (driver.FairMutexAcquireReply, error) {
-	return adapter.DecodeFairMutexAcquire(d.evalInts(ctx, adapter.FairMutexAcquireScript, []string{lock, fence, queue, lapse, tickets}, token, ttl.Milliseconds(), place, wait.Milliseconds(), secret, idle.Milliseconds()))
+func (d *Driver) FairMutexAcquire(ctx context.Context, r driver.FairMutexAcquireRequest) (driver.FairMutexAcquireReply, error) {
+	return adapter.DecodeFairMutexAcquire(d.evalInts(ctx, adapter.FairMutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.TTL.Milliseconds(), r.Place, r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds()))
 }
 
 // FairMutexRelease runs scripts/lua/fair_release.lua.
-func (d *Driver) FairMutexRelease(ctx context.Context, lock string, fence string, queue string, lapse string, tickets string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{lock, fence, queue, lapse, tickets}, token, keep, idle.Milliseconds(), left.Milliseconds()))
+func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexReleaseRequest) (int64, error) {
+	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
-func (d *Driver) RWMutexReadAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, idle time.Duration) (driver.RWMutexReadAcquireReply, error) {
-	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), idle.Milliseconds()))
+func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
+	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Idle.Milliseconds()))
 }
 
 // RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
-func (d *Driver) RWMutexWriteAcquire(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, ttl time.Duration, wait time.Duration, secret string, idle time.Duration) (driver.RWMutexWriteAcquireReply, error) {
-	return adapter.DecodeRWMutexWriteAcquire(d.evalInts(ctx, adapter.RWMutexWriteAcquireScript, []string{writer, readers, writers, waiting, tickets, fence}, token, ttl.Milliseconds(), wait.Milliseconds(), secret, idle.Milliseconds()))
+func (d *Driver) RWMutexWriteAcquire(ctx context.Context, r driver.RWMutexWriteAcquireRequest) (driver.RWMutexWriteAcquireReply, error) {
+	return adapter.DecodeRWMutexWriteAcquire(d.evalInts(ctx, adapter.RWMutexWriteAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds()))
 }
 
 // RWMutexReadExtend runs scripts/lua/rw_rextend.lua.
@@ -114,13 +114,13 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 }
 
 // RWMutexRelease runs scripts/lua/rw_release.lua.
-func (d *Driver) RWMutexRelease(ctx context.Context, writer string, readers string, writers string, waiting string, tickets string, fence string, token string, keep int64, idle time.Duration, left time.Duration) (int64, error) {
-	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{writer, readers, writers, waiting, tickets, fence}, token, keep, idle.Milliseconds(), left.Milliseconds()))
+func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
+	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
-func (d *Driver) SemaphoreAcquire(ctx context.Context, permits string, holders string, size string, fence string, queue string, ticket string, token string, n int64, ttl time.Duration, defaultSize int64, seed int64, join int64, place int64, wait time.Duration, idle time.Duration) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{permits, holders, size, fence, queue, ticket}, token, n, ttl.Milliseconds(), defaultSize, seed, join, place, wait.Milliseconds(), idle.Milliseconds()))
+func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds()))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
