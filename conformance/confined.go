@@ -16,7 +16,10 @@ import (
 // every command and then the rules given, deleted at the end of the test.
 func (e env) aclUser(t *testing.T, ctx context.Context, rules ...string) (user, password string) {
 	user, password = "redlock-"+rand.Text()[:10], rand.Text()
-	args := append([]any{"ACL", "SETUSER", user, "on", ">" + password, "+@all"}, anys(rules)...)
+	args := []any{"ACL", "SETUSER", user, "on", ">" + password, "+@all"}
+	for _, r := range rules {
+		args = append(args, r)
+	}
 	for i := range e.addrs {
 		admin := e.admin(t, i)
 		if err := admin.Do(ctx, args...).Err(); err != nil {
@@ -25,14 +28,6 @@ func (e env) aclUser(t *testing.T, ctx context.Context, rules ...string) (user, 
 		t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
 	}
 	return user, password
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // refusedFor returns what the nodes' ACL LOG holds about user: the keys,

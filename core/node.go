@@ -36,9 +36,9 @@ type node struct {
 // has reports whether the server runs native n, probing it the first time
 // on a key next to key, which the library never writes (so the probe
 // changes nothing), under key's prefix and hash tag (so a user allowed
-// only the keys under its prefix may probe it). A probe that fails for a reason other than the
-// server's answer (a timeout, a dropped connection) is not remembered and
-// is tried again.
+// only the keys under its prefix may probe it). A probe that fails for a
+// reason other than the server's answer (a timeout, a dropped connection)
+// is not remembered and is tried again.
 func (n *node) has(ctx context.Context, native driver.Native, key string) bool {
 	n.mu.Lock()
 	ok, known := n.natives[native]

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -180,7 +181,7 @@ func (c *Client) channel(prefix string) string { return prefix + clientInfix + c
 // ownChannel reports whether channel is one of this Client's own
 // channels, and the prefix its tickets' keys have.
 func (n *notifier) ownChannel(channel string) (string, bool) {
-	prefix, ok := n.cutOwn(channel, clientInfix)
+	prefix, ok := strings.CutSuffix(channel, clientInfix+n.c.id)
 	return prefix + "{", ok
 }
 

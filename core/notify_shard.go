@@ -112,11 +112,6 @@ func (n *notifier) syncShard(ch string, s *shardSub) {
 // ownShard reports whether channel is one of this Client's sharded
 // channels, and the prefix its tickets' keys have.
 func (n *notifier) ownShard(channel string) (string, bool) {
-	stem, ok := n.cutOwn(channel, shardInfix)
+	stem, ok := strings.CutSuffix(channel, shardInfix+n.c.id)
 	return stem + ticketInfix + n.c.id + ":", ok
-}
-
-// cutOwn cuts infix and the Client's id off the end of channel.
-func (n *notifier) cutOwn(channel, infix string) (string, bool) {
-	return strings.CutSuffix(channel, infix+n.c.id)
 }
