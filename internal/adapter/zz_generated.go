@@ -201,7 +201,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "bd7006fa458278ae109e8035c7d8141f075fa52d",
+	SHA1:   "0cd9d3532842776607729047f7e296829b079f51",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -223,7 +223,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "c1194ff4d0975df3d731df9c8adf46a6b2545f0e",
+	SHA1:   "f2a9bba5d22fbe530208065d6e40cd38144db308",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -235,7 +235,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "8a45779225092a5ef1eaadb312090fb307bb8944",
+	SHA1:   "09737d20e938f379af490a2e80a61952e4745938",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "590dc22a542cdff2b9c954abe4c3ce37e157dacb",
+	SHA1:   "586098c41849c07409fcc722a69b0b5c086abc60",
 	Source: lua.Source("rw_release.lua"),
 }
 

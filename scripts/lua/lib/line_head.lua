@@ -31,8 +31,11 @@ end
 -- not lapsed, dropping the dead ones before it (a member without a lapse
 -- time, as an eviction of the lapse set leaves it, is dead): nil when no
 -- one waits, false when it dropped purgeLimit and found no live one yet.
+-- With no live lapse time every member is dead, so the line goes at once
+-- (UNLINK frees a long one off the main thread).
 local function fairHead(queue, lapse, tickets, now)
   if redis.call('zcount', lapse, '(' .. now, '+inf') == 0 then
+    redis.call('unlink', queue)
     return nil
   end
   for _ = 1, purgeLimit do
