@@ -12,8 +12,8 @@ import (
 
 // testMultiLostGiveBackRetried: a MultiLock waiter whose context ended
 // while a release granted it every name (multi_release.lua) gives the
-// names back as it quits, and that give-back is lost on node 0 (dropped).
-// It is asked again: the next Lock gets the lock without waiting out the
+// names back as it quits, and that give-back is lost on node 0 (dropped),
+// three times in a row. It is asked again until it lands: the next Lock gets the lock without waiting out the
 // TTL of a grant to a waiter that is gone. (On one node, node 0 is the
 // quorum; with more, the case also passes on the majority alone.)
 func testMultiLostGiveBackRetried(t *testing.T, e env) {
@@ -24,9 +24,12 @@ func testMultiLostGiveBackRetried(t *testing.T, e env) {
 	if err != nil {
 		t.Fatalf("the holder's Lock: %v", err)
 	}
-	var s faults.Schedule
-	s.Add(faults.Rule{Node: 0, Op: "MultiLockRelease", Nth: 1, Fault: faults.Fault{Kind: faults.Drop}})
-	waiter, _ := e.faultyClient(t, s.Hook, core.WithTTL(10*time.Second))
+	waiter, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Node == 0 && call.Op == "MultiLockRelease" && call.N <= lostLeaves {
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(10*time.Second))
 	waiterCtx := &endsQuietly{Context: ctx}
 	got := e.inLine(t, ctx, x.line(n), 1, func(context.Context) (*core.Lease, error) { return x.lock(waiterCtx, waiter, n) })
 	waiterCtx.end()

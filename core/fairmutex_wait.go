@@ -122,7 +122,9 @@ func waitAs(ctx context.Context, c *Client, o *options, names []string, key stri
 		c.wait.passOn(key)
 	case err != nil && !c.closed.Load():
 		leave := func() {
-			leaveAgain(c, releaseOn(ctx, c, o, out, everyNode), func(on func(int) bool) { releaseOn(ctx, c, o, out, on) })
+			leaveAgain(ctx, c, o.ttl, releaseOn(ctx, c, o, out, everyNode), func(ctx context.Context, on func(int) bool) []reply[bool] {
+				return releaseOn(ctx, c, o, out, on)
+			})
 		}
 		if errors.Is(err, errRejoin) {
 			c.inBackground(leave) // the waiter joins again at once, with another token

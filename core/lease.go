@@ -282,7 +282,7 @@ func nodeErrors[T any](c *Client, replies []reply[T]) error {
 // grant heard, or an attempt in flight, as it ended): the caller has
 // given up, so the lease is released at once, which hands the lock on,
 // and ctx's error is returned. Nobody else will release it: where the
-// release failed, it is asked again once in the background, as a
+// release failed, it is asked again in the background, as a
 // waiter's leave is (leaveAgain), unless the lease is an owner's, whose
 // release counts a hold down and so must not run twice.
 func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
@@ -295,7 +295,7 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 	bg := context.WithoutCancel(ctx)
 	replies := l.release(bg, everyNode)
 	if l.opts.owner == "" {
-		leaveAgain(l.c, replies, func(on func(int) bool) { l.release(bg, on) })
+		leaveAgain(bg, l.c, l.opts.ttl, replies, l.release)
 	}
 	return nil, ctx.Err()
 }

@@ -66,7 +66,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// what a release granted the waiter there, also to a token it gave up
 	// (a release on a single server grants every name), and, on a single
 	// server, gives back what its own token or the last few it gave up
-	// hold there. A give-back that failed is asked again once in the
+	// hold there. A give-back that failed is asked again in the
 	// background, as a leave is (leaveAgain).
 	quit := func(on func(int) bool) {
 		leaveAll(on, false)
@@ -75,7 +75,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			eh, _ := m.hold(token)
 			holds = append(holds, eh)
 		}
-		giveBack := func(on func(int) bool) []reply[bool] {
+		giveBack := func(ctx context.Context, on func(int) bool) []reply[bool] {
 			return detached(ctx, m.c, &ho, func(ctx context.Context, i int, nd *node) (bool, error) {
 				if !on(i) || !whole(i) {
 					return false, nil
@@ -88,7 +88,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				return true, errors.Join(errs...)
 			})
 		}
-		leaveAgain(m.c, giveBack(on), func(on func(int) bool) { giveBack(on) })
+		leaveAgain(ctx, m.c, o.ttl, giveBack(ctx, on), giveBack)
 	}
 	var (
 		last    []reply[[]grant] // the last attempt's replies

@@ -277,7 +277,7 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 	case keep:
 		spare = 1
 	}
-	leave := func(on func(int) bool) []reply[int64] {
+	leave := func(ctx context.Context, on func(int) bool) []reply[int64] {
 		return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (int64, error) {
 			if !on(i) {
 				return 0, nil
@@ -289,23 +289,49 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *ticke
 			return n.d.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: t.key, Token: token, Reserve: o.reserve(), Idle: o.idle, Left: left, Stem: t.stem, Keep: spare})
 		})
 	}
-	replies := leave(on)
+	replies := leave(ctx, on)
 	if forGood { // else the waiter may join this queue again with the ticket
-		leaveAgain(c, replies, func(on func(int) bool) { leave(on) })
+		leaveAgain(ctx, c, o.ttl, replies, leave)
 	}
 }
 
-// leaveAgain retries, once and in the background, a waiter's leave on the
-// nodes where it failed (leave(failed)): a leave that timed out may not
-// have landed, and its entry would then stay in line until it lapses,
-// where a release may grant or wake a waiter that is gone. A leave is
-// idempotent, so one that did land is asked again to no effect.
-func leaveAgain[T any](c *Client, replies []reply[T], leave func(on func(int) bool)) {
+// leaveAgain asks a waiter's leave (leave(ctx, on)) again, in the background,
+// on the nodes where it failed, until it lands on each, the Client closes,
+// or within has passed (by then what it hands on or takes back has
+// lapsed). A leave that timed out may not have landed, and its entry would
+// then stay in line until it lapses, where a release may grant or wake a
+// waiter that is gone; a node that times out a few times in a row would
+// keep such a grant for its whole TTL. A leave is idempotent, so one that
+// did land is asked again to no effect. The retries outlive ctx, whose
+// caller has usually given up.
+func leaveAgain[T any](ctx context.Context, c *Client, within time.Duration, replies []reply[T], leave func(ctx context.Context, on func(int) bool) []reply[T]) {
 	failed := func(i int) bool { return replies[i].err != nil }
-	if slices.ContainsFunc(replies, func(r reply[T]) bool { return r.err != nil }) {
-		c.inBackground(func() { leave(failed) })
+	if !slices.ContainsFunc(replies, func(r reply[T]) bool { return r.err != nil }) {
+		return
 	}
+	until, bg := time.Now().Add(within), context.WithoutCancel(ctx)
+	c.inBackground(func() {
+		for n := 0; ; n++ {
+			replies = leave(bg, failed)
+			if !slices.ContainsFunc(replies, func(r reply[T]) bool { return r.err != nil }) {
+				return
+			}
+			pause := leaveBackoff.Delay(n)
+			if time.Now().Add(pause).After(until) {
+				return
+			}
+			select {
+			case <-c.closing:
+				return
+			case <-time.After(pause):
+			}
+		}
+	})
 }
+
+// leaveBackoff spaces the retries of a failed leave: soon at first, as
+// most failures are one lost packet, then no faster than once a second.
+var leaveBackoff = Backoff{Base: 50 * time.Millisecond, Cap: time.Second, Multiplier: 2}
 
 // inBackground runs f in the background unless the Client is closed;
 // Close waits for it.

@@ -94,15 +94,17 @@ func (r round[T]) play(ctx context.Context) played[T] {
 	defer close(decided)
 	replies := vote(ctx, c, o, r.ask, ballot[T]{yes: r.granted, agree: r.agree, splitFails: true, late: func(i int, late reply[T]) {
 		if <-decided; r.mayHold(late) && (!held || l.Err() != nil || late.err == nil && !out.wins(late)) {
-			undo := func() error {
-				uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.perNodeTimeout())
-				defer cancel()
-				_, err := r.undo(uctx, c.nodes[i], late)
-				return err
+			// Asked again until it lands, as a failed undo below is.
+			undo := func(ctx context.Context, on func(int) bool) []reply[bool] {
+				return detached(ctx, c, o, func(ctx context.Context, j int, n *node) (bool, error) {
+					if j != i || !on(j) {
+						return false, nil
+					}
+					return r.undo(ctx, n, late)
+				})
 			}
-			if undo() != nil {
-				undo() // asked once more, as a failed undo below is (leaveAgain)
-			}
+			bg := context.WithoutCancel(ctx)
+			leaveAgain(bg, c, o.ttl, undo(bg, everyNode), undo)
 		}
 	}})
 	if r.voted != nil {
@@ -126,7 +128,7 @@ func (r round[T]) play(ctx context.Context) played[T] {
 	err := notWon(ctx, c, replies)
 	// Undo wherever the attempt may have landed; a node still out is
 	// undone when it answers (above). A refusal wrote nothing.
-	undo := func(on func(int) bool) []reply[bool] {
+	undo := func(ctx context.Context, on func(int) bool) []reply[bool] {
 		return detached(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
 			if !on(i) || stillOut(replies[i]) || !r.mayHold(replies[i]) {
 				return false, nil
@@ -134,13 +136,13 @@ func (r round[T]) play(ctx context.Context) played[T] {
 			return r.undo(ctx, n, replies[i])
 		})
 	}
-	undone := undo(everyNode)
-	// An undo that failed may not have landed: it is asked once more, in
-	// the background, as a leave is (leaveAgain), or what the attempt took
+	undone := undo(ctx, everyNode)
+	// An undo that failed may not have landed: it is asked again, in the
+	// background, as a leave is (leaveAgain), or what the attempt took
 	// there would stay until its TTL. A waiter gives its token up after
 	// such an undo (unsure), so the second one takes back only what this
 	// attempt took.
-	leaveAgain(c, undone, func(on func(int) bool) { undo(on) })
+	leaveAgain(ctx, c, o.ttl, undone, undo)
 	p := played[T]{hint: out.hint, err: err, replies: replies, unsure: slices.ContainsFunc(replies, stillOut[T]) ||
 		slices.ContainsFunc(undone, func(u reply[bool]) bool { return u.err != nil })}
 	if c.closed.Load() { // closed while the round was out: its errors are Close's doing
