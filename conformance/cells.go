@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // A cell is one driver on one server and topology with one wait

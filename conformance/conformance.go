@@ -5,7 +5,7 @@
 //		conformance.Run(t, conformance.Harness{Driver: "goredis", Open: ...})
 //	}
 //
-// Run runs every case against real servers (see internal/testenv), on one
+// Run runs every case against real servers (see package testenv), on one
 // node, on a three-node quorum and on a Redis Cluster, with each wait
 // strategy the driver can use, and checks that no goroutine is left behind.
 package conformance
@@ -20,9 +20,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/driver"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // Harness makes fresh drivers for the cases.

@@ -9,11 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/drivers/goredis"
 	"github.com/redlockgo/redlock/drivers/redigo"
 	rueidisdriver "github.com/redlockgo/redlock/drivers/rueidis"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // TestAcrossDrivers has Clients of the three drivers share primitives on

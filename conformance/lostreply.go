@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // testLostReplyNotSentAgain: the connection to a node breaks after the

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/driver"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // wokenWithin bounds how long after a release a waiter may take to

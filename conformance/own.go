@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlockgo/redlock/internal/matrix"
+	"github.com/redlockgo/redlock/conformance/matrix"
 )
 
 // ownServers starts servers for the case alone, of the cell's server,

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // withDown returns the cell's addresses with the last n behind proxies,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
@@ -16,28 +15,20 @@ import (
 // TryLock makes one attempt: while another lease holds the lock it fails
 // with ErrNotAcquired. Fencing tokens increase with every acquisition.
 func ExampleMutex_TryLock() {
-	// An in-process Redis stands in for a real server here.
-	srv, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// miniredis has no keyspace notifications, so waiters poll.
-	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	c, err := core.New([]core.Driver{d})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
 	ctx := context.Background()
-	m := c.Mutex("invoice:42")
+	m := c.Mutex("invoice:43")
 	lease, err := m.TryLock(ctx)
 	if err != nil {
 		log.Fatal(err)
@@ -65,19 +56,13 @@ func ExampleMutex_TryLock() {
 // Do holds the lock while the function runs, extending it as needed, and
 // releases it when the function returns.
 func ExampleDo() {
-	srv, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	c, err := core.New([]core.Driver{d})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
@@ -16,18 +15,13 @@ import (
 // A MultiLock takes several names as one, all or none: a transfer between
 // two accounts locks both, and a Mutex on either account waits for it.
 func ExampleClient_MultiLock() {
-	srv, err := miniredis.Run() // an in-process Redis stands in for a real server
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	c, err := core.New([]core.Driver{d})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,7 +38,7 @@ func ExampleClient_MultiLock() {
 	}
 	_, err = transfer.TryLock(ctx)
 	fmt.Println("while account:7 is held:", errors.Is(err, core.ErrNotAcquired))
-	fmt.Println("account:3 left free:", !srv.Exists("redlock:{account:3}"))
+	fmt.Println("account:3 left free:", rdb.Exists(ctx, "redlock:{account:3}").Val() == 0)
 	if err := single.Unlock(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -23,13 +23,20 @@ servers_start
 export CGO_ENABLED=1
 command -v "$(go env CC)" >/dev/null || servers_apt_install gcc libc6-dev
 
-section "go vet ./..."
-go vet ./...
+# The library is the root module; the suite, the benchmarks, the command
+# and the generator are modules of their own (go.work ties them).
+modules=(./... ./conformance/... ./bench/... ./cmd/redlock/... ./gen/...)
 
-section "staticcheck ./..."
+section "go vet (every module)"
+go vet "${modules[@]}"
+
+section "staticcheck (every module)"
 # Pinned, so that a new release's checks do not fail an unchanged tree.
 GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
-"$(go env GOPATH)/bin/staticcheck" ./...
+"$(go env GOPATH)/bin/staticcheck" "${modules[@]}"
+
+section "an application of core and one driver gets only that client in its go.sum"
+bash scripts/gosum.sh
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   section "go generate ./... (generated code must be up to date)"
@@ -47,13 +54,13 @@ export REDLOCK_TEST_MINIREDIS=1
 
 if (($#)); then
   # A narrowed run (extra arguments): plain go test, no matrix.
-  section "go test -race -count=1 ./... $*"
-  go test -race -count=1 ./... "$@"
+  section "go test -race -count=1 (every module) $*"
+  go test -race -count=1 "${modules[@]}" "$@"
 else
   # Everything but the conformance suite, which the matrix runs once on
   # Redis 7 and Valkey 9, failing on any failed cell.
-  section "go test -race -count=1 -skip '^TestConformance' ./..."
-  go test -race -count=1 -skip '^TestConformance' ./...
+  section "go test -race -count=1 -skip '^TestConformance' (every module)"
+  go test -race -count=1 -skip '^TestConformance' "${modules[@]}"
   # Fuzzing, bounded: new inputs beyond the seeds that every go test runs.
   # The budgets are counts of inputs (about 10s each here), not durations:
   # Go 1.26's fuzzing coordinator can fail a run that found nothing with
@@ -67,7 +74,7 @@ else
   section "go test -fuzz FuzzServerReplies, 15000 inputs"
   go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x -fuzzminimizetime 5s ./core/
   section "go test -fuzz FuzzPublicAPI, 10000 inputs"
-  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10000x -fuzzminimizetime 5s ./core/
+  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10000x -fuzzminimizetime 5s ./conformance/
   # The matrix runs on the real servers only, with the race detector.
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
@@ -89,7 +96,7 @@ else
   # The same measure on servers with nothing else to do, while each
   # primitive works through 100,000 dead entries (max-call-µs).
   section "longest script call through 100,000 dead entries: go test -bench Backlog"
-  go test -run '^$' -bench Backlog -benchtime 1x ./core/
+  go test -run '^$' -bench Backlog -benchtime 1x ./bench/
   ((matrix == 0)) || exit "$matrix"
 fi
 section "all tests passed"

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/redlockgo/redlock/conformance"
+	"github.com/redlockgo/redlock/conformance/matrix"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // modulePath is the module whose conformance suite the matrix builds.
@@ -131,19 +131,26 @@ func split(list string) []string {
 	return out
 }
 
-// moduleRoot finds the redlock module the working directory is in: the
-// matrix builds the suite from source, with the go command that ran it.
+// moduleRoot finds the redlock module of the workspace or module the
+// working directory is in: the matrix builds the suite from source, with
+// the go command that ran it.
 func moduleRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK", "GOMOD").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w (the matrix needs the go command)", err)
+		return "", fmt.Errorf("go env GOWORK GOMOD: %w (the matrix needs the go command)", err)
 	}
-	gomod := strings.TrimSpace(string(out))
-	b, err := os.ReadFile(gomod)
-	if gomod == "" || gomod == os.DevNull || err != nil || !bytes.HasPrefix(b, []byte("module "+modulePath+"\n")) {
-		return "", fmt.Errorf("run it inside the %s repository: it builds the conformance tests from source", modulePath)
+	// The workspace's root module first: the command is a module of its own.
+	work, gomod, _ := strings.Cut(strings.TrimRight(string(out), "\n"), "\n")
+	candidates := []string{gomod}
+	if work != "" && work != "off" {
+		candidates = []string{filepath.Join(filepath.Dir(work), "go.mod"), gomod}
 	}
-	return filepath.Dir(gomod), nil
+	for _, c := range candidates {
+		if b, err := os.ReadFile(c); err == nil && bytes.HasPrefix(b, []byte("module "+modulePath+"\n")) {
+			return filepath.Dir(c), nil
+		}
+	}
+	return "", fmt.Errorf("run it inside the %s repository: it builds the conformance tests from source", modulePath)
 }
 
 // pickServers returns the servers of the run: the given ones, or local

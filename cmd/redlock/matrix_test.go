@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redlockgo/redlock/internal/matrix"
+	"github.com/redlockgo/redlock/conformance/matrix"
 )
 
 // TestMatrixWithOnlyGo runs a narrowed matrix the way a newcomer with only

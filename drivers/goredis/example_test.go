@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
@@ -14,13 +13,6 @@ import (
 
 // One node through go-redis: the README's go-redis example.
 func Example() {
-	srv, err := miniredis.Run() // an in-process Redis stands in for a real one
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr() // for example "localhost:6379"
-
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close() // the driver never closes the client you pass it
@@ -28,8 +20,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Notify, the default, needs keyspace notifications, which miniredis lacks.
-	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	c, err := core.New([]core.Driver{d})
 	if err != nil {
 		log.Fatal(err)
 	}

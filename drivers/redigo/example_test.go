@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockgo/redlock/core"
@@ -15,13 +14,6 @@ import (
 // One node through a redigo pool: the README's redigo example. redigo
 // speaks RESP2 only, so waiters poll.
 func Example() {
-	srv, err := miniredis.Run() // an in-process Redis stands in for a real one
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr() // for example "localhost:6379"
-
 	ctx := context.Background()
 	pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialContext(ctx, "tcp", addr)
@@ -31,6 +23,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// redigo speaks RESP2, and Notify, the default, needs RESP3: waiters poll.
 	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
 	if err != nil {
 		log.Fatal(err)

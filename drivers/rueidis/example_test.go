@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
 	"github.com/redlockgo/redlock/core"
@@ -15,16 +14,8 @@ import (
 // One node through rueidis: the README's rueidis example. The driver's
 // package is named like the client's, hence the import name.
 func Example() {
-	srv, err := miniredis.Run() // an in-process Redis stands in for a real one
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	addr := srv.Addr() // for example "localhost:6379"
-
 	ctx := context.Background()
-	// redlock does not use rueidis' client-side cache (nor has miniredis
-	// the CLIENT TRACKING it needs).
+	// redlock does not use rueidis' client-side cache.
 	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
 		log.Fatal(err)
@@ -34,8 +25,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Notify, the default, needs keyspace notifications, which miniredis lacks.
-	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+	c, err := core.New([]core.Driver{d})
 	if err != nil {
 		log.Fatal(err)
 	}

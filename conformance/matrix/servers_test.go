@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redlockgo/redlock/internal/testenv"
+	"github.com/redlockgo/redlock/conformance/testenv"
 )
 
 // TestServerEnv checks that the variables a run sets for a server are

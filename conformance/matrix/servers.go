@@ -18,7 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The servers' names are the suite's (internal/testenv.Servers): the
+// The servers' names are the suite's (testenv.Servers): the
 // independent Redis masters are "redis7" and the Valkey ones "valkey9",
 // whatever version they run; Server.Version says which.
 

@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redlockgo/redlock/internal/testenv"
+	"github.com/redlockgo/redlock/conformance/testenv"
 )
 
 // BenchmarkPausedMinority is a Mutex contended by 10 Clients on a

@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/redlockgo/redlock/conformance/matrix"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/drivers/goredis"
 	rueidisdriver "github.com/redlockgo/redlock/drivers/rueidis"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // The contention and the migration of BenchmarkSlotMigration.
@@ -65,7 +65,7 @@ const (
 // calls end before the next starts. go-redis logs a line for each command
 // it does not know (the probe of DELIFEQ, DELEX): filter osscluster.go.
 //
-//	go test -count=1 -timeout 600s -run '^$' -bench SlotMigration -benchtime 1x ./core/
+//	go test -count=1 -timeout 600s -run '^$' -bench SlotMigration -benchtime 1x ./bench/
 func BenchmarkSlotMigration(b *testing.B) {
 	for _, d := range []struct {
 		name string

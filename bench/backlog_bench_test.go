@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // backlogSize is how many dead entries BenchmarkBacklog leaves in a key.
@@ -40,7 +40,7 @@ type backlog struct {
 // (LostReplies). It runs on a Redis 7 node and on a Valkey 9 node, where
 // a release is native (DELIFEQ).
 //
-//	go test -run '^$' -bench Backlog -benchtime 1x ./core/
+//	go test -run '^$' -bench Backlog -benchtime 1x ./bench/
 func BenchmarkBacklog(b *testing.B) {
 	key := func(n, suffix string) string { return "redlock:{" + n + "}" + suffix }
 	takeAndRelease := func(take func(context.Context) (*core.Lease, error), ctx context.Context) error {

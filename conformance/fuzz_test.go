@@ -1,4 +1,4 @@
-package core_test
+package conformance_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // where the input makes them legitimate. Its seeds (testdata/fuzz) run in
 // every go test, and scripts/test.sh fuzzes it for 10s; to fuzz longer:
 //
-//	go test -run '^$' -fuzz FuzzPublicAPI -fuzztime 60s -fuzzminimizetime 5s ./core/
+//	go test -run '^$' -fuzz FuzzPublicAPI -fuzztime 60s -fuzzminimizetime 5s ./conformance/
 //
 // (a short minimization time: minimizing the inputs that wait would
 // otherwise take most of a short run).

@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // BenchmarkSemaphore is a semaphore of 3 permits contended by 10 Clients

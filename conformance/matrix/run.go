@@ -185,10 +185,10 @@ func importPaths(pkgs []*pkg) []string {
 // driver joins the matrix by having the one-line test.
 func conformancePackages(ctx context.Context, dir string) ([]*pkg, error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .TestGoFiles ","}},{{join .XTestGoFiles ","}}`, "./drivers/...")
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .TestGoFiles ","}},{{join .XTestGoFiles ","}}`, "./conformance/drivers/...")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go list ./drivers/...: %w", err)
+		return nil, fmt.Errorf("go list ./conformance/drivers/...: %w", err)
 	}
 	var pkgs []*pkg
 	for line := range strings.Lines(out.String()) {
@@ -205,7 +205,7 @@ func conformancePackages(ctx context.Context, dir string) ([]*pkg, error) {
 		}
 	}
 	if len(pkgs) == 0 {
-		return nil, errors.New("no package under drivers/ runs conformance.Run")
+		return nil, errors.New("no package under conformance/drivers/ runs conformance.Run")
 	}
 	return pkgs, nil
 }
@@ -269,7 +269,7 @@ func (r *testRun) run(ctx context.Context, pattern string, feed func(Event)) {
 }
 
 // env returns base with the suite's server variables set for s alone (see
-// internal/testenv.Servers) and CI unset: the run says which servers it
+// testenv.Servers) and CI unset: the run says which servers it
 // has, and checks itself that every cell it expects reports.
 func (s Server) env(base []string) []string {
 	out := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {

@@ -1,12 +1,12 @@
-package core_test
+package bench_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/matrix"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/matrix"
 )
 
 // BenchmarkReplicaAcks measures uncontended TryLock+Unlock on a master with

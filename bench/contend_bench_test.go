@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // benchClients and benchHold are the contention of every primitive

@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 // BenchmarkMultiLockRing has 10 Clients each take a MultiLock of 3 names

@@ -1,4 +1,4 @@
-package core_test
+package bench_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlockgo/redlock/conformance/testenv"
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/drivers/goredis"
-	"github.com/redlockgo/redlock/internal/testenv"
 )
 
 func benchClient(b *testing.B, addrs []string, opts ...core.Option) *core.Client {

@@ -1,0 +1,6 @@
+package rueidis_test
+
+import "github.com/redlockgo/redlock/internal/testserver"
+
+// addr is the Redis server the examples use.
+var addr = testserver.Addr()
