@@ -59,6 +59,7 @@ func runMultiLock(t *testing.T, e env) {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("MultiLock")
 		cases["WonPassesOnOldGrant"] = testMultiWonPassesOnOldGrant
+		cases["GrantAfterUnlock"] = testMultiGrantAfterUnlock
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

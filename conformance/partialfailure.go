@@ -208,20 +208,21 @@ func testSemaphoreExtendCountsOwnSlot(t *testing.T, e env) {
 	const a, b, c, ttl = 0, 1, 2, 1500 * time.Millisecond
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	permits, holders := semKey(n, ""), semKey(n, ":holders")
-	var s faults.Schedule
-	cl, fds := e.faultyClient(t, s.Hook)
-	sem := cl.Semaphore(n, 2, core.WithTTL(ttl))
-	// X's undo on C is lost, and so is the one retry of it (the second
-	// rule sees the calls the first one lets through).
-	s.Add(faults.Rule{Node: a, Op: "SemaphoreAcquire", Key: permits, Nth: 1, Fault: faults.Fault{Kind: faults.Drop}},
+	// X's Client loses every undo on C, which it asks again until X's
+	// TTL ends.
+	var xs faults.Schedule
+	xs.Add(faults.Rule{Node: a, Op: "SemaphoreAcquire", Key: permits, Nth: 1, Fault: faults.Fault{Kind: faults.Drop}},
 		faults.Rule{Node: b, Op: "SemaphoreAcquire", Key: permits, Nth: 1, Fault: faults.Fault{Kind: faults.Drop}},
-		faults.Rule{Node: c, Op: "SemaphoreRelease", Key: permits, Nth: 1, Fault: faults.Fault{Kind: faults.Drop}},
-		faults.Rule{Node: c, Op: "SemaphoreRelease", Key: permits, Nth: 1, Fault: faults.Fault{Kind: faults.Drop}})
-	if x, err := sem.TryAcquire(ctx, 1); err == nil {
+		faults.Rule{Node: c, Op: "SemaphoreRelease", Key: permits, Fault: faults.Fault{Kind: faults.Drop}})
+	xc, xfds := e.faultyClient(t, xs.Hook)
+	if x, err := xc.Semaphore(n, 2, core.WithTTL(ttl)).TryAcquire(ctx, 1); err == nil {
 		x.Unlock(ctx)
 		t.Fatal("setup: X was granted by one node of three")
 	}
-	for deadline := time.Now().Add(2 * time.Second); fds[c].Calls("SemaphoreRelease") < 2; time.Sleep(5 * time.Millisecond) {
+	var s faults.Schedule
+	cl, _ := e.faultyClient(t, s.Hook)
+	sem := cl.Semaphore(n, 2, core.WithTTL(ttl))
+	for deadline := time.Now().Add(2 * time.Second); xfds[c].Calls("SemaphoreRelease") < 2; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("setup: X's undo on C was not asked again within 2s")
 		}

@@ -28,6 +28,11 @@ type Lease struct {
 	// until later than the keys' expiry.
 	extending chan struct{}
 
+	// left, when set, takes a queued waiter's tickets out of line after
+	// the lease's release (see MultiLock.lockQueued); it runs in the
+	// background.
+	left func(ctx context.Context)
+
 	mu     sync.Mutex
 	until  time.Time
 	err    error       // nil while held; ErrNotHeld after Unlock; ErrLost once lost
@@ -294,6 +299,7 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 	l.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
 	replies := l.release(bg, everyNode)
+	l.leaveLine(bg)
 	if l.opts.owner == "" {
 		leaveAgain(bg, l.c, l.opts.ttl, replies, l.release)
 	}
@@ -334,6 +340,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	replies := detachedUntil(ctx, l.c, &l.opts, serveUntil, func(ctx context.Context, i int, n *node) (bool, error) {
 		return l.hold.release(ctx, n)
 	})
+	l.leaveLine(ctx)
 	switch {
 	case prior != nil:
 		return prior
@@ -367,4 +374,11 @@ func held(replies []reply[bool]) int {
 		}
 	}
 	return n
+}
+
+// leaveLine runs left, if set, after a release.
+func (l *Lease) leaveLine(ctx context.Context) {
+	if l.left != nil {
+		l.c.inBackground(func() { l.left(context.WithoutCancel(ctx)) })
+	}
 }

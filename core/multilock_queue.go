@@ -56,12 +56,29 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// node: handing it on now would wake a waiter that cannot win. Every
 	// name's line: on a single server a release grants all the names at
 	// once, maybe to a token the waiter gave up, which is passed on.
-	leaveAll := func(on func(int) bool, keep bool) {
+	leaveAll := func(ctx context.Context, on func(int) bool, keep bool) {
 		for i := range m.names {
 			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep, true)
 		}
 	}
-	won := func(on func(int) bool) { leaveAll(on, true) }
+	// wonOn is where won left: the lease's release leaves there again, for
+	// good (left), as a Mutex lease's release marks its ticket
+	// (release_or_mark.lua). Else a won leave that was lost until the
+	// release, or lands after it, leaves the ticket in line there, and a
+	// later release there grants the name to a lease that is over, which
+	// holds it for its TTL.
+	var wonOn func(int) bool
+	won := func(on func(int) bool) {
+		wonOn = on
+		m.c.inBackground(func() { leaveAll(ctx, on, true) })
+	}
+	left := func(l *Lease) *Lease {
+		if l != nil && wonOn != nil {
+			on := wonOn
+			l.left = func(ctx context.Context) { leaveAll(ctx, on, false) }
+		}
+		return l
+	}
 	// quit leaves every name's queue on the nodes where on(i), passing on
 	// what a release granted the waiter there, also to a token it gave up
 	// (a release on a single server grants every name), and, on a single
@@ -69,7 +86,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 	// hold there. A give-back that failed is asked again in the
 	// background, as a leave is (leaveAgain).
 	quit := func(on func(int) bool) {
-		leaveAll(on, false)
+		leaveAll(ctx, on, false)
 		holds := []multiHold{h}
 		for _, token := range tickets[0].earlier {
 			eh, _ := m.hold(token)
@@ -116,7 +133,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 				// Where a node did not grant every name, the ticket may be
 				// queued at the name it stopped at.
 				missed := func(i int) bool { return replies[i].err != nil || !allGranted(replies[i].v, len(m.names)) }
-				m.c.inBackground(func() { won(missed) })
+				won(missed)
 			}
 			last, blocked = replies, miss.blocked
 			return l, tickets[blocked], m.keys[blocked].lock, miss.holderTTL, err
@@ -144,7 +161,8 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			return m.grantedLease(ctx, tickets, h, &ho, won)
 		},
 	}
-	return q.wait(ctx)
+	l, err := q.wait(ctx)
+	return left(l), err
 }
 
 // grantedLease is the lease that grants of all names from a majority of
@@ -158,7 +176,7 @@ func (m *MultiLock) grantedLease(ctx context.Context, tickets []*ticket, h multi
 			continue
 		}
 		if len(m.c.nodes) > 1 {
-			m.c.inBackground(func() { won(func(i int) bool { return !granted[i] }) })
+			won(func(i int) bool { return !granted[i] })
 		}
 		return l
 	}

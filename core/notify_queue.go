@@ -329,8 +329,9 @@ func leaveAgain[T any](ctx context.Context, c *Client, within time.Duration, rep
 	})
 }
 
-// leaveBackoff spaces the retries of a failed leave: soon at first, as
-// most failures are one lost packet, then no faster than once a second.
+// leaveBackoff spaces the retries of a failed leave: a random pause below
+// 50ms at first, as most failures are one lost packet, doubling up to
+// below a second (two retries a second on average) while a node fails.
 var leaveBackoff = Backoff{Base: 50 * time.Millisecond, Cap: time.Second, Multiplier: 2}
 
 // inBackground runs f in the background unless the Client is closed;
