@@ -130,9 +130,15 @@
 // confirms the grants with an attempt, as any acquisition. (A reentrant
 // waiter, WithOwner, gets the lock reserved for a moment instead, at most
 // 200ms or half the TTL, and takes it with an attempt.) A waiter that
-// gives up passes on a grant it got meanwhile. The waiter at the head of
-// the queue also listens to the lock key itself, so that a holder that
-// dies wakes it at its TTL, and a DEL from elsewhere at once; the others
+// gives up passes on a grant it got meanwhile; a waiter that won leaves
+// the lines of the nodes that did not grant it, and its lease's release
+// takes its tickets out of those lines for good (a leave may be lost, or
+// land late), so that no release there grants the name to a lease that is
+// over. A leave, an undo or a give-back that fails on a node is asked again
+// in the background until it lands, the Client closes, or the TTL passes.
+// The waiter at the head of the queue also listens to the lock key
+// itself, so that a holder that dies wakes it at its TTL, and a DEL from
+// elsewhere at once; the others
 // retry at the holder's TTL, when their tickets expire. A waiter that crashes
 // with a ticket still live may be granted the lock; it then frees at the
 // waiter's TTL, as if the waiter had crashed holding it.
