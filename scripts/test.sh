@@ -35,7 +35,7 @@ section "staticcheck (every module)"
 GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 "$(go env GOPATH)/bin/staticcheck" "${modules[@]}"
 
-section "an application of core and one driver gets only that client in its go.sum"
+section "an application of core and one driver: nothing in its go.sum beyond the clients' own"
 bash scripts/gosum.sh
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
