@@ -35,10 +35,10 @@ func flush(fds []*faults.Driver) {
 var later = faults.Fault{Kind: faults.Delay, After: time.Hour}
 
 // gone waits until keys no longer exist on any of the cell's nodes (they
-// expired there), failing t after ten seconds.
-func (e env) gone(t testing.TB, ctx context.Context, keys ...string) {
+// expired there, or were released), failing t once within has passed.
+func (e env) gone(t testing.TB, ctx context.Context, within time.Duration, keys ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(within)
 	for i := range e.addrs {
 		a := e.admin(t, i)
 		for {
@@ -47,7 +47,7 @@ func (e env) gone(t testing.TB, ctx context.Context, keys ...string) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("node %d: %d of %q still exist after 10s (%v)", i, n, keys, err)
+				t.Fatalf("node %d: %d of %q still exist after %v (%v)", i, n, keys, within, err)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

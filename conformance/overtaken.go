@@ -100,5 +100,5 @@ func overtakenJoinLandsLate(t *testing.T, e env, x exclusiveLock) {
 	uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	r.l.Unlock(uctx)
-	e.gone(t, ctx, x.key(n))
+	e.gone(t, ctx, 10*time.Second, x.key(n))
 }

@@ -134,7 +134,7 @@ func testLostLeaseUnlockSparesNewer(t *testing.T, e env) {
 				t.Fatal(err)
 			}
 			<-a.Done()
-			e.gone(t, ctx, lockKey(n))
+			e.gone(t, ctx, 10*time.Second, lockKey(n))
 			newer, err := cl.Mutex(n, o, core.WithTTL(10*time.Second)).TryLock(ctx)
 			if err != nil {
 				t.Fatalf("the owner's new lease after its first one expired: %v", err)
