@@ -10,40 +10,50 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// testJoinLandsAfterUnlock: a waiter's first joining attempt (N=2) is
-// held back on the last node (it fails there at once, as a timeout; its
-// undo, a release, finds nothing there and succeeds, so the waiter does
-// not rotate its token). The holder's lock then expires; the waiter wins
-// with a later attempt under the same token on every node, and unlocks.
-// Then the held-back attempt lands: nothing refuses it (no mark on the
-// ticket, no later token), so it took the free lock for the waiter's TTL,
-// a phantom hold nobody would release: a queued waiter's lease marks its
-// ticket with every release.
-func testJoinLandsAfterUnlock(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 40*time.Second), name(t)
-	last := len(e.addrs) - 1
-	const ttl = 10 * time.Second
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Node == last && c.Op == "MutexAcquire" && c.N == 2 {
-			return later
+// testJoinLandsAfterUnlock: a waiter's first joining attempt (see
+// testLateAttemptAfterGiveUp) is held back on the last node (it fails
+// there at once, as a timeout; its undo finds nothing there and succeeds,
+// so a Mutex waiter does not rotate its token). The holder's lock then
+// expires; the waiter wins with a later attempt under the same token on
+// every node, and unlocks. Then the held-back attempt lands: unless the
+// release refuses it (a mark on the ticket, or a later token), it takes
+// the free lock for the waiter's TTL, a phantom hold nobody would
+// release: a waiter's lease marks its ticket with every release.
+func testJoinLandsAfterUnlock(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 40*time.Second), name(t)
+		last, joins := len(e.addrs)-1, 1
+		if x.late && e.strategy == core.Notify {
+			joins = 2
 		}
-		return faults.Fault{}
-	}, core.WithTTL(ttl))
-	hc := e.client(t, core.WithTTL(1500*time.Millisecond))
-	if _, err := hc.Mutex(n).Lock(ctx); err != nil {
-		t.Fatalf("holder: %v", err)
-	}
-	l, err := w.Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatalf("waiter: %v", err)
-	}
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatalf("waiter's Unlock: %v", err)
-	}
-	flush(fds) // the held-back attempt lands now
-	if v, _ := e.admin(t, last).Get(ctx, lockKey(n)).Result(); v != "" {
-		t.Fatalf("node %d: after the waiter's Unlock its held-back joining attempt took the lock (%q) for %v: a phantom hold",
-			last, v, e.admin(t, last).PTTL(ctx, lockKey(n)).Val().Round(time.Second))
+		const ttl = 10 * time.Second
+		w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+			if c.Node == last && c.Op == x.acquire && c.N == joins {
+				return later
+			}
+			return faults.Fault{}
+		}, core.WithTTL(ttl))
+		holder := x.holder
+		if holder == nil {
+			holder = x.lock
+		}
+		if _, err := holder(ctx, e.client(t, core.WithTTL(1500*time.Millisecond)), n); err != nil {
+			t.Fatalf("holder: %v", err)
+		}
+		l, err := x.lock(ctx, w, n)
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatalf("waiter's Unlock: %v", err)
+		}
+		flush(fds) // the held-back attempt lands now
+		admin := e.admin(t, last)
+		if ms := admin.PTTL(ctx, x.key(n)).Val(); ms > 0 {
+			t.Fatalf("node %d: after the waiter's Unlock its held-back joining attempt took %s for %v: a phantom hold",
+				last, x.key(n), ms.Round(time.Second))
+		}
 	}
 }
 
@@ -180,5 +190,47 @@ func testFirstUndoLandsLate(t *testing.T, e env) {
 			t.Fatalf("another client holds the lock (token %d) while the waiter's lease (token %d) is valid for %v: node 2 lock %q",
 				other.Token(), l.Token(), time.Until(l.Until()).Round(time.Millisecond), e.admin(t, last).Get(ctx, lockKey(n)).Val())
 		}
+	}
+}
+
+// testLeaveBehindSparesLease: on three nodes a queued waiter W wins with
+// its attempt's reply lost on node 2 (it ran there: node 2 holds W's
+// token), and leaves node 2's line, as a waiter that won leaves the lines
+// of the nodes that did not grant it; that leave is held back. W extends
+// to 10 s: the extension is lost on node 0 and lands on node 2, so two
+// nodes confirm it. Then the leave lands. It must keep the lock W's
+// token holds there, part of W's lease now: handing it on leaves W on
+// node 1 alone once node 0's key expired, and a TryLock of another
+// Client wins nodes 0 and 2 while W's lease is valid.
+func testLeaveBehindSparesLease(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		switch {
+		case c.Node == 2 && c.Op == "MutexAcquire" && c.N >= 3:
+			return faults.Fault{Kind: faults.LoseReply}
+		case c.Node == 2 && c.Op == "MutexLeave":
+			return later
+		case c.Node == 0 && c.Op == "Extend":
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(time.Second))
+	if _, err := e.client(t, core.WithTTL(time.Second)).Mutex(n).Lock(ctx); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	l, err := w.Mutex(n).Lock(ctx) // wins when the holder's lock expires
+	if err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if err := l.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("the waiter's Extend, confirmed by nodes 1 and 2: %v", err)
+	}
+	flush(fds)                                                              // the leave lands on node 2
+	for admin := e.admin(t, 0); admin.Exists(ctx, lockKey(n)).Val() == 1; { // it expires at its 1 s TTL
+		time.Sleep(20 * time.Millisecond)
+	}
+	if l2, err := e.client(t).Mutex(n).TryLock(ctx); err == nil {
+		t.Fatalf("another Client's TryLock won (token %d) while the waiter's extended lease is valid until %v from now: the waiter's leave handed on node 2",
+			l2.Token(), time.Until(l.Until()).Round(time.Millisecond))
 	}
 }

@@ -50,10 +50,13 @@ func runMutex(t *testing.T, e env) {
 		cases["OwnerWaiterUndoes"] = testOwnerWaiterUndoes
 		cases["PartialHolderNoPolling"] = testPartialHolderNoPolling
 		cases["ClosedWaiterKeepsNothing"] = testClosedWaiterKeepsNothing
+		cases["LeaveBehindSparesLease"] = testLeaveBehindSparesLease
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
-		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock
+	}
+	if len(e.addrs) >= 3 {
+		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Mutex")
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter

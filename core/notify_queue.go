@@ -240,7 +240,7 @@ func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attemp
 // handing on a grant or reservation made to it, and returns err.
 func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 	if t.joined {
-		m.leaveOn(ctx, t, func(int) bool { return true })
+		leaveQueue(ctx, m.c, &m.opts, m.keys, t, everyNode, false, true)
 	}
 	return err
 }
@@ -248,13 +248,12 @@ func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 // leaveBehind takes the ticket of a won Lock out of the queues of the
 // nodes that did not grant it, in the background (the lock is held
 // already): otherwise a later release there would grant (or reserve) the
-// lock to a waiter that is gone, holding that node up.
+// lock to a waiter that is gone, holding that node up. It keeps what the
+// lease's token holds there (a grant that came late, or an attempt whose
+// answer was lost): an extension may have counted it, and the lease's
+// release gives it back on every node.
 func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) bool) {
-	m.c.inBackground(func() { m.leaveOn(ctx, t, missed) })
-}
-
-func (m *Mutex) leaveOn(ctx context.Context, t *ticket, on func(int) bool) {
-	leaveQueue(ctx, m.c, &m.opts, m.keys, t, on, false, true)
+	m.c.inBackground(func() { leaveQueue(ctx, m.c, &m.opts, m.keys, t, missed, true, true) })
 }
 
 // leaveQueue takes ticket t out of the queue of the lock keys k on the
