@@ -37,6 +37,7 @@ func runFairMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testFairMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
+		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("FairMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -135,17 +135,25 @@ var faultTTLs = []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 
 // one owner: its nested leases are one holding for the model.
 func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name string, rng *rand.Rand, done func() bool) error {
 	owner := core.WithOwner(fmt.Sprintf("owner%d-%s", i, name))
-	kept := false // a watchdog keeps one of the leases held: it would not expire
+	kept := false    // a watchdog keeps one of the leases held: it would not expire
+	var chose string // the options opts chose last, for the trace
 	opts := func(owned bool) []core.Option {
-		o := []core.Option{core.WithTTL(faultTTLs[rng.IntN(len(faultTTLs))])}
+		ttl := faultTTLs[rng.IntN(len(faultTTLs))]
+		o := []core.Option{core.WithTTL(ttl)}
+		chose = fmt.Sprintf("ttl %v", ttl)
 		if owned {
-			o = append(o, owner)
+			o, chose = append(o, owner), chose+", owned"
 		}
 		if rng.IntN(3) == 0 {
-			o = append(o, core.WithAutoExtend())
+			o, chose = append(o, core.WithAutoExtend()), chose+", auto-extended"
 			kept = true
 		}
 		return o
+	}
+	traced := func(what string, l *core.Lease) {
+		if l != nil {
+			h.tracef(i, "%s: token %d (%s), %s, valid until %s", what, l.Token(), l.ID(), chose, h.since(l.Until()))
+		}
 	}
 	var late *core.Lease // left to expire, unlocked after the next acquisition
 	defer func() {
@@ -159,7 +167,7 @@ func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 		call := time.Now()
 		outer, err := take(ctx, c.Mutex(name, opts(owned)...), rng.IntN(2) == 0)
 		if late != nil {
-			late.Unlock(ctx)
+			h.tracef(i, "late unlock of token %d: %v", late.Token(), late.Unlock(ctx))
 			late = nil
 		}
 		if err != nil {
@@ -169,6 +177,7 @@ func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
 			continue
 		}
+		traced("took", outer)
 		hd := h.acquired(i, leaseOp{}, call, outer)
 		h.taken.Add(1)
 		held := []*core.Lease{outer}
@@ -180,6 +189,7 @@ func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 				return err
 			}
 			if inner != nil {
+				traced("took inner", inner)
 				held = append(held, inner)
 				// Taken while the outer lease's window is open, its window
 				// joins the outer one's: one holding. Later, its own.
@@ -189,7 +199,9 @@ func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 			}
 		}
 		if rng.IntN(3) == 0 {
-			held[rng.IntN(len(held))].Extend(ctx, faultTTLs[rng.IntN(len(faultTTLs))])
+			l := held[rng.IntN(len(held))]
+			err := l.Extend(ctx, faultTTLs[rng.IntN(len(faultTTLs))])
+			h.tracef(i, "extended token %d: %v, valid until %s", l.Token(), err, h.since(l.Until()))
 		}
 		hold := 30 * time.Millisecond
 		if rng.IntN(4) == 0 {
@@ -200,6 +212,7 @@ func faultRounds(ctx context.Context, h *history, i int, c *core.Client, name st
 		abandon := rng.IntN(5) == 0 && !kept
 		for _, k := range rng.Perm(len(held)) {
 			ends[k] = windowEnd(ctx, held[k], abandon)
+			h.tracef(i, "window of token %d ended at %s (abandoned %v; lease: %v)", held[k].Token(), h.since(ends[k]), abandon, held[k].Err())
 		}
 		if abandon {
 			late = held[rng.IntN(len(held))]

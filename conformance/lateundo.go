@@ -26,6 +26,9 @@ type exclusiveLock struct {
 	key     func(name string) string
 	line    func(name string) string
 	late    bool
+	// holder, when not nil, takes a lease that keeps lock waiting (else
+	// lock does): a writer's, for a read lease.
+	holder func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
 }
 
 // mutexUndo are the operations that undo a Mutex attempt: a plain
@@ -60,6 +63,20 @@ var exclusiveLocks = map[string]exclusiveLock{
 		},
 		acquire: "RWMutexWriteAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":w") },
 		line: func(n string) string { return rwKey(n, ":wq") },
+	},
+	// A read lease: shared, so only for the cases of late attempts.
+	"RWMutexRead": {
+		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.RWMutex(n).RLock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.RWMutex(n).TryRLock(ctx)
+		},
+		acquire: "RWMutexReadAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":r") },
+		line: func(n string) string { return rwKey(n, ":rq") },
+		holder: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.RWMutex(n).Lock(ctx)
+		},
 	},
 	"MultiLock": {
 		// The names' first (in order) is the one the attempts stop at.

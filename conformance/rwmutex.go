@@ -39,6 +39,8 @@ func runRWMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testRWMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
+		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutex")
+		cases["ReadLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutexRead")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

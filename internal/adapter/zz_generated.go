@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "8819b3c8d2a6c661c2870bfe879e5504ee0553eb",
+	SHA1:   "526c5de06885e4f168f4b0bffaf9cb84a1650e65",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -34,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "41fbb9314dae010afa4b0c745134446670476c13",
+	SHA1:   "729227dbb3af4b0347410925cacdda91ff53b7b8",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -81,7 +81,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "fe8bb75b37eb855ddf62f3de948b1dcef041d21d",
+	SHA1:   "bee559d839e7c0f4dd2faf2acbe5bde7631c8c0e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -93,7 +93,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "0c1fcacc68a63416a8c71b7e508c9d35c9beba00",
+	SHA1:   "4c38a607ece913fea4a2026ead1d082596fdd98c",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -105,7 +105,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // MarkLeftScript is scripts/lua/mark_left.lua.
 var MarkLeftScript = Script{
 	Name:   "mark_left",
-	SHA1:   "7e4d4dcdec46fb6773d8d68eb04fb6f742b95e89",
+	SHA1:   "7b717b436644af48535e5398434d6296b278b41e",
 	Source: lua.Source("mark_left.lua"),
 }
 
@@ -165,7 +165,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "83ea494a9b3e38c7b98b84b0902148d237327ca2",
+	SHA1:   "23033e216969cf03dc7e1fabf5a4b9528ef84b40",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -201,7 +201,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "0cd9d3532842776607729047f7e296829b079f51",
+	SHA1:   "6d105b48af3c48d72902e6367ee000aeaf1c0a2e",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -223,7 +223,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f2a9bba5d22fbe530208065d6e40cd38144db308",
+	SHA1:   "1308a174eb378773a627395e50db9784ecbcaae4",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -235,7 +235,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "09737d20e938f379af490a2e80a61952e4745938",
+	SHA1:   "a333d4cc5301975a6dccc6b6d8fcc27def7f0249",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -257,7 +257,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "7c2f30f8d1829232506199ac36aab905a8471dee",
+	SHA1:   "d6b7aa8057ce6207fe5e7019570999db8f904655",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "586098c41849c07409fcc722a69b0b5c086abc60",
+	SHA1:   "c424361b8d29c6141e0f77a4fbc6a1fb47e0c174",
 	Source: lua.Source("rw_release.lua"),
 }
 

@@ -1,7 +1,8 @@
 -- Releases a fair lock for its holder, or takes a waiter that gives up out
--- of line (marking its ticket as left: see lib/left.lua); then, when the
--- lock is free, grants it to the waiter first in line as fair_acquire.lua
--- does.
+-- of line; either, for good, marks the ticket as left, so that the
+-- waiter's attempts that land later are refused (see lib/left.lua). Then,
+-- when the lock is free, grants it to the waiter first in line as
+-- fair_acquire.lua does.
 -- KEYS[1] lock: the lock key, a string holding the holder's token
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
@@ -24,13 +25,7 @@ if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == 
   released = redis.call('del', KEYS[1])
 end
 if ARGV[2] == '0' then
-  redis.call('zrem', KEYS[3], ARGV[1])
-  redis.call('zrem', KEYS[4], ARGV[1])
-  if released == 0 then
-    markLeft(KEYS[5] .. ARGV[1], ARGV[4])
-  else
-    redis.call('del', KEYS[5] .. ARGV[1])
-  end
+  leaveForGood(KEYS[5] .. ARGV[1], ARGV[4], ARGV[1], KEYS[3], KEYS[4])
 end
 if redis.call('exists', KEYS[1]) == 0 then
   local now = serverNow()

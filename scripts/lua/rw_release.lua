@@ -3,8 +3,9 @@
 -- no reader is left (see lib/grant.lua), or else wakes every waiting
 -- reader at once: it deletes their waiting set, whose keyspace event each
 -- of their Clients hears once (see core/rwmutex.go), so that a release
--- costs the same however many readers wait. A waiter that leaves for good
--- marks its ticket as left (see lib/left.lua).
+-- costs the same however many readers wait. A lease or a waiter that
+-- leaves for good marks its ticket as left, so that its attempts that land
+-- later are refused (see lib/left.lua).
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
@@ -37,13 +38,7 @@ if lapse then
   end
 end
 if ARGV[2] == '0' then
-  redis.call('zrem', KEYS[3], ARGV[1])
-  redis.call('zrem', KEYS[4], ARGV[1])
-  if released == 0 then
-    markLeft(KEYS[5] .. ARGV[1], ARGV[4])
-  else
-    redis.call('del', KEYS[5] .. ARGV[1])
-  end
+  leaveForGood(KEYS[5] .. ARGV[1], ARGV[4], ARGV[1], KEYS[3], KEYS[4])
 end
 purgeLapsed(KEYS[2], now)
 purgeLapsed(KEYS[3], now)

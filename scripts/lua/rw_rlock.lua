@@ -23,7 +23,11 @@
 -- #include lib/line_head.lua
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
+-- #include lib/left.lua
 
+if hasLeft(KEYS[5] .. ARGV[1]) then
+  return {0, 0, 0} -- an attempt of a reader that released or left, landing late
+end
 local now = serverNow()
 purgeLapsed(KEYS[2], now)
 purgeLapsed(KEYS[3], now)

@@ -10,3 +10,13 @@ end
 local function hasLeft(ticket)
   return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left'
 end
+
+-- leaveForGood takes token out of its line's sets and marks its ticket as
+-- left: also after a release, as the waiter's earlier attempts, which
+-- carry the same token, may still land and would take the lock again.
+local function leaveForGood(ticket, ms, token, ...)
+  for _, set in ipairs({...}) do
+    redis.call('zrem', set, token)
+  end
+  markLeft(ticket, ms)
+end
