@@ -126,6 +126,19 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		holder = rand.Text() // an owner's attempt, never granted, has its own
 	}
 	h, o := m.hold(holder)
+	lease := h // what the lease's release marks (see mutexHold.release)
+	if tickets == nil {
+		// Tickets of its own, which a release that finds nothing marks:
+		// the attempt, landing late, is then refused.
+		suffix := rand.Text()
+		for i := range h {
+			h[i].mark = h[i].keys.noTicket + suffix
+		}
+	} else {
+		// A queued waiter's attempts share its token and tickets: its
+		// lease's release marks them all, its undo none (it waits on).
+		lease = h.marking(tickets)
+	}
 	for i, t := range tickets { // one set of secrets: the attempt stores it at whichever name it queues
 		if i == 0 {
 			t.grants.expect()
@@ -163,7 +176,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 			t = tallyAll(replies, len(h))
 			return outcome[[]grant]{wins: func(r reply[[]grant]) bool { return r.err == nil && all(r.v) }, fence: t.fence, hint: t.holderTTL}
 		},
-		hold:    func(outcome[[]grant]) hold { return h },
+		hold:    func(outcome[[]grant]) hold { return lease },
 		mayHold: func(r reply[[]grant]) bool { return r.err != nil || slices.ContainsFunc(r.v, acquired) },
 		// Undo on a node what it may have granted: the names it granted,
 		// and the one in flight when its call failed. Nothing more, so
@@ -261,6 +274,16 @@ type multiHold []mutexHold
 
 func (h multiHold) id() string { return h[0].holder }
 
+// marking is h with the queued waiter's tickets marked by every release
+// (see mutexHold.markTicket).
+func (h multiHold) marking(tickets []*ticket) multiHold {
+	h = slices.Clone(h)
+	for j, t := range tickets {
+		h[j].markTicket(t.key)
+	}
+	return h
+}
+
 // acquire takes the names on node n: in one script where it can (see
 // whole), or one by one in order. The reply holds the grants in name
 // order, up to and including the first refusal, or up to the failed call.
@@ -306,7 +329,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 	keys := make([]string, 0, 4*len(h))
 	join, arrival, secret, stem := int64(0), int64(0), "", ""
 	for j, mh := range h {
-		ticket := mh.keys.noTicket
+		ticket := mh.ticket()
 		if j < len(asks) && asks[j].key != "" {
 			a := asks[j]
 			ticket, join, arrival, secret, stem = a.key, 1, asks[0].arrival, a.secrets[n.index], a.stem
@@ -355,11 +378,18 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 // its release then finds the others free.
 func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 	if h.whole(n) {
-		keys := make([]string, 0, 3*len(h))
+		keys := make([]string, 0, 4*len(h))
 		for _, mh := range h {
-			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue)
+			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, mh.ticket())
 		}
-		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle)
+		mark := int64(0) // as mutexHold.release marks, in one script
+		switch {
+		case h[0].always:
+			mark = 2
+		case h[0].mark != "":
+			mark = 1
+		}
+		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle, h[0].ttl, mark)
 		return v == int64(len(h)), err
 	}
 	all := true

@@ -158,7 +158,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *notifier) (*Lease, error)
 			if !grantsAll {
 				return nil
 			}
-			return m.grantedLease(ctx, tickets, h, &ho, won)
+			return m.grantedLease(ctx, tickets, h.marking(tickets), &ho, won)
 		},
 	}
 	l, err := q.wait(ctx)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"slices"
@@ -250,6 +251,9 @@ type mutexHold struct {
 
 func (h mutexHold) owned() bool { return h.owner != "" }
 
+// ticket is the ticket key its attempt carries when it does not queue.
+func (h mutexHold) ticket() string { return cmp.Or(h.mark, h.keys.noTicket) }
+
 func (h mutexHold) id() string { return h.holder }
 
 // asked is what an attempt of a queued waiter asks every node to store in
@@ -281,12 +285,9 @@ func (t *ticket) ask() asked {
 // asks; nil does not queue.
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
 	k := h.keys
-	ticket, join, arrival, secret, stem := k.noTicket, int64(0), int64(0), "", ""
-	switch {
-	case a.key != "":
+	ticket, join, arrival, secret, stem := h.ticket(), int64(0), int64(0), "", ""
+	if a.key != "" {
 		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
-	case h.mark != "":
-		ticket = h.mark
 	}
 	var g grant
 	var err error

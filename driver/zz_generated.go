@@ -53,9 +53,9 @@ type Scripts interface {
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
 	MultiLockAcquire(ctx context.Context, r MultiLockAcquireRequest) (MultiLockAcquireReply, error)
-	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.
+	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter, and marks the attempt's tickets as mark says.
 	// It runs scripts/lua/multi_release.lua.
-	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error)
+	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
 	FairMutexAcquire(ctx context.Context, r FairMutexAcquireRequest) (FairMutexAcquireReply, error)

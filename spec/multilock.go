@@ -21,9 +21,9 @@ var multiLockOps = []Op{
 	{
 		Name:   "MultiLockRelease",
 		Script: "multi_release",
-		Doc:    "releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter.",
+		Doc:    "releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter, and marks the attempt's tickets as mark says.",
 		Keys:   []Param{{"keys", Strings}},
-		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}},
+		Args:   []Param{{"token", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"mark", Int}},
 		Reply:  []Field{{"Released", Int, "how many names held the token and were released"}},
 	},
 }

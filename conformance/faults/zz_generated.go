@@ -109,9 +109,9 @@ func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquire
 }
 
 // MultiLockRelease asks the hook, then runs the inner driver's MultiLockRelease.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
+func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error) {
 	return run(ctx, d, "MultiLockRelease", "MultiLockRelease", keys, func(ctx context.Context) (int64, error) {
-		return d.inner.MultiLockRelease(ctx, keys, token, reserve, idle)
+		return d.inner.MultiLockRelease(ctx, keys, token, reserve, idle, left, mark)
 	})
 }
 

@@ -84,8 +84,8 @@ func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquire
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, keys, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error) {
+	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, keys, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10), strconv.FormatInt(mark, 10)))
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.

@@ -165,7 +165,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "23033e216969cf03dc7e1fabf5a4b9528ef84b40",
+	SHA1:   "017ed43bb44b5e578a0efcf4f2b34147d42ad4e2",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -189,7 +189,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "7e0912bb78f5459bd79e8963bd5fe24571323b14",
+	SHA1:   "f36acc1d695b318fcbe42729fab1ced9fc7979f8",
 	Source: lua.Source("multi_release.lua"),
 }
 

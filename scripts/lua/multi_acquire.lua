@@ -31,12 +31,12 @@
 -- #include lib/left.lua
 
 local token, ttl = ARGV[1], tonumber(ARGV[2])
-if ARGV[3] == '1' then
-  for i = 1, #KEYS, 4 do
-    if hasLeft(KEYS[i + 3]) or superseded(KEYS[i], KEYS[i + 3], ARGV[8], token) then
-      return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one overtaken already, landing late
-    end
+for i = 1, #KEYS, 4 do
+  if hasLeft(KEYS[i + 3]) or ARGV[3] == '1' and superseded(KEYS[i], KEYS[i + 3], ARGV[8], token) then
+    return {0, 0, 0, 0, 0} -- an attempt released or undone already, or one overtaken, landing late
   end
+end
+if ARGV[3] == '1' then
   -- A release of all its names granted them all to an earlier token.
   for i = 1, #KEYS, 4 do
     takeOver(KEYS[i], ARGV[8], token)

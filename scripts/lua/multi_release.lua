@@ -5,28 +5,42 @@
 -- waiter needs no request of its own. Otherwise each name is handed on to
 -- its oldest waiter as release_wake.lua does, or deleted when no one
 -- waits.
--- KEYS[1..] keys: for each name in order, its lock, fence and queue keys (release_wake.lua's KEYS)
+-- The attempt's tickets are marked as release_or_mark.lua marks one: an
+-- attempt that may still be on its way must be refused when it lands, not
+-- take the names for its TTL.
+-- KEYS[1..] keys: for each name in order, its lock, fence and queue keys
+-- and the attempt's ticket key (release_or_mark.lua's KEYS)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[4] left: how long a mark stays, in ms (the attempt's TTL)
+-- ARGV[5] mark: 0 marks no ticket (the undo of a queued waiter's attempt:
+-- it waits on with its tickets); 1 marks the tickets of the names the
+-- token does not hold (an attempt with tickets of its own); 2 marks every
+-- ticket (a queued waiter's lease: its attempts share its token)
 -- Returns: the number of names that held the token and were released.
 
 -- #include lib/hand_on.lua
+-- #include lib/left.lua
 -- #include lib/names_digest.lua
 -- #include lib/take_all.lua
 
 local held, released = {}, 0
-for i = 1, #KEYS, 3 do
+for i = 1, #KEYS, 4 do
   held[i] = redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1]
   if held[i] then
     released = released + 1
   end
+  if ARGV[5] == '2' or (ARGV[5] == '1' and not held[i]) then
+    redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
+    markLeft(KEYS[i + 3], ARGV[4])
+  end
 end
-if released == #KEYS / 3 then
-  local same = '^m:' .. namesDigest(3) .. ':(%d+):(%w+):(%w+)$'
+if released == #KEYS / 4 then
+  local same = '^m:' .. namesDigest(4) .. ':(%d+):(%w+):(%w+)$'
   local heir, at, ttl, token, secret
   local others = false
-  for i = 1, #KEYS, 3 do
+  for i = 1, #KEYS, 4 do
     local ticket, value = liveHead(KEYS[i + 2])
     if ticket then
       local t, tok, sec = string.match(value, same)
@@ -39,12 +53,12 @@ if released == #KEYS / 3 then
   end
   if heir and not others then
     redis.call('zrem', KEYS[at + 2], heir)
-    tell(heir, takeAll(3, token, ttl, ARGV[3]), secret)
+    tell(heir, takeAll(4, token, ttl, ARGV[3]), secret)
     redis.call('pexpire', heir, ttl) -- see lib/take_over.lua
     return released
   end
 end
-for i = 1, #KEYS, 3 do
+for i = 1, #KEYS, 4 do
   if held[i] then
     handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2], ARGV[3])
   end
