@@ -42,6 +42,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
+		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Semaphore")
 	}
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot

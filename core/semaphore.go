@@ -72,6 +72,9 @@ type semaphoreKeys struct {
 	tickets string // the prefix of the waiters' ticket keys
 }
 
+// mark is the key that marks the attempt of token as released or undone.
+func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }
+
 // Semaphore returns the semaphore called name with permits permits (until
 // SetPermits stores another number). Options given here override the
 // Client's. Bad input is reported by its methods.
@@ -208,14 +211,15 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	}
 	// The lease's release, and the undo, leave the waiter in line: its
 	// taking the slots took it out.
-	h := semaphoreHold{keys: k, token: rand.Text(), n: int64(n), ticket: k.tickets}
+	token := rand.Text()
+	h := semaphoreHold{keys: k, token: token, n: int64(n), ticket: k.mark(token), ttl: o.ttl}
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(digestBound)
 	var t permitTally
 	p := round[permitReply]{c: c, o: o, names: s.names,
 		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
-			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle})
+			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle})
 		},
 		granted: func(r permitReply) bool { return r.Status == 1 },
 		agree:   func(r permitReply) int64 { return r.Slots },
@@ -321,14 +325,16 @@ func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fe
 // semaphoreHold is a Semaphore lease's hold: n slots given to its token,
 // the slots whose digest a majority gave (a node may have given the token
 // others). Its release also takes ticket out of line: that of a waiter
-// that gives up (holding no slots), or none (the tickets prefix) for a
-// lease.
+// that gives up (holding no slots, no token); for a lease, ticket is its
+// attempt's mark, which the release sets where it found nothing, as the
+// attempt may still land there (see semaphore_release.lua).
 type semaphoreHold struct {
 	keys   semaphoreKeys
 	token  string
 	n      int64
 	slots  int64
 	ticket string
+	ttl    time.Duration // how long a lease's mark stays
 }
 
 func (h semaphoreHold) id() string {
@@ -341,6 +347,6 @@ func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) 
 }
 
 func (h semaphoreHold) release(ctx context.Context, nd *node) (bool, error) {
-	v, err := nd.d.SemaphoreRelease(ctx, h.keys.permits, h.keys.holders, h.keys.queue, h.ticket, h.token, h.n)
+	v, err := nd.d.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl})
 	return v == 1, err
 }

@@ -72,7 +72,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	if errN != nil || errS != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= digestBound || !isToken(parts[1]) {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.tickets}, nil
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: s.opts.ttl}, nil
 }
 
 func notPermitID(id, name string) error {

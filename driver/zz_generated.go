@@ -79,7 +79,7 @@ type Scripts interface {
 	SemaphoreAcquire(ctx context.Context, r SemaphoreAcquireRequest) (SemaphoreAcquireReply, error)
 	// SemaphoreRelease gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_release.lua.
-	SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error)
+	SemaphoreRelease(ctx context.Context, r SemaphoreReleaseRequest) (int64, error)
 	// SemaphoreExtend lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.
 	// It runs scripts/lua/semaphore_extend.lua.
 	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error)
@@ -311,6 +311,7 @@ type SemaphoreAcquireRequest struct {
 	Fence       string        // KEYS[4]
 	Queue       string        // KEYS[5]
 	Ticket      string        // KEYS[6]
+	Mark        string        // KEYS[7]
 	Token       string        // ARGV[1]
 	N           int64         // ARGV[2]
 	TTL         time.Duration // ARGV[3]
@@ -329,6 +330,17 @@ type SemaphoreAcquireReply struct {
 	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first; 0 when the scan found too few free slots
 	Size   int64         // the number of permits in force
 	Slots  int64         // a 52-bit digest of the slots given, the same on every node that gave the same ones; 0 when not acquired
+}
+
+// SemaphoreReleaseRequest holds the keys and arguments of SemaphoreRelease, in the order of scripts/lua/semaphore_release.lua.
+type SemaphoreReleaseRequest struct {
+	Permits string        // KEYS[1]
+	Holders string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Token   string        // ARGV[1]
+	N       int64         // ARGV[2]
+	Left    time.Duration // ARGV[3]
 }
 
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.

@@ -7,7 +7,7 @@ var semaphoreOps = []Op{
 		Name:   "SemaphoreAcquire",
 		Script: "semaphore_acquire",
 		Doc:    "takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.",
-		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
 		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}, {"seed", Int}, {"join", Int}, {"place", Int}, {"wait", Millis}, {"idle", Millis}},
 		Reply: []Field{
 			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free, another waiter is first in line, or the bounded scan from the seed found too few free slots, -1 when n exceeds the number of permits (nothing written)"},
@@ -22,7 +22,7 @@ var semaphoreOps = []Op{
 		Script: "semaphore_release",
 		Doc:    "gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"n", Int}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when all n permits were still held, 0 otherwise"}},
 	},
 	{

@@ -42,11 +42,11 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "6e409b14df5417178775bd09cbb834819136c4b1",
 	"latch_unset":           "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
-	"semaphore_acquire":     "19765cb8d4b688a537c881bc587be5a03bc2148a",
+	"semaphore_acquire":     "cb8cd1c082349237bbbd8c16b4f77ebc8edd4adc",
 	"semaphore_available":   "f4f74dddc9865935328bc725c5a25cebde42da93",
 	"semaphore_extend":      "3650c78a390d37b1c440296a7659a1346e3e7aa1",
 	"semaphore_fence_raise": "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
-	"semaphore_release":     "a2de3375c74f4dee4d9be514de1eaa80f0911d0b",
+	"semaphore_release":     "5cf67bf06802a517043f853f719e70b9c79de0e9",
 	"semaphore_set_permits": "e3ea5d5f254437670cf948bf689868ee075436d6",
 }
 

@@ -159,15 +159,15 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // SemaphoreAcquire asks the hook, then runs the inner driver's SemaphoreAcquire.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
+	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
 		return d.inner.SemaphoreAcquire(ctx, r)
 	})
 }
 
 // SemaphoreRelease asks the hook, then runs the inner driver's SemaphoreRelease.
-func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error) {
-	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{permits, holders, queue, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.SemaphoreRelease(ctx, permits, holders, queue, ticket, token, n)
+func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
+	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{r.Permits, r.Holders, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreRelease(ctx, r)
 	})
 }
 

@@ -119,12 +119,12 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds()))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds()))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
-func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error) {
-	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{permits, holders, queue, ticket}, token, n))
+func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, r.N, r.Left.Milliseconds()))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.

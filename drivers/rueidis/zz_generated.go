@@ -120,12 +120,12 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
-func (d *Driver) SemaphoreRelease(ctx context.Context, permits string, holders string, queue string, ticket string, token string, n int64) (int64, error) {
-	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{permits, holders, queue, ticket}, token, strconv.FormatInt(n, 10)))
+func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.

@@ -303,7 +303,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "19765cb8d4b688a537c881bc587be5a03bc2148a",
+	SHA1:   "cb8cd1c082349237bbbd8c16b4f77ebc8edd4adc",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -327,7 +327,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "a2de3375c74f4dee4d9be514de1eaa80f0911d0b",
+	SHA1:   "5cf67bf06802a517043f853f719e70b9c79de0e9",
 	Source: lua.Source("semaphore_release.lua"),
 }
 

@@ -18,6 +18,7 @@
 -- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
 -- KEYS[5] queue: sorted set of waiting tickets, by place
 -- KEYS[6] ticket: this waiter's ticket key, holding n; it lapses unless an attempt refreshes it
+-- KEYS[7] mark: this attempt's mark, which a release that found nothing set (see semaphore_release.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take
 -- ARGV[3] ttl: time to live of the permits in milliseconds
@@ -43,6 +44,7 @@
 -- #include lib/fence.lua
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
+-- #include lib/left.lua
 
 -- The most slots an attempt looks at past the n it takes: slots are held
 -- in runs, and a scan through a long run would block the server.
@@ -56,6 +58,9 @@ end
 local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
+end
+if hasLeft(KEYS[7]) then
+  return {0, 0, 0, size, 0} -- released or undone already, landing late
 end
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)

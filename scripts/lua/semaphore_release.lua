@@ -6,15 +6,20 @@
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
 -- KEYS[3] queue: sorted set of waiting tickets, by place
--- KEYS[4] ticket: the ticket of a waiter that leaves the line
+-- KEYS[4] ticket: the ticket of a waiter that leaves the line; for a
+-- lease, its attempt's mark, set when the lease holds nothing here: the
+-- attempt may still be on its way, and must be refused when it lands
+-- (see lib/left.lua), not take permits for its TTL
 -- ARGV[1] token: the lease's token; empty for a waiter that leaves
 -- ARGV[2] n: how many permits the lease holds
+-- ARGV[3] left: how long a mark stays, in ms (the attempt's TTL)
 -- Returns: 1 when all n permits were still held (and are now free); 0 when
 -- they had expired or were released before.
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
 -- #include lib/now.lua
+-- #include lib/left.lua
 
 local now = serverNow()
 local expired = purgePermits(KEYS[1], KEYS[2], now)
@@ -52,6 +57,8 @@ if list then
     end
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
+elseif ARGV[1] ~= '' then
+  markLeft(KEYS[4], ARGV[3])
 end
 local left = redis.call('zrem', KEYS[3], KEYS[4])
 if left == 1 then
