@@ -131,7 +131,9 @@
 // waiter, WithOwner, gets the lock reserved for a moment instead, at most
 // 200ms or half the TTL, and takes it with an attempt.) A waiter that
 // gives up passes on a grant it got meanwhile; a waiter that won leaves
-// the lines of the nodes that did not grant it, and its lease's release
+// the lines of the nodes that did not grant it (keeping what its token
+// holds there, an attempt whose answer was lost or a grant that came late:
+// an extension may count it, and the release takes it back), and its lease's release
 // takes its tickets out of those lines for good (a leave may be lost, or
 // land late), so that no release there grants the name to a lease that is
 // over. A leave, an undo or a give-back that fails on a node is asked again
@@ -142,6 +144,14 @@
 // retry at the holder's TTL, when their tickets expire. A waiter that crashes
 // with a ticket still live may be granted the lock; it then frees at the
 // waiter's TTL, as if the waiter had crashed holding it.
+//
+// An attempt whose answer was not waited for (it timed out, or its reply
+// was lost) may still land on its node, after the lease it belongs to was
+// released or after its own undo. Every primitive's release and undo
+// leave a mark for the attempt there (its ticket, for its TTL) when they
+// find nothing to give back, and always for a queued waiter, whose
+// attempts share one token; an attempt that lands on a mark is refused,
+// so it does not hold the name there until its TTL.
 //
 // Releasing through this queue takes a script: under Notify, Unlock does
 // not use the native compare-and-delete commands, which cannot wake the
