@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "526c5de06885e4f168f4b0bffaf9cb84a1650e65",
+	SHA1:   "5b992351ba9d552c2a9591abdb6ba2bad1b06825",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -34,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "729227dbb3af4b0347410925cacdda91ff53b7b8",
+	SHA1:   "b948aee3fb459f5d04028601f15265828de9cbfc",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -69,7 +69,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "ba3705cc8bcb9fc894b789fda3b062ba8eba6021",
+	SHA1:   "78f26fc1c0c446fb45bde1e2eab5192bda127ae4",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -81,7 +81,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "bee559d839e7c0f4dd2faf2acbe5bde7631c8c0e",
+	SHA1:   "9314fd8fe15b91b2122e889bf50fb5cb540f8e29",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -93,7 +93,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "4c38a607ece913fea4a2026ead1d082596fdd98c",
+	SHA1:   "8ffa3821e0bcdea4f01cf024b1105b406bd0ddce",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -129,7 +129,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "fa790977494b8966c0f88b9532cbdd864f892500",
+	SHA1:   "fea64ac911c78580ec72a3ca1e84e65dc37183d9",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -165,7 +165,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "017ed43bb44b5e578a0efcf4f2b34147d42ad4e2",
+	SHA1:   "7b962f276e944058beb6d0a4e62e364ab0e3f16f",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -189,7 +189,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "f36acc1d695b318fcbe42729fab1ced9fc7979f8",
+	SHA1:   "458979acca64329c249518cc4e070b5326c1ff00",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -201,7 +201,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "6d105b48af3c48d72902e6367ee000aeaf1c0a2e",
+	SHA1:   "48b0845a0657127439f5215a5d73e5c9d9dbdc03",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -223,7 +223,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "1308a174eb378773a627395e50db9784ecbcaae4",
+	SHA1:   "87e543450a25024eb85362cfe895ebf5d28187d8",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -235,7 +235,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "a333d4cc5301975a6dccc6b6d8fcc27def7f0249",
+	SHA1:   "d9c82a9c2f4957436b4ac8f4708d2e35673fc3ae",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -257,7 +257,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "d6b7aa8057ce6207fe5e7019570999db8f904655",
+	SHA1:   "5ac1f5ea4f9ae6591a4d6ca71d669dfd6cfd2712",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "c424361b8d29c6141e0f77a4fbc6a1fb47e0c174",
+	SHA1:   "44d7d9bfcfab9fed9878d6e14a8e45a07a3f959e",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -303,7 +303,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "cb8cd1c082349237bbbd8c16b4f77ebc8edd4adc",
+	SHA1:   "96120a51d66eaaa35421a841b1e7f37854959bac",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -327,7 +327,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "5cf67bf06802a517043f853f719e70b9c79de0e9",
+	SHA1:   "886317892f32fcb1df2abddb7f1baa282db5317b",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -339,7 +339,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "3650c78a390d37b1c440296a7659a1346e3e7aa1",
+	SHA1:   "25ee94b4235f8de0717bbaae0e771bfc3d5d0823",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -351,7 +351,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "e3ea5d5f254437670cf948bf689868ee075436d6",
+	SHA1:   "7384523f347d4e2ebb6ecead443c34ce66047bd1",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -363,7 +363,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "f4f74dddc9865935328bc725c5a25cebde42da93",
+	SHA1:   "46d026f9bb6a4a5fed7c1c014800a8da50e74deb",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

@@ -46,9 +46,4 @@ if kind == 'none' then
   redis.call('zrem', KEYS[3], KEYS[4])
   return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
 end
-local wait = redis.call('pttl', KEYS[1])
-local first = 0
-if ARGV[3] == '1' then
-  first = join(KEYS[3], KEYS[4], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], wait, tonumber(ARGV[2]))
-end
-return {0, 0, wait, first}
+return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])

@@ -38,9 +38,4 @@ if kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARG
   redis.call('zrem', KEYS[3], KEYS[4])
   return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
 end
-local wait = redis.call('pttl', KEYS[1])
-local first = 0
-if ARGV[4] == '1' then
-  first = join(KEYS[3], KEYS[4], ARGV[5], 1, wait, tonumber(ARGV[3]))
-end
-return {0, 0, wait, first}
+return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 1, ARGV[3])

@@ -36,9 +36,7 @@ if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
 local now = serverNow()
-purgeLapsed(KEYS[2], now)
-purgeLapsed(KEYS[3], now)
-purgeLapsed(KEYS[4], now)
+purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local wait = tonumber(ARGV[3])
 if wait > 0 then
   redis.call('zadd', KEYS[3], now + wait, ARGV[1])

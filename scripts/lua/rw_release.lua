@@ -40,8 +40,7 @@ end
 if ARGV[2] == '0' then
   leaveForGood(KEYS[5] .. ARGV[1], ARGV[4], ARGV[1], KEYS[3], KEYS[4])
 end
-purgeLapsed(KEYS[2], now)
-purgeLapsed(KEYS[3], now)
+purgeLapsed(now, KEYS[2], KEYS[3])
 if redis.call('exists', KEYS[1]) == 1 then
   return released
 end

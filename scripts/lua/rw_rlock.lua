@@ -29,9 +29,7 @@ if hasLeft(KEYS[5] .. ARGV[1]) then
   return {0, 0, 0} -- an attempt of a reader that released or left, landing late
 end
 local now = serverNow()
-purgeLapsed(KEYS[2], now)
-purgeLapsed(KEYS[3], now)
-purgeLapsed(KEYS[4], now)
+purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local ttl = tonumber(ARGV[2])
 local wait = tonumber(ARGV[3])
 local pttl = redis.call('pttl', KEYS[1])

@@ -19,3 +19,15 @@ local function join(queue, ticket, arrival, value, wait, ttl)
   end
   return 0
 end
+
+-- refused is the reply of an attempt that lock refused: how long the lock
+-- stays taken, and, when the attempt joins (join == '1'), whether it is
+-- now at the head of the queue, as join queues it.
+local function refused(lock, queue, ticket, joins, arrival, value, ttl)
+  local wait = redis.call('pttl', lock)
+  local first = 0
+  if joins == '1' then
+    first = join(queue, ticket, arrival, value, wait, tonumber(ttl))
+  end
+  return {0, 0, wait, first}
+end

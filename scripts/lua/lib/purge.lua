@@ -4,12 +4,15 @@
 -- those left as dead all the same.
 local purgeLimit = 100
 
--- purgeLapsed drops up to purgeLimit members of the sorted set key whose
--- score (a lapse time in server ms) is at most now: the lowest ranks.
-local function purgeLapsed(key, now)
-  local n = math.min(redis.call('zcount', key, '-inf', now), purgeLimit)
-  if n > 0 then
-    redis.call('zremrangebyrank', key, 0, n - 1)
+-- purgeLapsed drops, from each sorted set key given, up to purgeLimit
+-- members whose score (a lapse time in server ms) is at most now: the
+-- lowest ranks.
+local function purgeLapsed(now, ...)
+  for _, k in ipairs({...}) do
+    local n = math.min(redis.call('zcount', k, '-inf', now), purgeLimit)
+    if n > 0 then
+      redis.call('zremrangebyrank', k, 0, n - 1)
+    end
   end
 end
 
