@@ -63,6 +63,7 @@ func runMultiLock(t *testing.T, e env) {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("MultiLock")
 		cases["WonPassesOnOldGrant"] = testMultiWonPassesOnOldGrant
 		cases["GrantAfterUnlock"] = testMultiGrantAfterUnlock
+		cases["LateMoveLeave"] = testMultiLateMoveLeave
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

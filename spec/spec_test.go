@@ -36,7 +36,7 @@ var pinnedSHA1 = map[string]string{
 	"release":               "99725df1739b85d0333665d9d3ae01ba5e5b7211",
 	"release_wake":          "78f26fc1c0c446fb45bde1e2eab5192bda127ae4",
 	"release_or_mark":       "8ffa3821e0bcdea4f01cf024b1105b406bd0ddce",
-	"mutex_leave":           "9314fd8fe15b91b2122e889bf50fb5cb540f8e29",
+	"mutex_leave":           "9bde9b3aa78e82b387ef85cd0b4301f0d34b6fc3",
 	"release_owned":         "fea64ac911c78580ec72a3ca1e84e65dc37183d9",
 	"latch_count_down":      "fef91623f673272f6d6ca4f3651a7395b1a4f367",
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",

@@ -81,7 +81,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "9314fd8fe15b91b2122e889bf50fb5cb540f8e29",
+	SHA1:   "9bde9b3aa78e82b387ef85cd0b4301f0d34b6fc3",
 	Source: lua.Source("mutex_leave.lua"),
 }
 

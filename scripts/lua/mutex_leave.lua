@@ -13,7 +13,9 @@
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long the ticket stays marked as left, in ms (the waiter's
--- TTL); 0 deletes it instead, for a waiter that moves to another line
+-- TTL); 0 deletes it instead, for a waiter that moves to another line, but
+-- keeps a mark: such a leave can land late, after the waiter left for good
+-- (a mark is final), and its attempts landing later must still be refused
 -- ARGV[5] stem: the stem of the waiter's tokens (see lib/take_over.lua)
 -- ARGV[6] keep: 1 to keep a grant to token itself, which the waiter's lease holds
 -- Returns: 1 when the lock passed on, 0 otherwise.
@@ -24,7 +26,9 @@
 
 redis.call('zrem', KEYS[3], KEYS[4])
 if ARGV[4] == '0' then
-  redis.call('del', KEYS[4])
+  if not hasLeft(KEYS[4]) then
+    redis.call('del', KEYS[4])
+  end
 else
   markLeft(KEYS[4], ARGV[4])
 end
