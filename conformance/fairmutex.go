@@ -38,6 +38,9 @@ func runFairMutex(t *testing.T, e env) {
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
 		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("FairMutex")
+		cases["TryUndoLandsLate"] = testTryUndoLandsLate("FairMutex")
+		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("FairMutex")
+		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("FairMutex")
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -50,6 +50,9 @@ func runMultiLock(t *testing.T, e env) {
 		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
 		if len(e.addrs) >= 3 {
 			cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("MultiLock")
+			cases["TryUndoLandsLate"] = testTryUndoLandsLate("MultiLock")
+			cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("MultiLock")
+			cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("MultiLock")
 		}
 	}
 	if e.strategy == core.Notify && !e.cluster {

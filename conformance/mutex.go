@@ -57,6 +57,12 @@ func runMutex(t *testing.T, e env) {
 	}
 	if len(e.addrs) >= 3 {
 		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Mutex")
+		cases["TryUndoLandsLate"] = testTryUndoLandsLate("Mutex")
+		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("Mutex")
+		if e.strategy == core.Notify {
+			cases["KeptGrantAfterLostRelease"] = testKeptGrantAfterLostRelease
+		}
+		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("Mutex")
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter

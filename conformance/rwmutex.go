@@ -40,6 +40,10 @@ func runRWMutex(t *testing.T, e env) {
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
 		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutex")
+		cases["TryUndoLandsLate"] = testTryUndoLandsLate("RWMutex")
+		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("RWMutex")
+		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("RWMutex")
+		cases["TryReadUndoLandsLate"] = testTryUndoLandsLate("RWMutexRead")
 		cases["ReadLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutexRead")
 	}
 	for n, f := range cases {

@@ -43,6 +43,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
 		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Semaphore")
+		cases["TryUndoLandsLate"] = testTryUndoLandsLate("Semaphore")
+		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("Semaphore")
+		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("Semaphore")
 	}
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot

@@ -120,7 +120,7 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 		g.observe(i, a, err)
 		return a, err
 	}
-	return grantRound(ctx, m.c, o, m.names, m.hold(token, false), m.hold(token, true), wait > 0, ask,
+	return grantRound(ctx, m.c, o, m.names, m.hold(token, false), m.hold(token, wait > 0), wait > 0, ask,
 		fenceDurable(m.c, o, k.lock, k.fence, token))
 }
 

@@ -126,18 +126,26 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		holder = rand.Text() // an owner's attempt, never granted, has its own
 	}
 	h, o := m.hold(holder)
-	lease := h // what the lease's release marks (see mutexHold.release)
-	if tickets == nil {
-		// Tickets of its own, which a release that finds nothing marks:
-		// the attempt, landing late, is then refused.
+	// What the undo and the lease's release mark (see mutexHold.release):
+	// an attempt that may land late is then refused.
+	undo, lease := h, h
+	switch {
+	case tickets == nil:
+		// Tickets of its own, which a release that finds nothing marks.
 		suffix := rand.Text()
 		for i := range h {
 			h[i].mark = h[i].keys.noTicket + suffix
 		}
-	} else {
+	default:
 		// A queued waiter's attempts share its token and tickets: its
-		// lease's release marks them all, its undo none (it waits on).
-		lease = h.marking(tickets)
+		// lease's release marks them all, its undo none (it waits on with
+		// them). One that does not join carries them all the same.
+		undo, lease = slices.Clone(h), h.marking(tickets)
+		if !tickets[0].join {
+			for i, t := range tickets {
+				h[i].mark = t.key
+			}
+		}
 	}
 	for i, t := range tickets { // one set of secrets: the attempt stores it at whichever name it queues
 		if i == 0 {
@@ -182,11 +190,11 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		// and the one in flight when its call failed. Nothing more, so
 		// that an owner's earlier holds of the other names stay.
 		undo: func(ctx context.Context, n *node, r reply[[]grant]) (bool, error) {
-			if h.whole(n) {
+			if undo.whole(n) {
 				if r.err == nil && !all(r.v) {
 					return true, nil // refused: it took none
 				}
-				return h.release(ctx, n)
+				return undo.release(ctx, n)
 			}
 			taken := len(r.v)
 			if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
@@ -194,7 +202,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 			} else if r.err != nil {
 				taken = min(taken+1, len(h))
 			}
-			return h[:taken].release(ctx, n)
+			return undo[:taken].release(ctx, n)
 		},
 		durable: func(ctx context.Context, replies []reply[[]grant], _ func(int) bool, fence int64) bool {
 			return h.makeFenceDurable(ctx, c, &o, replies, fence)

@@ -172,10 +172,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 				}
 			}
 		}
-		p.won = func(ctx context.Context, _ *Lease, replies []reply[grant], wins func(int) bool) {
+		p.won = func(ctx context.Context, l *Lease, replies []reply[grant], wins func(int) bool) {
 			won.Store(true)
 			if t.joined && len(c.nodes) > 1 {
-				m.leaveBehind(ctx, t, func(i int) bool { return !wins(i) })
+				m.leaveBehind(ctx, l, t, func(i int) bool { return !wins(i) })
 			}
 		}
 	}

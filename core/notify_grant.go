@@ -328,7 +328,7 @@ func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
 	h.markTicket(t.key)
 	l, granted := t.grantedLease(ctx, m.c, &m.opts, m.names, h)
 	if l != nil && len(m.c.nodes) > 1 {
-		m.leaveBehind(ctx, t, func(i int) bool { return !granted[i] })
+		m.leaveBehind(ctx, l, t, func(i int) bool { return !granted[i] })
 	}
 	return l
 }

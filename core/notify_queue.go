@@ -250,10 +250,13 @@ func (m *Mutex) leave(ctx context.Context, t *ticket, err error) error {
 // already): otherwise a later release there would grant (or reserve) the
 // lock to a waiter that is gone, holding that node up. It keeps what the
 // lease's token holds there (a grant that came late, or an attempt whose
-// answer was lost): an extension may have counted it, and the lease's
-// release gives it back on every node.
-func (m *Mutex) leaveBehind(ctx context.Context, t *ticket, missed func(int) bool) {
+// answer was lost): an extension may have counted it. The lease's release
+// leaves there again, for good, after releasing (l.left): a grant that
+// reached the ticket after that release, or that the release missed, is
+// handed on then, and the ticket marked left.
+func (m *Mutex) leaveBehind(ctx context.Context, l *Lease, t *ticket, missed func(int) bool) {
 	m.c.inBackground(func() { leaveQueue(ctx, m.c, &m.opts, m.keys, t, missed, true, true) })
+	l.left = func(ctx context.Context) { leaveQueue(ctx, m.c, &m.opts, m.keys, t, missed, false, true) }
 }
 
 // leaveQueue takes ticket t out of the queue of the lock keys k on the

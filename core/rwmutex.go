@@ -151,7 +151,7 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 	if !read {
 		durable = fenceDurable(m.c, o, k.writer, k.fence, token)
 	}
-	return grantRound(ctx, m.c, o, m.names, m.hold(read, token, false), m.hold(read, token, true), wait > 0, ask, durable)
+	return grantRound(ctx, m.c, o, m.names, m.hold(read, token, false), m.hold(read, token, wait > 0), wait > 0, ask, durable)
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
