@@ -27,22 +27,20 @@
 // answered; then they wait about as long as the majority took. Give Unlock
 // a context with a deadline to bound it.
 //
-// A Mutex acquisition that a node gets only after the attempt's undo or
-// its lease's release (a request that timed out, held up on its way, or
-// sent on another connection to a server that was paused) is refused
-// there: a release of the lease's token that finds nothing, or gets no
-// answer, releases once more and marks the attempt for its TTL in one
-// script, so that an acquisition that landed before is released and one
-// that lands after is refused, in whatever order the server runs them (an
-// owner's lease marks only after a release that found nothing). An
-// attempt of a waiter that left the line (a Mutex's under Notify, a
-// FairMutex's, an RWMutex writer's) is refused once it left, and so is a
+// An acquisition that a node gets only after the attempt's undo or its
+// lease's release (a request that timed out, held up on its way, or sent
+// on another connection to a server that was paused) is refused there, by
+// every primitive: a release or undo that finds nothing of the attempt
+// marks it, for its TTL, in the same script, so that an acquisition that
+// landed before is released and one that lands after is refused, in
+// whatever order the server runs them (an owner's lease marks only after
+// a release that found nothing). A waiter's attempts share its token and
+// ticket: its lease's release and its leaving the line mark them all. A
 // Mutex or MultiLock waiter's attempt that a later one of its attempts
-// overtook on that node. A waiter's tokens share a random stem and end in
-// a number that grows each time it gives one up: its next attempt takes
-// over a grant made to any of them, and its leave passes one on. Other late acquisitions (a FairMutex's or an
-// RWMutex's TryLock, a Semaphore's, a MultiLock's) hold that node until
-// their TTL.
+// overtook on that node is refused too. A waiter's tokens share a random
+// stem and end in a number that grows each time it gives one up: its next
+// attempt takes over a grant made to any of them, and its leave passes one
+// on.
 //
 // # Release and extension
 //
@@ -144,14 +142,6 @@
 // retry at the holder's TTL, when their tickets expire. A waiter that crashes
 // with a ticket still live may be granted the lock; it then frees at the
 // waiter's TTL, as if the waiter had crashed holding it.
-//
-// An attempt whose answer was not waited for (it timed out, or its reply
-// was lost) may still land on its node, after the lease it belongs to was
-// released or after its own undo. Every primitive's release and undo
-// leave a mark for the attempt there (its ticket, for its TTL) when they
-// find nothing to give back, and always for a queued waiter, whose
-// attempts share one token; an attempt that lands on a mark is refused,
-// so it does not hold the name there until its TTL.
 //
 // Releasing through this queue takes a script: under Notify, Unlock does
 // not use the native compare-and-delete commands, which cannot wake the
