@@ -37,10 +37,7 @@ func runFairMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testFairMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
-		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("FairMutex")
-		cases["TryUndoLandsLate"] = testTryUndoLandsLate("FairMutex")
-		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("FairMutex")
-		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("FairMutex")
+		maps.Copy(cases, landsLateCasesFor("FairMutex", ""))
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

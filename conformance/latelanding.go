@@ -3,59 +3,13 @@ package conformance
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
-
-// testJoinLandsAfterUnlock: a waiter's first joining attempt (see
-// testLateAttemptAfterGiveUp) is held back on the last node (it fails
-// there at once, as a timeout; its undo finds nothing there and succeeds,
-// so a Mutex waiter does not rotate its token). The holder's lock then
-// expires; the waiter wins with a later attempt under the same token on
-// every node, and unlocks. Then the held-back attempt lands: unless the
-// release refuses it (a mark on the ticket, or a later token), it takes
-// the free lock for the waiter's TTL, a phantom hold nobody would
-// release: a waiter's lease marks its ticket with every release.
-func testJoinLandsAfterUnlock(p string) func(*testing.T, env) {
-	x := exclusiveLocks[p]
-	return func(t *testing.T, e env) {
-		ctx, n := ctxFor(t, 40*time.Second), name(t)
-		last, joins := len(e.addrs)-1, 1
-		if x.late && e.strategy == core.Notify {
-			joins = 2
-		}
-		const ttl = 10 * time.Second
-		w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-			if c.Node == last && c.Op == x.acquire && c.N == joins {
-				return later
-			}
-			return faults.Fault{}
-		}, core.WithTTL(ttl))
-		holder := x.holder
-		if holder == nil {
-			holder = x.lock
-		}
-		if _, err := holder(ctx, e.client(t, core.WithTTL(1500*time.Millisecond)), n); err != nil {
-			t.Fatalf("holder: %v", err)
-		}
-		l, err := x.lock(ctx, w, n)
-		if err != nil {
-			t.Fatalf("waiter: %v", err)
-		}
-		if err := l.Unlock(ctx); err != nil {
-			t.Fatalf("waiter's Unlock: %v", err)
-		}
-		flush(fds) // the held-back attempt lands now
-		admin := e.admin(t, last)
-		if ms := admin.PTTL(ctx, x.key(n)).Val(); ms > 0 {
-			t.Fatalf("node %d: after the waiter's Unlock its held-back joining attempt took %s for %v: a phantom hold",
-				last, x.key(n), ms.Round(time.Second))
-		}
-	}
-}
 
 // testMultiWonPassesOnOldGrant: on three single servers a MultiLock
 // waiter W over {a, b} joins a's line on node 1 with token stem+1 (its
@@ -233,4 +187,64 @@ func testLeaveBehindSparesLease(t *testing.T, e env) {
 		t.Fatalf("another Client's TryLock won (token %d) while the waiter's extended lease is valid until %v from now: the waiter's leave handed on node 2",
 			l2.Token(), time.Until(l.Until()).Round(time.Millisecond))
 	}
+}
+
+// testKeptGrantAfterLostRelease: on three nodes H holds the lock and W
+// waits in line on every node. H unlocks: nodes 0 and 1 hand the lock on
+// to W, which holds its lease; H's release on node 2 is held back, so W
+// stays in line there, and W's leave of node 2's line (the nodes that did
+// not grant it) is held back too. W unlocks: its release on node 2 is lost
+// (nodes 0 and 1 confirm it). Then H's release lands on node 2 and grants
+// the lock to W's ticket, still at the head of the line there, with W's
+// token; then W's leave lands. Before, the leave handed that grant on;
+// with keep it stays: node 2 is held by W's token, whose lease is over,
+// for W's TTL, and nobody releases it.
+func testKeptGrantAfterLostRelease(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 40*time.Second), name(t)
+	last := len(e.addrs) - 1
+	const ttl = 30 * time.Second
+	hc, hfds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Node == last && (c.Op == "ReleaseWake" || c.Op == "ReleaseOrMark" || c.Op == "Release") {
+			return later
+		}
+		return faults.Fault{}
+	}, core.WithTTL(ttl))
+	var unlocking atomic.Bool
+	w, wfds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		switch {
+		case c.Node == last && c.Op == "MutexLeave":
+			return later
+		case c.Node == last && unlocking.Load() && (c.Op == "ReleaseOrMark" || c.Op == "ReleaseWake" || c.Op == "Release"):
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(ttl))
+	h, err := hc.Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	got := e.inLine(t, ctx, lockKey(n)+":q", 1, func(ctx context.Context) (*core.Lease, error) { return w.Mutex(n).Lock(ctx) })
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock: %v", err)
+	}
+	var r locked
+	select {
+	case r = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the waiter does not hold the lock 5s after the release")
+	}
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	time.Sleep(300 * time.Millisecond) // the won leave is out (held back)
+	unlocking.Store(true)
+	if err := r.l.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	flush(hfds) // H's release lands on node 2: it grants W's ticket
+	time.Sleep(100 * time.Millisecond)
+	t.Logf("node %d after H's release: lock %q", last, e.admin(t, last).Get(ctx, lockKey(n)).Val())
+	flush(wfds)                               // W's leave lands
+	e.gone(t, ctx, 3*time.Second, lockKey(n)) // a phantom hold lasts 30s
 }

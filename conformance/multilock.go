@@ -49,10 +49,7 @@ func runMultiLock(t *testing.T, e env) {
 	if !e.cluster {
 		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
 		if len(e.addrs) >= 3 {
-			cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("MultiLock")
-			cases["TryUndoLandsLate"] = testTryUndoLandsLate("MultiLock")
-			cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("MultiLock")
-			cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("MultiLock")
+			maps.Copy(cases, landsLateCasesFor("MultiLock", ""))
 		}
 	}
 	if e.strategy == core.Notify && !e.cluster {

@@ -56,13 +56,10 @@ func runMutex(t *testing.T, e env) {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
 	}
 	if len(e.addrs) >= 3 {
-		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Mutex")
-		cases["TryUndoLandsLate"] = testTryUndoLandsLate("Mutex")
-		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("Mutex")
+		maps.Copy(cases, landsLateCasesFor("Mutex", ""))
 		if e.strategy == core.Notify {
 			cases["KeptGrantAfterLostRelease"] = testKeptGrantAfterLostRelease
 		}
-		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("Mutex")
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter

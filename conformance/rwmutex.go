@@ -39,12 +39,8 @@ func runRWMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testRWMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
-		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutex")
-		cases["TryUndoLandsLate"] = testTryUndoLandsLate("RWMutex")
-		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("RWMutex")
-		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("RWMutex")
-		cases["TryReadUndoLandsLate"] = testTryUndoLandsLate("RWMutexRead")
-		cases["ReadLandsAfterUnlock"] = testJoinLandsAfterUnlock("RWMutexRead")
+		maps.Copy(cases, landsLateCasesFor("RWMutex", ""))
+		maps.Copy(cases, landsLateCasesFor("RWMutexRead", "Read"))
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

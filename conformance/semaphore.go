@@ -42,10 +42,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
-		cases["JoinLandsAfterUnlock"] = testJoinLandsAfterUnlock("Semaphore")
-		cases["TryUndoLandsLate"] = testTryUndoLandsLate("Semaphore")
-		cases["FirstLandsAfterGiveUp"] = testFirstLandsAfterGiveUp("Semaphore")
-		cases["FirstLandsAfterUnlock"] = testFirstLandsAfterUnlock("Semaphore")
+		maps.Copy(cases, landsLateCasesFor("Semaphore", ""))
 	}
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot

@@ -1,0 +1,116 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/core"
+)
+
+// landsLate is one way an attempt held back on the network (it fails at
+// once, as a timeout) lands after the call it belonged to is over: after
+// its own undo, after its lease's release, or after its Lock gave up.
+// Every one must be refused where it lands, as the undo, release or leave
+// marked it (see the package documentation of core), not hold the name
+// there for the waiter's TTL, a phantom hold nobody would release.
+type landsLate struct {
+	onMajority bool          // held back on a majority of nodes, else on the last one
+	joining    bool          // the first attempt that joins the line (see testLateAttemptAfterGiveUp), else the first
+	holderTTL  time.Duration // a holder's, taken first; 0 for none
+	// call is the waiter's part, with w, whose attempt is held back; it
+	// ends the holder's lease h when it should.
+	call func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease)
+}
+
+var landsLateCases = map[string]landsLate{
+	// The holder's lock expires; the waiter wins with a later attempt
+	// under the same token on every node, and unlocks.
+	"JoinLandsAfterUnlock": {joining: true, holderTTL: 1500 * time.Millisecond, call: lockUnlock},
+	// No one holds the name: the waiter wins at once where its attempt
+	// was not held back, and unlocks.
+	"FirstLandsAfterUnlock": {call: lockUnlock},
+	// A TryLock refused by the holder is undone, and the holder unlocks.
+	"TryUndoLandsLate": {holderTTL: 10 * time.Second, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease) {
+		if _, err := x.try(ctx, w, n); err == nil {
+			t.Fatalf("the TryLock won while the name is held")
+		}
+		unlockHolder(ctx, t, h)
+	}},
+	// A Lock whose first attempt is held back on a majority gives up at
+	// once with ErrNoQuorum, and the holder unlocks.
+	"FirstLandsAfterGiveUp": {onMajority: true, holderTTL: 10 * time.Second, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease) {
+		if _, err := x.lock(ctx, w, n); !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("Lock with its first attempt held back on a majority: got %v, want ErrNoQuorum", err)
+		}
+		unlockHolder(ctx, t, h)
+	}},
+}
+
+func lockUnlock(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, _ *core.Lease) {
+	l, err := x.lock(ctx, w, n)
+	if err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+}
+
+// unlockHolder unlocks the holder's lease once the waiter's undos and
+// leaves, which run in the background, had time to land (Close would land
+// the held-back calls too).
+func unlockHolder(ctx context.Context, t *testing.T, h *core.Lease) {
+	time.Sleep(300 * time.Millisecond)
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock: %v", err)
+	}
+}
+
+// landsLateCasesFor are the landsLate cases of the exclusive primitive p
+// ("RWMutexRead" for a read lease), named with prefix.
+func landsLateCasesFor(p, prefix string) map[string]func(*testing.T, env) {
+	cases := map[string]func(*testing.T, env){}
+	for name, c := range landsLateCases {
+		cases[prefix+name] = c.test(p)
+	}
+	return cases
+}
+
+func (c landsLate) test(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 40*time.Second), name(t)
+		attempt := 1
+		if c.joining && x.late && e.strategy == core.Notify {
+			attempt = 2
+		}
+		heldBack := func(node int) bool { return node == len(e.addrs)-1 }
+		if c.onMajority {
+			heldBack = func(node int) bool { return node <= len(e.addrs)/2 }
+		}
+		w, fds := e.faultyClient(t, func(call faults.Call) faults.Fault {
+			if heldBack(call.Node) && call.Op == x.acquire && call.N == attempt {
+				return later
+			}
+			return faults.Fault{}
+		}, core.WithTTL(30*time.Second))
+		var h *core.Lease
+		if c.holderTTL > 0 {
+			holder := x.holder
+			if holder == nil {
+				holder = x.lock
+			}
+			var err error
+			if h, err = holder(ctx, e.client(t, core.WithTTL(c.holderTTL)), n); err != nil {
+				t.Fatalf("holder: %v", err)
+			}
+		}
+		c.call(ctx, t, x, w, n, h)
+		time.Sleep(300 * time.Millisecond) // the waiter's background leaves and retries ran
+		flush(fds)                         // the held-back attempts land now
+		e.gone(t, ctx, 3*time.Second, x.key(n))
+	}
+}
