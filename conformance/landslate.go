@@ -114,3 +114,31 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 		e.gone(t, ctx, 3*time.Second, x.key(n))
 	}
 }
+
+// testReleaseByIDMarksForLeaseTTL: a Semaphore lease (TTL 30s) wins on every
+// node but the last, where its attempt is held back. Another Client
+// releases it by permit ID through a Semaphore whose TTL is 1s: its
+// release finds nothing on the last node and marks the attempt there, but
+// for the releasing Semaphore's TTL (1s), not the attempt's. The attempt
+// lands 1.5s later: it is no longer refused and takes the permit for 30s.
+func testReleaseByIDMarksForLeaseTTL(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 40*time.Second), name(t)
+	last := len(e.addrs) - 1
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Node == last && c.Op == "SemaphoreAcquire" && c.N == 1 {
+			return later
+		}
+		return faults.Fault{}
+	}, core.WithTTL(30*time.Second))
+	l, err := w.Semaphore(n, 1).Acquire(ctx, 1)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	other := e.client(t).Semaphore(n, 1, core.WithTTL(time.Second))
+	if err := other.Release(ctx, l.ID()); err != nil {
+		t.Fatalf("Release by ID: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // still well within the attempt's 30s TTL
+	flush(fds)
+	e.gone(t, ctx, 3*time.Second, semKey(n, "")) // a phantom hold lasts 30s
+}

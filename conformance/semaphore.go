@@ -43,6 +43,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
 		maps.Copy(cases, landsLateCasesFor("Semaphore", ""))
+		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
 	}
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot

@@ -338,7 +338,7 @@ type semaphoreHold struct {
 }
 
 func (h semaphoreHold) id() string {
-	return strconv.FormatInt(h.n, 10) + "-" + h.token + "-" + strconv.FormatInt(h.slots, 10)
+	return strconv.FormatInt(h.n, 10) + "-" + h.token + "-" + strconv.FormatInt(h.slots, 10) + "-" + strconv.FormatInt(h.ttl.Milliseconds(), 10)
 }
 
 func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {

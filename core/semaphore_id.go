@@ -10,9 +10,12 @@ import (
 // A permit ID (Lease.ID of a semaphore lease) names a lease's permits on
 // the servers, so that a process other than the one that acquired them can
 // extend or release them: a worker that hands its job on hands the ID on.
-// It is "<n>-<token>-<slots>": how many permits, the lease's random token,
-// and the digest of the slots it won (a node that answered late may have
-// given the token other slots, which do not count for the lease).
+// It is "<n>-<token>-<slots>-<ttl>": how many permits, the lease's random
+// token, the digest of the slots it won (a node that answered late may
+// have given the token other slots, which do not count for the lease),
+// and the TTL it was acquired with, in milliseconds: a release that finds
+// nothing on a node marks the attempt there for that long, as it may
+// still land (see semaphore_release.lua).
 
 // Release gives back the permits of the semaphore lease with permit ID id,
 // from any Client; a Lease still held for them then reports them not held.
@@ -64,15 +67,22 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 		return semaphoreHold{}, err
 	}
 	parts := strings.Split(id, "-")
-	if len(parts) != 3 {
+	if len(parts) != 4 {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
 	n, errN := strconv.ParseInt(parts[0], 10, 32)
 	slots, errS := strconv.ParseInt(parts[2], 10, 64)
-	if errN != nil || errS != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= digestBound || !isToken(parts[1]) {
+	ttl, errT := strconv.ParseInt(parts[3], 10, 64)
+	if errT == nil && (ttl < 1 || ttl > maxDuration.Milliseconds()) {
+		errT = strconv.ErrRange
+	}
+	o := s.opts
+	o.ttl = time.Duration(ttl) * time.Millisecond
+	if errN != nil || errS != nil || errT != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= digestBound || !isToken(parts[1]) ||
+		o.validate(s.name) != nil {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: s.opts.ttl}, nil
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl}, nil
 }
 
 func notPermitID(id, name string) error {
