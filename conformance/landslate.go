@@ -115,12 +115,13 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 	}
 }
 
-// testReleaseByIDMarksForLeaseTTL: a Semaphore lease (TTL 30s) wins on every
-// node but the last, where its attempt is held back. Another Client
+// testReleaseByIDMarksForLeaseTTL: a Semaphore lease (TTL 30s) wins on
+// every node but the last, where its attempt is held back. Another Client
 // releases it by permit ID through a Semaphore whose TTL is 1s: its
-// release finds nothing on the last node and marks the attempt there, but
-// for the releasing Semaphore's TTL (1s), not the attempt's. The attempt
-// lands 1.5s later: it is no longer refused and takes the permit for 30s.
+// release finds nothing on the last node and marks the attempt there, for
+// the lease's TTL, which the ID carries, not the releasing Semaphore's.
+// The attempt lands 1.5s later, after a 1s mark would have gone: it must
+// be refused, not take the permit for 30s.
 func testReleaseByIDMarksForLeaseTTL(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 40*time.Second), name(t)
 	last := len(e.addrs) - 1
