@@ -43,16 +43,25 @@ const (
 	// unless the call's context ended first, which fails it with a timeout
 	// (the call still runs then). Random schedules do not use it.
 	Slow
+	// Duplicate runs the call as is, and a copy of it later (after
+	// Fault.After, or at Flush): a request delivered twice, by a client
+	// that retried it on a broken connection or by the network. Random
+	// schedules do not use it.
+	Duplicate
+	// Retry runs the call twice, one after the other, and returns the
+	// second reply: a client that lost the first reply (its connection
+	// broke) and sent the call again. Random schedules do not use it.
+	Retry
 )
 
 func (k Kind) String() string {
-	return [...]string{"pass", "drop", "lose-reply", "delay", "stall", "slow"}[k]
+	return [...]string{"pass", "drop", "lose-reply", "delay", "stall", "slow", "duplicate", "retry"}[k]
 }
 
 // Fault is what the hook decides for one call.
 type Fault struct {
 	Kind  Kind
-	After time.Duration // Delay, Stall, Slow: how long after the call the server gets it
+	After time.Duration // Delay, Stall, Slow, Duplicate: how long after the call the server gets it (its copy)
 }
 
 // Call is a script call about to be made.
@@ -212,33 +221,15 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateTimeout)
 		defer cancel()
 		f(lctx)
+	case Retry:
+		f(ctx)
+		return f(ctx)
+	case Duplicate:
+		v, err := f(ctx)
+		runLater(ctx, d, fault.After, f)
+		return v, err
 	case Delay, Stall, Slow:
-		d.mu.Lock()
-		g := d.delayed
-		g.late.Add(1)
-		d.mu.Unlock()
-		flush := g.flush
-		d.pending.Add(1)
-		lctx := context.WithoutCancel(ctx)
-		type result struct {
-			v   T
-			err error
-		}
-		answered := make(chan result, 1)
-		go func() {
-			defer g.late.Done()
-			defer d.pending.Add(-1)
-			t := time.NewTimer(fault.After)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-flush:
-			}
-			lctx, cancel := context.WithTimeout(lctx, lateTimeout)
-			defer cancel()
-			v, err := f(lctx)
-			answered <- result{v, err}
-		}()
+		answered, flush := runLater(ctx, d, fault.After, f)
 		switch fault.Kind {
 		case Stall:
 			select {
@@ -254,6 +245,39 @@ func run[T any](ctx context.Context, d *Driver, op, method string, keys []string
 		}
 	}
 	return zero, &Error{Call: c, Fault: fault}
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// runLater makes the call f after after, or at the next Flush, detached
+// from ctx. It returns the channel its outcome comes on, and the one the
+// Flush that runs it closes.
+func runLater[T any](ctx context.Context, d *Driver, after time.Duration, f func(context.Context) (T, error)) (<-chan result[T], <-chan struct{}) {
+	d.mu.Lock()
+	g := d.delayed
+	g.late.Add(1)
+	d.mu.Unlock()
+	d.pending.Add(1)
+	lctx := context.WithoutCancel(ctx)
+	answered := make(chan result[T], 1)
+	go func() {
+		defer g.late.Done()
+		defer d.pending.Add(-1)
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-g.flush:
+		}
+		lctx, cancel := context.WithTimeout(lctx, lateTimeout)
+		defer cancel()
+		v, err := f(lctx)
+		answered <- result[T]{v, err}
+	}()
+	return answered, g.flush
 }
 
 // Pending is how many delayed calls have not reached the server yet.

@@ -190,6 +190,31 @@ func TestLoseReply(t *testing.T) {
 	}
 }
 
+// A duplicated call returns the server's reply, and reaches the server
+// again at Flush.
+func TestDuplicate(t *testing.T) {
+	var reached atomic.Int64
+	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault {
+		return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+	})
+	if v, err := d.Extend(context.Background(), "k", "t", time.Second); err != nil || v != 1 || reached.Load() != 1 || fd.Pending() != 1 {
+		t.Fatalf("the duplicated call: %d, err %v, reached %d, pending %d", v, err, reached.Load(), fd.Pending())
+	}
+	fd.Flush()
+	if reached.Load() != 2 || fd.Pending() != 0 {
+		t.Fatalf("after Flush: reached %d, pending %d", reached.Load(), fd.Pending())
+	}
+}
+
+// A retried call reaches the server twice and returns the second reply.
+func TestRetry(t *testing.T) {
+	var reached atomic.Int64
+	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault { return faults.Fault{Kind: faults.Retry} })
+	if v, err := d.Extend(context.Background(), "k", "t", time.Second); err != nil || v != 1 || reached.Load() != 2 || fd.Pending() != 0 {
+		t.Fatalf("the retried call: %d, err %v, reached %d, pending %d", v, err, reached.Load(), fd.Pending())
+	}
+}
+
 // extender counts the Extend calls that reach it with a live context.
 type extender struct {
 	inner
