@@ -34,7 +34,8 @@ type backlog struct {
 // server's SLOWLOG, while a primitive's calls work through a backlog of
 // 100,000 dead entries (tickets whose keys are gone, lapsed lines,
 // expired permits, readers, a run of live permits), and while the largest
-// Semaphore lease is taken, extended and released: Redis runs one script
+// Semaphore lease and the largest MultiLock are taken, extended and
+// released: Redis runs one script
 // at a time, so that is how long every other client of the server may
 // wait behind it. Each drain runs again with every third reply lost
 // (LostReplies). It runs on a Redis 7 node and on a Valkey 9 node, where
@@ -150,6 +151,25 @@ func BenchmarkBacklog(b *testing.B) {
 				return l.Unlock(ctx)
 			}
 			return errors.New("no scan found the free permits in 10,000 attempts")
+		},
+	}, {
+		// The largest MultiLock: MaxMultiLockNames names taken, extended
+		// and released, each in one script on a single server.
+		name: "MultiLock/LargestLock",
+		seed: func(*testing.B, context.Context, *redis.Client, string) {},
+		op: func(ctx context.Context, c *core.Client, n string) error {
+			names := make([]string, core.MaxMultiLockNames)
+			for i := range names {
+				names[i] = n + "/" + strconv.Itoa(i)
+			}
+			l, err := c.MultiLock(names).TryLock(ctx)
+			if err != nil {
+				return err
+			}
+			if err := l.Extend(ctx, time.Minute); err != nil {
+				return err
+			}
+			return l.Unlock(ctx)
 		},
 	}} {
 		for _, lost := range []bool{false, true} {

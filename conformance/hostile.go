@@ -237,10 +237,11 @@ func testHostileDeadTickets(t *testing.T, e env) {
 
 // testHostileGiveUpDropsTicket has a waiter give up: it leaves its place
 // in line, and of its ticket key only the mark that refuses its late
-// attempts (lib/left.lua), which expires with the waiter's TTL.
+// attempts (lib/left.lua), which expires with the waiter's TTL. (The
+// holder's TryLock, with the same TTL, leaves such a mark too.)
 func testHostileGiveUpDropsTicket(t *testing.T, e env) {
 	ctx, n, ttl := ctxFor(t, 10*time.Second), name(t), 5*time.Second
-	if _, err := e.hostileClient(t).Mutex(n).TryLock(ctx); err != nil {
+	if _, err := e.hostileClient(t).Mutex(n, core.WithTTL(ttl)).TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithCancel(ctx)

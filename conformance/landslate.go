@@ -18,6 +18,8 @@ import (
 // there for the waiter's TTL, a phantom hold nobody would release.
 type landsLate struct {
 	onMajority bool          // held back on a majority of nodes, else on the last one
+	duplicated bool          // the attempt also runs at once: only a copy of it is held back
+	retried    bool          // the attempt runs twice at once, as a client that lost its reply sends it again; nothing is held back
 	joining    bool          // the first attempt that joins the line (see testLateAttemptAfterGiveUp), else the first
 	holderTTL  time.Duration // a holder's, taken first; 0 for none
 	// call is the waiter's part, with w, whose attempt is held back; it
@@ -32,6 +34,26 @@ var landsLateCases = map[string]landsLate{
 	// No one holds the name: the waiter wins at once where its attempt
 	// was not held back, and unlocks.
 	"FirstLandsAfterUnlock": {call: lockUnlock},
+	// The waiter wins at once and unlocks; a copy of its attempt, sent
+	// twice (by a client that retried it on a broken connection), lands
+	// after the release.
+	"CopyLandsAfterUnlock": {duplicated: true, call: lockUnlock},
+	// The waiter's attempt runs twice on a majority of nodes before its
+	// reply comes back (the reply of the second): the lease must hold what
+	// the first took there, once, and its release free it.
+	"RetriedAttempt": {retried: true, onMajority: true, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // a phantom hold lasts the TTL, 30s
+		defer cancel()
+		lockUnlock(ctx, t, x, w, n, h)
+	}},
+	// A TryLock refused by the holder, whose attempt was sent twice; the
+	// holder unlocks before the copy lands.
+	"RefusedCopyLandsLate": {duplicated: true, holderTTL: 10 * time.Second, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease) {
+		if _, err := x.try(ctx, w, n); err == nil {
+			t.Fatalf("the TryLock won while the name is held")
+		}
+		unlockHolder(ctx, t, h)
+	}},
 	// A TryLock refused by the holder is undone, and the holder unlocks.
 	"TryUndoLandsLate": {holderTTL: 10 * time.Second, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease) {
 		if _, err := x.try(ctx, w, n); err == nil {
@@ -93,6 +115,12 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 		}
 		w, fds := e.faultyClient(t, func(call faults.Call) faults.Fault {
 			if heldBack(call.Node) && call.Op == x.acquire && call.N == attempt {
+				switch {
+				case c.retried:
+					return faults.Fault{Kind: faults.Retry}
+				case c.duplicated:
+					return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+				}
 				return later
 			}
 			return faults.Fault{}

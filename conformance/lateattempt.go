@@ -95,7 +95,7 @@ func lateTryLockRefused(t *testing.T, e env, op string, owner core.Option, landi
 	var mu sync.Mutex
 	releases := 0 // of the lock key on the last node (c.N counts the probes of native commands too)
 	hook := func(c faults.Call) faults.Fault {
-		marks := c.Op == "MarkLeft" || c.Op == "ReleaseOrMark"
+		marks := c.Op == "ReleaseOrMark" || c.Op == "ReleaseOwned"
 		release := (c.Op == "Release" || c.Op == "ReleaseWake") && c.Node == last && slices.Contains(c.Keys, lockKey(n))
 		mu.Lock()
 		if release {

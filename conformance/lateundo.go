@@ -44,6 +44,20 @@ var exclusiveLocks = map[string]exclusiveLock{
 		acquire: "MutexAcquire", undo: mutexUndo, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
+	// A reentrant lock: the waiter's owner, "waiter", is not the holder's.
+	"MutexOwned": {
+		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Mutex(n, core.WithOwner("waiter")).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Mutex(n, core.WithOwner("waiter")).TryLock(ctx)
+		},
+		acquire: "MutexAcquireOwned", key: lockKey,
+		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
+		holder: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.Mutex(n, core.WithOwner("holder")).Lock(ctx)
+		},
+	},
 	"FairMutex": {
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 			return c.FairMutex(n).Lock(ctx)

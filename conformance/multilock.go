@@ -338,6 +338,10 @@ func testMultiBadInput(t *testing.T, e env) {
 	ctx := ctxFor(t, 10*time.Second)
 	ns := e.multiNames(t, ctx, 2)
 	c := e.client(t)
+	many := []string{ns[0]}
+	for i := range core.MaxMultiLockNames {
+		many = append(many, fmt.Sprintf("%s/%d", ns[1], i))
+	}
 	for _, bad := range []struct {
 		what, says string
 		m          *core.MultiLock
@@ -347,6 +351,7 @@ func testMultiBadInput(t *testing.T, e env) {
 		{"an empty list", "no names", c.MultiLock([]string{}), ctx},
 		{"an empty name", "empty", c.MultiLock([]string{ns[0], ""}), ctx},
 		{"a name given twice", "twice", c.MultiLock([]string{ns[0], ns[1], ns[0]}), ctx},
+		{"more than MaxMultiLockNames names", "too many", c.MultiLock(many), ctx},
 		{"a zero TTL", "TTL", c.MultiLock(ns, core.WithTTL(0)), ctx},
 		{"a nil context", "context", c.MultiLock(ns), nil},
 	} {

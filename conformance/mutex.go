@@ -57,6 +57,7 @@ func runMutex(t *testing.T, e env) {
 	}
 	if len(e.addrs) >= 3 {
 		maps.Copy(cases, landsLateCasesFor("Mutex", ""))
+		maps.Copy(cases, landsLateCasesFor("MutexOwned", "Owned"))
 		if e.strategy == core.Notify {
 			cases["KeptGrantAfterLostRelease"] = testKeptGrantAfterLostRelease
 		}

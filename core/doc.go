@@ -33,14 +33,18 @@
 // every primitive: a release or undo that finds nothing of the attempt
 // marks it, for its TTL, in the same script, so that an acquisition that
 // landed before is released and one that lands after is refused, in
-// whatever order the server runs them (an owner's lease marks only after
-// a release that found nothing). A waiter's attempts share its token and
-// ticket: its lease's release and its leaving the line mark them all. A
-// Mutex or MultiLock waiter's attempt that a later one of its attempts
-// overtook on that node is refused too. A waiter's tokens share a random
-// stem and end in a number that grows each time it gives one up: its next
-// attempt takes over a grant made to any of them, and its leave passes one
-// on.
+// whatever order the server runs them. An attempt that does not wait in
+// line (TryLock, a Poll attempt, a waiter's first) marks itself as it
+// lands (a key of a few bytes on each node, for the attempt's TTL): a copy
+// of it, sent twice by a client that retried it on a broken connection or
+// by the network, is refused wherever it lands later, and one that finds
+// the attempt's token holding the name reports it held, so that the round
+// counts it or undoes it. A waiter's attempts share its token and ticket:
+// its lease's release and its leaving the line mark them all. A Mutex or
+// MultiLock waiter's attempt that a later one of its attempts overtook on
+// that node is refused too. A waiter's tokens share a random stem and end
+// in a number that grows each time it gives one up: its next attempt takes
+// over a grant made to any of them, and its leave passes one on.
 //
 // # Release and extension
 //

@@ -42,9 +42,9 @@ type MultiLock struct {
 }
 
 // MultiLock returns the lock over names, which it copies and sorts. Options
-// given here override the Client's. Bad names (none, an empty one, one
-// given twice) and bad options are reported by its methods with
-// ErrInvalid, before anything is written.
+// given here override the Client's. Bad names (none, more than
+// MaxMultiLockNames, an empty one, one given twice) and bad options are
+// reported by its methods with ErrInvalid, before anything is written.
 func (c *Client) MultiLock(names []string, opts ...Option) *MultiLock {
 	o := c.options("MultiLock", opts)
 	sorted := slices.Sorted(slices.Values(names))
@@ -100,8 +100,11 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 
 // check reports a closed client, a nil context, bad names or bad options.
 func (m *MultiLock) check(ctx context.Context) error {
-	if len(m.names) == 0 {
+	switch {
+	case len(m.names) == 0:
 		return invalid("no names; give MultiLock at least one name")
+	case len(m.names) > MaxMultiLockNames:
+		return invalid("%d names, too many; give MultiLock at most MaxMultiLockNames (%d)", len(m.names), MaxMultiLockNames)
 	}
 	for i, n := range m.names {
 		if err := m.c.check(ctx, n, &m.opts); err != nil {
@@ -134,7 +137,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		// Tickets of its own, which a release that finds nothing marks.
 		suffix := rand.Text()
 		for i := range h {
-			h[i].mark = h[i].keys.noTicket + suffix
+			h[i].mark, h[i].spend = h[i].keys.noTicket+suffix, true
 		}
 	default:
 		// A queued waiter's attempts share its token and tickets: its
@@ -335,7 +338,10 @@ func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && 
 // arrival, the first's, at whichever name it queues.
 func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
-	join, arrival, secret, stem := int64(0), int64(0), "", ""
+	join, arrival, secret, stem, spend := int64(0), int64(0), "", "", int64(0)
+	if h[0].spend {
+		spend = 1
+	}
 	for j, mh := range h {
 		ticket := mh.ticket()
 		if j < len(asks) && asks[j].key != "" {
@@ -344,7 +350,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem})
+	r, err := n.d.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem, Spend: spend})
 	switch {
 	case err != nil:
 		return nil, err

@@ -120,12 +120,12 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	a := t.ask()
 	switch {
-	case t == nil || !t.join && o.owner == "":
+	case t == nil || !t.join:
 		// An attempt that does not queue has a ticket of its own, which
 		// a release of its token that finds nothing marks: the attempt,
 		// landing late (after its undo, or its lease's release, on a
 		// stalled node), is then refused.
-		h.mark = m.keys.noTicket + rand.Text()
+		h.mark, h.spend = m.keys.noTicket+rand.Text(), true
 	case a.key != "":
 		h.markTicket(a.key)
 	}
@@ -141,6 +141,13 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		},
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) {
+			if a.key != "" && h.owned() && !won.Load() {
+				// A failed attempt of an owner's queued waiter, which
+				// waits on: its ticket stays unmarked.
+				u := h
+				u.mark, u.always = "", false
+				return u.release(ctx, n)
+			}
 			if a.key == "" || !h.wake || h.owned() || won.Load() {
 				return h.release(ctx, n)
 			}
@@ -244,6 +251,7 @@ type mutexHold struct {
 	reserve time.Duration
 	idle    time.Duration // how long the fencing counter outlives its last draw
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
+	spend   bool          // mark is the attempt's own, which the attempt marks as it lands (see lib/left.lua)
 	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
 	ttl     time.Duration // how long such a mark stays
 	timeout time.Duration // the node timeout
@@ -285,17 +293,20 @@ func (t *ticket) ask() asked {
 // asks; nil does not queue.
 func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
 	k := h.keys
-	ticket, join, arrival, secret, stem := h.ticket(), int64(0), int64(0), "", ""
-	if a.key != "" {
+	ticket, join, arrival, secret, stem, spend := h.ticket(), int64(0), int64(0), "", "", int64(0)
+	switch {
+	case a.key != "":
 		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
+	case h.spend:
+		spend = 1
 	}
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle})
+		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Spend: spend})
 		g, err = grant(r), e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem})
+		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
@@ -318,9 +329,7 @@ func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 // token, may still land on a node after the release, where none of its
 // later attempts would ever take the lock from them.
 func (h *mutexHold) markTicket(ticket string) {
-	if !h.owned() {
-		h.mark, h.always = ticket, true
-	}
+	h.mark, h.always = ticket, true
 }
 
 // release gives the hold up on n. One that finds nothing, or gets no
@@ -334,6 +343,17 @@ func (h *mutexHold) markTicket(ticket string) {
 // queued waiter's lease releases and marks in one call.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
+	if h.owned() {
+		mark := int64(0)
+		switch {
+		case h.always:
+			mark = 2
+		case h.mark != "":
+			mark = 1
+		}
+		left, err := n.d.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Mark: mark})
+		return left >= 0, err
+	}
 	if h.always {
 		v, err := n.d.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		return v == 1, err
@@ -341,16 +361,6 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	released, err := h.releaseOnly(ctx, n)
 	if released || h.mark == "" {
 		return released, err
-	}
-	if h.owned() {
-		if err != nil {
-			return false, err
-		}
-		if _, err := n.d.MarkLeft(ctx, h.mark, h.ttl); err != nil {
-			return false, err
-		}
-		_, err = h.releaseOnly(ctx, n)
-		return false, err
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
@@ -364,9 +374,6 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	switch {
-	case h.owned():
-		left, err := n.d.ReleaseOwned(ctx, k.lock, k.fence, k.queue, h.holder, h.reserve, h.idle)
-		return left >= 0, err
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.

@@ -35,15 +35,12 @@ type Scripts interface {
 	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not (or always), so that the attempt is refused when it lands late.
 	// It runs scripts/lua/release_or_mark.lua.
 	ReleaseOrMark(ctx context.Context, r ReleaseOrMarkRequest) (int64, error)
-	// MarkLeft marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.
-	// It runs scripts/lua/mark_left.lua.
-	MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error)
 	// Extend lengthens a plain lock's expiry to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
-	// ReleaseOwned drops one lease of a reentrant lock; the owner's last hands it on to the next waiter.
+	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter, and marks the attempt's ticket as mark says.
 	// It runs scripts/lua/release_owned.lua.
-	ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error)
+	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)
 	// ExtendOwned lengthens a reentrant lock's expiry to at least ttl only while the lease holds it.
 	// It runs scripts/lua/extend_owned.lua.
 	ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error)
@@ -119,6 +116,7 @@ type MutexAcquireRequest struct {
 	Secret  string        // ARGV[5]
 	Idle    time.Duration // ARGV[6]
 	Stem    string        // ARGV[7]
+	Spend   int64         // ARGV[8]
 }
 
 // MutexAcquireReply is the reply of scripts/lua/mutex_acquire.lua.
@@ -141,6 +139,7 @@ type MutexAcquireOwnedRequest struct {
 	Join    int64         // ARGV[4]
 	Arrival int64         // ARGV[5]
 	Idle    time.Duration // ARGV[6]
+	Spend   int64         // ARGV[7]
 }
 
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
@@ -189,6 +188,19 @@ type ReleaseOrMarkRequest struct {
 	Always  int64         // ARGV[5]
 }
 
+// ReleaseOwnedRequest holds the keys and arguments of ReleaseOwned, in the order of scripts/lua/release_owned.lua.
+type ReleaseOwnedRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Ticket  string        // KEYS[4]
+	Lease   string        // ARGV[1]
+	Reserve time.Duration // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+	Mark    int64         // ARGV[5]
+}
+
 // MultiLockAcquireRequest holds the keys and arguments of MultiLockAcquire, in the order of scripts/lua/multi_acquire.lua.
 type MultiLockAcquireRequest struct {
 	Keys    []string      // KEYS[1]
@@ -200,6 +212,7 @@ type MultiLockAcquireRequest struct {
 	Secret  string        // ARGV[6]
 	Idle    time.Duration // ARGV[7]
 	Stem    string        // ARGV[8]
+	Spend   int64         // ARGV[9]
 }
 
 // MultiLockAcquireReply is the reply of scripts/lua/multi_acquire.lua.

@@ -9,7 +9,7 @@ var multiLockOps = []Op{
 		Script: "multi_acquire",
 		Doc:    "takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.",
 		Keys:   []Param{{"keys", Strings}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"reserve", Millis}, {"secret", String}, {"idle", Millis}, {"stem", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"reserve", Millis}, {"secret", String}, {"idle", Millis}, {"stem", String}, {"spend", Int}},
 		Reply: []Field{
 			{"Acquired", Bool, "every name is now held with the token"},
 			{"Fence", Int, "every name's fencing counter after this acquisition; 0 when not acquired"},

@@ -7,7 +7,7 @@ var mutexOps = []Op{
 		Script: "mutex_acquire",
 		Doc:    "takes a plain lock with the waiter's token and draws a fencing token.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"secret", String}, {"idle", Millis}, {"stem", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"secret", String}, {"idle", Millis}, {"stem", String}, {"spend", Int}},
 		Reply: []Field{
 			{"Acquired", Bool, "the lock was free (or granted to the token) and is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -20,7 +20,7 @@ var mutexOps = []Op{
 		Script: "mutex_acquire_owned",
 		Doc:    "takes or re-enters a reentrant lock for an owner and draws a fencing token.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}},
+		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}, {"spend", Int}},
 		Reply: []Field{
 			{"Acquired", Bool, "the owner now holds the lock (first hold or re-entry)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -65,14 +65,6 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Released", Int, "1 when released, 0 when absent or held by another token (the ticket is marked then)"}},
 	},
 	{
-		Name:   "MarkLeft",
-		Script: "mark_left",
-		Doc:    "marks the ticket of an attempt whose release found nothing, so that the attempt is refused when it lands late.",
-		Keys:   []Param{{"ticket", String}},
-		Args:   []Param{{"left", Millis}},
-		Reply:  []Field{{"Marked", Int, "1"}},
-	},
-	{
 		Name:   "Extend",
 		Script: "extend",
 		Doc:    "lengthens a plain lock's expiry to at least ttl only when it holds token.",
@@ -83,9 +75,9 @@ var mutexOps = []Op{
 	{
 		Name:   "ReleaseOwned",
 		Script: "release_owned",
-		Doc:    "drops one lease of a reentrant lock; the owner's last hands it on to the next waiter.",
-		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}},
-		Args:   []Param{{"lease", String}, {"reserve", Millis}, {"idle", Millis}},
+		Doc:    "drops one lease of a reentrant lock, the owner's last handing it on to the next waiter, and marks the attempt's ticket as mark says.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
+		Args:   []Param{{"lease", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"mark", Int}},
 		Reply:  []Field{{"LeasesLeft", Int, "the owner's remaining leases, 0 when freed, -1 when this lease held nothing"}},
 	},
 	{

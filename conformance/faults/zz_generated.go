@@ -66,13 +66,6 @@ func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkReques
 	})
 }
 
-// MarkLeft asks the hook, then runs the inner driver's MarkLeft.
-func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
-	return run(ctx, d, "MarkLeft", "MarkLeft", []string{ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.MarkLeft(ctx, ticket, left)
-	})
-}
-
 // Extend asks the hook, then runs the inner driver's Extend.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return run(ctx, d, "Extend", "Extend", []string{lock}, func(ctx context.Context) (int64, error) {
@@ -81,9 +74,9 @@ func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time
 }
 
 // ReleaseOwned asks the hook, then runs the inner driver's ReleaseOwned.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{lock, fence, queue}, func(ctx context.Context) (int64, error) {
-		return d.inner.ReleaseOwned(ctx, lock, fence, queue, lease, reserve, idle)
+func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
+	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.ReleaseOwned(ctx, r)
 	})
 }
 

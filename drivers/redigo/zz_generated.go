@@ -14,12 +14,12 @@ var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
 func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
-	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Secret, r.Idle.Milliseconds(), r.Stem))
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds()))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds(), r.Spend))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -52,19 +52,14 @@ func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkReques
 	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))
 }
 
-// MarkLeft runs scripts/lua/mark_left.lua.
-func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
-	return adapter.DecodeMarkLeft(d.evalInt(ctx, adapter.MarkLeftScript, []string{ticket}, left.Milliseconds()))
-}
-
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock}, token, ttl.Milliseconds()))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{lock, fence, queue}, lease, reserve.Milliseconds(), idle.Milliseconds()))
+func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Mark))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
@@ -79,7 +74,7 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
-	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem))
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.

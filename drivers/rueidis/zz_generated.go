@@ -15,12 +15,12 @@ var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
 func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
-	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem))
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10)))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Spend, 10)))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -53,19 +53,14 @@ func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkReques
 	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
 }
 
-// MarkLeft runs scripts/lua/mark_left.lua.
-func (d *Driver) MarkLeft(ctx context.Context, ticket string, left time.Duration) (int64, error) {
-	return adapter.DecodeMarkLeft(d.evalInt(ctx, adapter.MarkLeftScript, []string{ticket}, strconv.FormatInt(left.Milliseconds(), 10)))
-}
-
 // Extend runs scripts/lua/extend.lua.
 func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
 	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
-func (d *Driver) ReleaseOwned(ctx context.Context, lock string, fence string, queue string, lease string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{lock, fence, queue}, lease, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Mark, 10)))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
@@ -80,7 +75,7 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
-	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Reserve.Milliseconds(), 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem))
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Reserve.Milliseconds(), 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10)))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.

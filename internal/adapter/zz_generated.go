@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "5b992351ba9d552c2a9591abdb6ba2bad1b06825",
+	SHA1:   "2087bd690ed322ee7fca1033f5a03bdca29ffbd2",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -34,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "b948aee3fb459f5d04028601f15265828de9cbfc",
+	SHA1:   "567333e4e38646ecdf0c42471d64d877dc41c509",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -81,7 +81,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "9bde9b3aa78e82b387ef85cd0b4301f0d34b6fc3",
+	SHA1:   "b3f7bf4280615205a50f1089a4c28c94b82b6dc9",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -93,24 +93,12 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "8ffa3821e0bcdea4f01cf024b1105b406bd0ddce",
+	SHA1:   "aac21df4041fd15bd6f6ec474194cfe692b28cbc",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
 func DecodeReleaseOrMark(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// MarkLeftScript is scripts/lua/mark_left.lua.
-var MarkLeftScript = Script{
-	Name:   "mark_left",
-	SHA1:   "7b717b436644af48535e5398434d6296b278b41e",
-	Source: lua.Source("mark_left.lua"),
-}
-
-// DecodeMarkLeft turns the reply of mark_left.lua, or the error that came instead, into its Go form.
-func DecodeMarkLeft(v int64, err error) (int64, error) {
 	return v, err
 }
 
@@ -129,7 +117,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "fea64ac911c78580ec72a3ca1e84e65dc37183d9",
+	SHA1:   "4a4f60d0db609c6e39fc0b03621862818847844b",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -165,7 +153,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "7b962f276e944058beb6d0a4e62e364ab0e3f16f",
+	SHA1:   "2bac495139dff943f38557d4a421df7e73aebadc",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -189,7 +177,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "458979acca64329c249518cc4e070b5326c1ff00",
+	SHA1:   "2d4a90ff521ea1ff8fee7ef97cdf5cf555bb35e3",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -201,7 +189,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "48b0845a0657127439f5215a5d73e5c9d9dbdc03",
+	SHA1:   "9f236b5c3d1d7e65d8ff3a94a79b178fa2ffa982",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -223,7 +211,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "87e543450a25024eb85362cfe895ebf5d28187d8",
+	SHA1:   "1612424b9de007fad7f6185eed3fac7335b9a191",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -235,7 +223,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "d9c82a9c2f4957436b4ac8f4708d2e35673fc3ae",
+	SHA1:   "f3b81952f2c7bab803478db023bb2be5040cf63f",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -257,7 +245,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "5ac1f5ea4f9ae6591a4d6ca71d669dfd6cfd2712",
+	SHA1:   "fd08870173b5e602a75fc377cb92a6c5df51d6e9",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -291,7 +279,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "44d7d9bfcfab9fed9878d6e14a8e45a07a3f959e",
+	SHA1:   "844b424fe38b0e8285525470df0f5dd8d50fe0bb",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -303,7 +291,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "96120a51d66eaaa35421a841b1e7f37854959bac",
+	SHA1:   "9cedfd0bd584f785da538720cd173f0bf0d547aa",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -327,7 +315,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "886317892f32fcb1df2abddb7f1baa282db5317b",
+	SHA1:   "4364bacda62fe0ec4e1a8361cad6310ed63cea28",
 	Source: lua.Source("semaphore_release.lua"),
 }
 

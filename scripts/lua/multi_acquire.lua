@@ -18,6 +18,8 @@
 -- ARGV[6] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
 -- ARGV[7] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[8] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
+-- ARGV[9] spend: 1 when the tickets are this attempt's own, which it marks
+-- as it lands (see lib/left.lua), 0 for a waiter's tickets
 -- Returns: {1, fence, 0, 0, 0} when acquired (fence: every name's fencing
 -- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
 -- is the index (from 0) of the first name held by another token, and wait
@@ -31,9 +33,24 @@
 -- #include lib/left.lua
 
 local token, ttl = ARGV[1], tonumber(ARGV[2])
+local function mine(lock)
+  return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
+end
 for i = 1, #KEYS, 4 do
   if hasLeft(KEYS[i + 3]) or ARGV[3] == '1' and superseded(KEYS[i], KEYS[i + 3], ARGV[8], token) then
-    return {0, 0, 0, 0, 0} -- an attempt released or undone already, or one overtaken, landing late
+    if ARGV[9] == '1' and i == 1 and mine(KEYS[i]) then
+      local fence = 0 -- a copy of this attempt, which took every name
+      for j = 1, #KEYS, 4 do
+        fence = math.max(fence, currentFence(KEYS[j + 1]))
+      end
+      return {1, fence, 0, 0, 0}
+    end
+    return {0, 0, 0, 0, 0} -- an attempt released, undone or landed already, or one overtaken, landing late
+  end
+end
+if ARGV[9] == '1' then
+  for i = 4, #KEYS, 4 do
+    markLeft(KEYS[i], ARGV[2])
   end
 end
 if ARGV[3] == '1' then
@@ -41,9 +58,6 @@ if ARGV[3] == '1' then
   for i = 1, #KEYS, 4 do
     takeOver(KEYS[i], ARGV[8], token)
   end
-end
-local function mine(lock)
-  return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
 end
 for i = 1, #KEYS, 4 do
   if redis.call('exists', KEYS[i]) == 1 and not mine(KEYS[i]) then

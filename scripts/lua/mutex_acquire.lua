@@ -7,7 +7,8 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, one of its own, which a release that found nothing marks (mark_left.lua)
+-- queue, one of its own, which it marks as it lands, as does a release
+-- that finds nothing (release_or_mark.lua)
 -- ARGV[1] token: the new holder's token, the same for a waiter's attempts
 -- until it rotates it; a joining attempt takes over what a release granted
 -- an earlier one (ARGV[7])
@@ -17,6 +18,8 @@
 -- ARGV[5] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
+-- ARGV[8] spend: 1 when the ticket is this attempt's own, which it marks as
+-- it lands (see lib/left.lua), 0 for a waiter's ticket
 -- Returns: {1, fence, 0, 0} when acquired (or granted to token, or to this
 -- waiter's earlier token, before: its expiry is lengthened to ttl); {0, 0, wait, first} when not (wait: how long the lock
 -- stays taken or reserved in ms, -1 when it has no expiry; first: 1 when
@@ -28,8 +31,17 @@
 -- #include lib/left.lua
 -- #include lib/lengthen.lua
 
-if hasLeft(KEYS[4]) or superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or overtaken already, landing late
+if hasLeft(KEYS[4]) then
+  if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
+    return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
+  end
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
+end
+if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
+  return {0, 0, 0, 0} -- overtaken already
+end
+if ARGV[8] == '1' then
+  markLeft(KEYS[4], ARGV[2])
 end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]

@@ -7,13 +7,16 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, one of its own, which a release that found nothing marks (mark_left.lua)
+-- queue, one of its own, which it marks as it lands, as does a release
+-- that finds nothing (release_owned.lua)
 -- ARGV[1] owner: the owner identity
 -- ARGV[2] lease: this acquisition's random token
 -- ARGV[3] ttl: time to live of the lease's hold in milliseconds
 -- ARGV[4] join: 1 to join the queue on failure, 0 not to
 -- ARGV[5] arrival: the waiter's place in the queue (µs since the epoch)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[7] spend: 1 when the ticket is this attempt's own, which it marks as
+-- it lands (see lib/left.lua), 0 for a waiter's ticket
 -- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
@@ -24,7 +27,13 @@
 -- #include lib/left.lua
 
 if hasLeft(KEYS[4]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released already, landing late
+  if ARGV[7] == '1' and ownedHolds(KEYS[1], ARGV[2]) then
+    return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
+  end
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
+end
+if ARGV[7] == '1' then
+  markLeft(KEYS[4], ARGV[3])
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]

@@ -1,22 +1,33 @@
 -- Releases one lease of a reentrant lock (see lib/owned.lua); when no
 -- lease of the owner holds it any more, the lock is free and is handed on
--- as release_wake.lua does.
+-- as release_wake.lua does. It marks the attempt's ticket as
+-- release_or_mark.lua does, in the same step.
 -- KEYS[1] lock: the lock key, the owner's hash
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
+-- KEYS[4] ticket: the attempt's ticket key
 -- ARGV[1] lease: the lease's random token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[4] left: how long the mark stays, in ms (the attempt's TTL)
+-- ARGV[5] mark: 0 marks nothing (the undo of a queued waiter's attempt), 1
+-- marks the ticket where the lease held nothing, 2 always (a queued
+-- waiter's lease)
 -- Returns: the owner's leases left (0: the lock is free); -1 when this lease
 -- held nothing here (released before, or its hold ended).
 
 -- #include lib/hand_on.lua
 -- #include lib/owned.lua
+-- #include lib/left.lua
 
+local held = ownedHolds(KEYS[1], ARGV[1])
+if ARGV[5] == '2' or ARGV[5] == '1' and not held then
+  redis.call('zrem', KEYS[3], KEYS[4])
+  markLeft(KEYS[4], ARGV[4])
+end
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1
 end
-local held = ownedHolds(KEYS[1], ARGV[1])
 redis.call('hdel', KEYS[1], 'l:' .. ARGV[1])
 local left = ownedSettle(KEYS[1])
 if left == 0 then

@@ -18,7 +18,7 @@
 -- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
 -- KEYS[5] queue: sorted set of waiting tickets, by place
 -- KEYS[6] ticket: this waiter's ticket key, holding n; it lapses unless an attempt refreshes it
--- KEYS[7] mark: this attempt's mark, which a release that found nothing set (see semaphore_release.lua)
+-- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take
 -- ARGV[3] ttl: time to live of the permits in milliseconds
@@ -60,8 +60,13 @@ if n > size then
   return {-1, 0, 0, size, 0}
 end
 if hasLeft(KEYS[7]) then
-  return {0, 0, 0, size, 0} -- released or undone already, landing late
+  local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
+  if list then
+    return {1, currentFence(KEYS[4]), 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
+  end
+  return {0, 0, 0, size, 0} -- released, undone or landed already, landing late
 end
+markLeft(KEYS[7], ARGV[3]) -- the mark is the attempt's own (see lib/left.lua)
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')
