@@ -72,7 +72,7 @@ else
   # minimizing a new input whose calls wait for their deadlines took one
   # rehearsal's FuzzServerReplies from 30s to 130s.
   section "go test -fuzz FuzzServerReplies, 15000 inputs"
-  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x -fuzzminimizetime 5s ./core/
+  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x -fuzzminimizetime 5s ./drivers/goredis/
   section "go test -fuzz FuzzPublicAPI, 10000 inputs"
   go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10000x -fuzzminimizetime 5s ./conformance/
   # The matrix runs on the real servers only, with the race detector.

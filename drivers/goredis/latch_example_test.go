@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// A count-down latch: workers count down as they finish, and Wait returns
-// in every waiter once all of them did.
-func ExampleLatch() {
+// A count-down latch (core.Latch): workers count down as they finish, and
+// Wait returns in every waiter once all of them did.
+func Example_latch() {
 	c, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"bufio"
@@ -21,14 +21,15 @@ import (
 )
 
 // FuzzServerReplies has a server gone wrong answer every call of every
-// primitive, scripts and native commands alike, with a reply the fuzzer
-// shapes (integers of any value, arrays of any length and nesting,
-// strings, nil, errors), and asserts that nothing panics or hangs and
-// that every call ends with a lease, nil or one of the package's errors.
+// primitive of core, through this driver, scripts and native commands
+// alike, with a reply the fuzzer shapes (integers of any value, arrays of
+// any length and nesting, strings, nil, errors), and asserts that nothing
+// panics or hangs and that every call ends with a lease, nil or one of
+// core's errors.
 // Its seeds run in every go test; the test command fuzzes it for a few
 // seconds:
 //
-//	go test -run '^$' -fuzz FuzzServerReplies -fuzztime 30s ./core/
+//	go test -run '^$' -fuzz FuzzServerReplies -fuzztime 30s ./drivers/goredis/
 func FuzzServerReplies(f *testing.F) {
 	srv := newReplyServer(f)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.addr(), Protocol: 2, MaxRetries: -1,
@@ -115,7 +116,7 @@ func checkServerError(t *testing.T, what string, err error) {
 		}
 	}
 	if err != nil {
-		t.Fatalf("%s: %v, want nil or one of the package's errors", what, err)
+		t.Fatalf("%s: %v, want nil or one of core's errors", what, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// Readers share the lock; a writer has it alone.
-func ExampleRWMutex() {
+// Readers share the lock (core.RWMutex); a writer has it alone.
+func Example_rwMutex() {
 	c, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()

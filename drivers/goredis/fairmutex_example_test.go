@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// A fair lock hands itself to its waiters in the order they came; TryLock
-// never jumps the line.
-func ExampleFairMutex() {
+// A fair lock (core.FairMutex) hands itself to its waiters in the order
+// they came; TryLock never jumps the line.
+func Example_fairMutex() {
 	c, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()

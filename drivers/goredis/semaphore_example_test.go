@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -30,9 +30,9 @@ func exampleClient() (c *core.Client, stop func()) {
 	return c, func() { c.Close(); rdb.Close() }
 }
 
-// A semaphore of 3 permits: a lease may take several at once, and a
+// A core.Semaphore of 3 permits: a lease may take several at once, and a
 // request for more than are free fails (TryAcquire) or waits (Acquire).
-func ExampleSemaphore() {
+func Example_semaphore() {
 	c, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
@@ -72,8 +72,8 @@ func ExampleSemaphore() {
 }
 
 // A permit handed on with a job is released by whoever finishes the job,
-// by its permit ID.
-func ExampleSemaphore_Release() {
+// by its permit ID (core.Semaphore.Release).
+func Example_semaphoreRelease() {
 	c, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()

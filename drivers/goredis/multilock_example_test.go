@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/redlockgo/redlock/drivers/goredis"
 )
 
-// A MultiLock takes several names as one, all or none: a transfer between
-// two accounts locks both, and a Mutex on either account waits for it.
-func ExampleClient_MultiLock() {
+// A core.MultiLock takes several names as one, all or none: a transfer
+// between two accounts locks both, and a Mutex on either account waits for
+// it.
+func Example_multiLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)

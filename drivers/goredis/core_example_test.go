@@ -1,4 +1,4 @@
-package core_test
+package goredis_test
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/redlockgo/redlock/drivers/goredis"
 )
 
-// TryLock makes one attempt: while another lease holds the lock it fails
-// with ErrNotAcquired. Fencing tokens increase with every acquisition.
-func ExampleMutex_TryLock() {
+// core.Mutex.TryLock makes one attempt: while another lease holds the
+// lock it fails with ErrNotAcquired. Fencing tokens increase with every
+// acquisition.
+func Example_mutexTryLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
@@ -53,9 +54,9 @@ func ExampleMutex_TryLock() {
 	// after Unlock, a larger token: true
 }
 
-// Do holds the lock while the function runs, extending it as needed, and
+// core.Do holds the lock while the function runs, extending it as needed, and
 // releases it when the function returns.
-func ExampleDo() {
+func Example_do() {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	d, err := goredis.New(rdb)
