@@ -7,6 +7,8 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/redlockgo/redlock v0.0.0
 	github.com/redlockgo/redlock/conformance v0.0.0
+	github.com/redlockgo/redlock/drivers/goredis v0.0.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
 )
 
 require (
@@ -35,4 +37,7 @@ require (
 replace (
 	github.com/redlockgo/redlock => ../
 	github.com/redlockgo/redlock/conformance => ../conformance
+	github.com/redlockgo/redlock/drivers/goredis => ../drivers/goredis
+	github.com/redlockgo/redlock/drivers/redigo => ../drivers/redigo
+	github.com/redlockgo/redlock/drivers/rueidis => ../drivers/rueidis
 )

@@ -11,6 +11,9 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redlockgo/redlock v0.0.0
+	github.com/redlockgo/redlock/drivers/goredis v0.0.0
+	github.com/redlockgo/redlock/drivers/redigo v0.0.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
 	github.com/rs/zerolog v1.28.0
 	go.uber.org/goleak v1.3.0
 )
@@ -34,4 +37,9 @@ require (
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
 
-replace github.com/redlockgo/redlock => ../
+replace (
+	github.com/redlockgo/redlock => ../
+	github.com/redlockgo/redlock/drivers/goredis => ../drivers/goredis
+	github.com/redlockgo/redlock/drivers/redigo => ../drivers/redigo
+	github.com/redlockgo/redlock/drivers/rueidis => ../drivers/rueidis
+)

@@ -23,9 +23,11 @@ servers_start
 export CGO_ENABLED=1
 command -v "$(go env CC)" >/dev/null || servers_apt_install gcc libc6-dev
 
-# The library is the root module; the suite, the benchmarks, the command
-# and the generator are modules of their own (go.work ties them).
-modules=(./... ./conformance/... ./bench/... ./cmd/redlock/... ./gen/...)
+# The library is the root module; each driver, the suite, the benchmarks,
+# the command and the generator are modules of their own (go.work ties
+# them; ./... at the root reaches none of them).
+modules=(./... ./drivers/goredis/... ./drivers/redigo/... ./drivers/rueidis/... ./drivers/auto/...
+  ./conformance/... ./bench/... ./cmd/redlock/... ./gen/...)
 
 section "go vet (every module)"
 go vet "${modules[@]}"

@@ -9,6 +9,9 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/redlockgo/redlock v0.0.0
 	github.com/redlockgo/redlock/conformance v0.0.0
+	github.com/redlockgo/redlock/drivers/goredis v0.0.0
+	github.com/redlockgo/redlock/drivers/redigo v0.0.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/term v0.44.0
 )
@@ -42,4 +45,7 @@ require (
 replace (
 	github.com/redlockgo/redlock => ../../
 	github.com/redlockgo/redlock/conformance => ../../conformance
+	github.com/redlockgo/redlock/drivers/goredis => ../../drivers/goredis
+	github.com/redlockgo/redlock/drivers/redigo => ../../drivers/redigo
+	github.com/redlockgo/redlock/drivers/rueidis => ../../drivers/rueidis
 )
