@@ -37,7 +37,7 @@ section "staticcheck (every module)"
 GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 "$(go env GOPATH)/bin/staticcheck" "${modules[@]}"
 
-section "an application of core and one driver: nothing in its go.sum beyond the clients' own"
+section "an application of core and one driver: nothing in its go.sum beyond its client's module graph"
 bash scripts/gosum.sh
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
