@@ -1,6 +1,9 @@
 // Package core holds the distributed synchronization primitives, written
 // once against package driver and so usable through every client adapter in
-// drivers/.
+// drivers/. Each adapter is a module of its own (go get
+// github.com/redlockgo/redlock/drivers/goredis, .../drivers/redigo or
+// .../drivers/rueidis); the runnable examples of each primitive are the
+// package examples of drivers/goredis.
 //
 // # Modes
 //

@@ -17,7 +17,10 @@
 //
 //	go list -deps -tags redlock_redigo github.com/redlockgo/redlock/drivers/auto | grep -c go-redis
 //
-// prints 0. An application that needs more than one client, or options
+// prints 0. It is a module of its own that requires all three drivers, so
+// the go.sum of an application importing it lists the three clients' modules
+// (go get github.com/redlockgo/redlock/drivers/auto); one that imports a
+// single driver instead lists only that client's. An application that needs more than one client, or options
 // Open does not set (TLS, passwords, pool sizes, Redis Cluster), builds its
 // client itself and passes it to that driver's New.
 //

@@ -6,6 +6,12 @@
 //
 //	d, err := goredis.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 //
+// It is a module of its own, which requires go-redis and no other client:
+//
+//	go get github.com/redlockgo/redlock/drivers/goredis
+//
+// Its package examples show each primitive of package core.
+//
 // Its operation methods are generated (zz_generated.go); this file holds
 // only what cannot be.
 package goredis

@@ -7,6 +7,10 @@
 //		return redis.Dial("tcp", "localhost:6379")
 //	}})
 //
+// It is a module of its own, which requires redigo and no other client:
+//
+//	go get github.com/redlockgo/redlock/drivers/redigo
+//
 // Its operation methods are generated (zz_generated.go); this file holds
 // only what cannot be.
 package redigo

@@ -9,8 +9,14 @@
 //	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"localhost:6379"}})
 //	d, err := rueidisdriver.New(client)
 //
-// A rueidis client for a Redis Cluster works as is. The operation methods are
-// generated (zz_generated.go); this file holds only what cannot be.
+// A rueidis client for a Redis Cluster works as is.
+//
+// It is a module of its own, which requires rueidis and no other client:
+//
+//	go get github.com/redlockgo/redlock/drivers/rueidis
+//
+// The operation methods are generated (zz_generated.go); this file holds
+// only what cannot be.
 package rueidis
 
 import (

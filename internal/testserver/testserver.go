@@ -1,5 +1,5 @@
-// Package testserver names the Redis server that the examples and the
-// module's own tests use: the first of REDLOCK_TEST_NODES (scripts/test.sh
+// Package testserver names the Redis server that the drivers' examples
+// and tests use: the first of REDLOCK_TEST_NODES (scripts/test.sh
 // starts real servers and sets it), else one on localhost.
 package testserver
 
