@@ -18,5 +18,5 @@ const (
 
 	// MaxMultiLockNames is the most names one MultiLock may hold: a node
 	// takes and releases them all in one script.
-	MaxMultiLockNames = 500
+	MaxMultiLockNames = 100
 )
