@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"testing"
@@ -22,6 +23,8 @@ type landsLate struct {
 	retried    bool          // the attempt runs twice at once, as a client that lost its reply sends it again; nothing is held back
 	joining    bool          // the first attempt that joins the line (see testLateAttemptAfterGiveUp), else the first
 	holderTTL  time.Duration // a holder's, taken first; 0 for none
+	waiterTTL  time.Duration // the waiter's; 0 for 30s
+	goneWithin time.Duration // how soon the name must be free after the landing; 0 for 3s
 	// call is the waiter's part, with w, whose attempt is held back; it
 	// ends the holder's lease h when it should.
 	call func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, h *core.Lease)
@@ -38,6 +41,25 @@ var landsLateCases = map[string]landsLate{
 	// twice (by a client that retried it on a broken connection), lands
 	// after the release.
 	"CopyLandsAfterUnlock": {duplicated: true, call: lockUnlock},
+	// A TryLock wins at once and its lease is held, extended, past its
+	// first TTL; a copy of its attempt, sent twice on a majority, lands
+	// after the release: the mark the attempt made as it landed must last
+	// as long as its lease.
+	"CopyLandsAfterExtendedLease": {duplicated: true, onMajority: true, waiterTTL: 2 * time.Second, goneWithin: time.Second, call: func(ctx context.Context, t *testing.T, x exclusiveLock, w *core.Client, n string, _ *core.Lease) {
+		l, err := x.try(ctx, w, n)
+		if err != nil {
+			t.Fatalf("TryLock: %v", err)
+		}
+		for range 3 {
+			time.Sleep(time.Second) // 3s in all: past the first TTL, and the mark's
+			if err := l.Extend(ctx, 2*time.Second); err != nil {
+				t.Fatalf("Extend: %v", err)
+			}
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock: %v", err)
+		}
+	}},
 	// The waiter's attempt runs twice on a majority of nodes before its
 	// reply comes back (the reply of the second): the lease must hold what
 	// the first took there, once, and its release free it.
@@ -124,7 +146,7 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 				return later
 			}
 			return faults.Fault{}
-		}, core.WithTTL(30*time.Second))
+		}, core.WithTTL(cmp.Or(c.waiterTTL, 30*time.Second)))
 		var h *core.Lease
 		if c.holderTTL > 0 {
 			holder := x.holder
@@ -139,7 +161,7 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 		c.call(ctx, t, x, w, n, h)
 		time.Sleep(300 * time.Millisecond) // the waiter's background leaves and retries ran
 		flush(fds)                         // the held-back attempts land now
-		e.gone(t, ctx, 3*time.Second, x.key(n))
+		e.gone(t, ctx, cmp.Or(c.goneWithin, 3*time.Second), x.key(n))
 	}
 }
 

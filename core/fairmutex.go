@@ -141,7 +141,7 @@ type fairHold struct {
 func (h fairHold) id() string { return h.token }
 
 func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
-	v, err := n.d.Extend(ctx, h.keys.lock, h.token, ttl)
+	v, err := n.d.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 

@@ -317,10 +317,10 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 
 func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	if h.owned() {
-		v, err := n.d.ExtendOwned(ctx, h.keys.lock, h.holder, ttl)
+		v, err := n.d.ExtendOwned(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.d.Extend(ctx, h.keys.lock, h.holder, ttl)
+	v, err := n.d.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
 	return v == 1, err
 }
 

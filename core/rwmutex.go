@@ -177,7 +177,7 @@ func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, e
 		v, err := n.d.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.d.Extend(ctx, h.keys.writer, h.token, ttl)
+	v, err := n.d.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 

@@ -342,7 +342,7 @@ func (h semaphoreHold) id() string {
 }
 
 func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {
-	v, err := nd.d.SemaphoreExtend(ctx, h.keys.permits, h.keys.holders, h.token, h.n, h.slots, ttl)
+	v, err := nd.d.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.ticket, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
 	return v == 1, err
 }
 

@@ -35,15 +35,15 @@ type Scripts interface {
 	// ReleaseOrMark releases the lock of an attempt with a ticket of its own when its token holds it, handing it on, and marks the ticket when not (or always), so that the attempt is refused when it lands late.
 	// It runs scripts/lua/release_or_mark.lua.
 	ReleaseOrMark(ctx context.Context, r ReleaseOrMarkRequest) (int64, error)
-	// Extend lengthens a plain lock's expiry to at least ttl only when it holds token.
+	// Extend lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
-	Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
+	Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error)
 	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter, and marks the attempt's ticket as mark says.
 	// It runs scripts/lua/release_owned.lua.
 	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)
-	// ExtendOwned lengthens a reentrant lock's expiry to at least ttl only while the lease holds it.
+	// ExtendOwned lengthens a reentrant lock's expiry, and the mark of its attempt, to at least ttl only while the lease holds it.
 	// It runs scripts/lua/extend_owned.lua.
-	ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error)
+	ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
@@ -79,7 +79,7 @@ type Scripts interface {
 	SemaphoreRelease(ctx context.Context, r SemaphoreReleaseRequest) (int64, error)
 	// SemaphoreExtend lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.
 	// It runs scripts/lua/semaphore_extend.lua.
-	SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error)
+	SemaphoreExtend(ctx context.Context, r SemaphoreExtendRequest) (int64, error)
 	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
 	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error)
@@ -354,6 +354,17 @@ type SemaphoreReleaseRequest struct {
 	Token   string        // ARGV[1]
 	N       int64         // ARGV[2]
 	Left    time.Duration // ARGV[3]
+}
+
+// SemaphoreExtendRequest holds the keys and arguments of SemaphoreExtend, in the order of scripts/lua/semaphore_extend.lua.
+type SemaphoreExtendRequest struct {
+	Permits string        // KEYS[1]
+	Holders string        // KEYS[2]
+	Mark    string        // KEYS[3]
+	Token   string        // ARGV[1]
+	N       int64         // ARGV[2]
+	Slots   int64         // ARGV[3]
+	TTL     time.Duration // ARGV[4]
 }
 
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.

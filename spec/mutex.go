@@ -67,8 +67,8 @@ var mutexOps = []Op{
 	{
 		Name:   "Extend",
 		Script: "extend",
-		Doc:    "lengthens a plain lock's expiry to at least ttl only when it holds token.",
-		Keys:   []Param{{"lock", String}},
+		Doc:    "lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.",
+		Keys:   []Param{{"lock", String}, {"ticket", String}},
 		Args:   []Param{{"token", String}, {"ttl", Millis}},
 		Reply:  []Field{{"Extended", Int, "1 when the token holds the lock, 0 when absent or held by another token"}},
 	},
@@ -83,8 +83,8 @@ var mutexOps = []Op{
 	{
 		Name:   "ExtendOwned",
 		Script: "extend_owned",
-		Doc:    "lengthens a reentrant lock's expiry to at least ttl only while the lease holds it.",
-		Keys:   []Param{{"lock", String}},
+		Doc:    "lengthens a reentrant lock's expiry, and the mark of its attempt, to at least ttl only while the lease holds it.",
+		Keys:   []Param{{"lock", String}, {"ticket", String}},
 		Args:   []Param{{"lease", String}, {"ttl", Millis}},
 		Reply:  []Field{{"Extended", Int, "1 when the lease holds the lock, 0 when it does not"}},
 	},

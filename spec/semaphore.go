@@ -29,7 +29,7 @@ var semaphoreOps = []Op{
 		Name:   "SemaphoreExtend",
 		Script: "semaphore_extend",
 		Doc:    "lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.",
-		Keys:   []Param{{"permits", String}, {"holders", String}},
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"mark", String}},
 		Args:   []Param{{"token", String}, {"n", Int}, {"slots", Int}, {"ttl", Millis}},
 		Reply:  []Field{{"Extended", Int, "1 when the lease holds its slots here, 0 when not"}},
 	},

@@ -67,9 +67,9 @@ func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkReques
 }
 
 // Extend asks the hook, then runs the inner driver's Extend.
-func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "Extend", "Extend", []string{lock}, func(ctx context.Context) (int64, error) {
-		return d.inner.Extend(ctx, lock, token, ttl)
+func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "Extend", "Extend", []string{lock, ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.Extend(ctx, lock, ticket, token, ttl)
 	})
 }
 
@@ -81,9 +81,9 @@ func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest)
 }
 
 // ExtendOwned asks the hook, then runs the inner driver's ExtendOwned.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "ExtendOwned", "ExtendOwned", []string{lock}, func(ctx context.Context) (int64, error) {
-		return d.inner.ExtendOwned(ctx, lock, lease, ttl)
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "ExtendOwned", "ExtendOwned", []string{lock, ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.ExtendOwned(ctx, lock, ticket, lease, ttl)
 	})
 }
 
@@ -165,9 +165,9 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 }
 
 // SemaphoreExtend asks the hook, then runs the inner driver's SemaphoreExtend.
-func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{permits, holders}, func(ctx context.Context) (int64, error) {
-		return d.inner.SemaphoreExtend(ctx, permits, holders, token, n, slots, ttl)
+func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
+	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreExtend(ctx, r)
 	})
 }
 

@@ -2,6 +2,7 @@ package goredis_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log"
@@ -12,21 +13,29 @@ import (
 	"github.com/redlockgo/redlock/drivers/goredis"
 )
 
-// core.Mutex.TryLock makes one attempt: while another lease holds the
-// lock it fails with ErrNotAcquired. Fencing tokens increase with every
-// acquisition.
-func Example_mutexTryLock() {
+// exampleClient is a Client over the examples' server (addr); stop closes
+// it and its go-redis client.
+func exampleClient() (c *core.Client, stop func()) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
 	d, err := goredis.New(rdb)
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := core.New([]core.Driver{d})
+	// A prefix of its own, so that what a run leaves (a latch set again)
+	// does not meet the next run.
+	c, err = core.New([]core.Driver{d}, core.WithKeyPrefix("example:"+rand.Text()+":"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
+	return c, func() { c.Close(); rdb.Close() }
+}
+
+// core.Mutex.TryLock makes one attempt: while another lease holds the
+// lock it fails with ErrNotAcquired. Fencing tokens increase with every
+// acquisition.
+func Example_mutexTryLock() {
+	c, stop := exampleClient()
+	defer stop()
 
 	ctx := context.Background()
 	m := c.Mutex("invoice:43")
@@ -57,20 +66,11 @@ func Example_mutexTryLock() {
 // core.Do holds the lock while the function runs, extending it as needed, and
 // releases it when the function returns.
 func Example_do() {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	d, err := goredis.New(rdb)
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, err := core.New([]core.Driver{d})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
+	c, stop := exampleClient()
+	defer stop()
 
 	ctx := context.Background()
-	err = core.Do(ctx, c.Mutex("nightly-report"), func(ctx context.Context) error {
+	err := core.Do(ctx, c.Mutex("nightly-report"), func(ctx context.Context) error {
 		// ctx is cancelled if the lock is lost; pass it to the work.
 		_, err := c.Mutex("nightly-report").TryLock(ctx)
 		fmt.Println("held during Do:", errors.Is(err, core.ErrNotAcquired))

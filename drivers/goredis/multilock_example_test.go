@@ -6,27 +6,15 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/drivers/goredis"
 )
 
 // A core.MultiLock takes several names as one, all or none: a transfer
 // between two accounts locks both, and a Mutex on either account waits for
 // it.
 func Example_multiLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	d, err := goredis.New(rdb)
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, err := core.New([]core.Driver{d})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
+	c, stop := exampleClient()
+	defer stop()
 	ctx := context.Background()
 
 	// The names are taken in sorted order, whatever order they are given in.
@@ -39,7 +27,11 @@ func Example_multiLock() {
 	}
 	_, err = transfer.TryLock(ctx)
 	fmt.Println("while account:7 is held:", errors.Is(err, core.ErrNotAcquired))
-	fmt.Println("account:3 left free:", rdb.Exists(ctx, "redlock:{account:3}").Val() == 0)
+	free, err := c.Mutex("account:3").TryLock(ctx)
+	fmt.Println("account:3 left free:", err == nil)
+	if err == nil {
+		free.Unlock(ctx)
+	}
 	if err := single.Unlock(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -2,33 +2,12 @@ package goredis_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlockgo/redlock/core"
-	"github.com/redlockgo/redlock/drivers/goredis"
 )
-
-// exampleClient is a Client over the examples' server (addr); stop closes
-// it and its go-redis client.
-func exampleClient() (c *core.Client, stop func()) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	d, err := goredis.New(rdb)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// A prefix of its own, so that what a run leaves (a latch set again)
-	// does not meet the next run.
-	c, err = core.New([]core.Driver{d}, core.WithKeyPrefix("example:"+rand.Text()+":"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	return c, func() { c.Close(); rdb.Close() }
-}
 
 // A core.Semaphore of 3 permits: a lease may take several at once, and a
 // request for more than are free fails (TryAcquire) or waits (Acquire).

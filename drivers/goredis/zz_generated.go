@@ -54,8 +54,8 @@ func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkReques
 }
 
 // Extend runs scripts/lua/extend.lua.
-func (d *Driver) Extend(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock}, token, ttl.Milliseconds()))
+func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket}, token, ttl.Milliseconds()))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
@@ -64,8 +64,8 @@ func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest)
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, lease string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock}, lease, ttl.Milliseconds()))
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, ticket}, lease, ttl.Milliseconds()))
 }
 
 // FenceRaise runs scripts/lua/fence_raise.lua.
@@ -124,8 +124,8 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
-func (d *Driver) SemaphoreExtend(ctx context.Context, permits string, holders string, token string, n int64, slots int64, ttl time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreExtend(d.evalInt(ctx, adapter.SemaphoreExtendScript, []string{permits, holders}, token, n, slots, ttl.Milliseconds()))
+func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
+	return adapter.DecodeSemaphoreExtend(d.evalInt(ctx, adapter.SemaphoreExtendScript, []string{r.Permits, r.Holders, r.Mark}, r.Token, r.N, r.Slots, r.TTL.Milliseconds()))
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "2087bd690ed322ee7fca1033f5a03bdca29ffbd2",
+	SHA1:   "94f7033112cb2aa9ae2df509a89866e54632626d",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -34,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "567333e4e38646ecdf0c42471d64d877dc41c509",
+	SHA1:   "a4f7590c50aff666830fea4ae62673490e557025",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -81,7 +81,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "b3f7bf4280615205a50f1089a4c28c94b82b6dc9",
+	SHA1:   "202f69c4ff6579b205a43fd226c6d614d42fa8da",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -93,7 +93,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "aac21df4041fd15bd6f6ec474194cfe692b28cbc",
+	SHA1:   "e2daef9eb946a814e7f6fdf5cda35ee8981bee52",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -105,7 +105,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "dbbeb65b53fa0a3a014533be0216e7e7c27a50eb",
+	SHA1:   "e9e472eee271d01825f7d957af80c8f98e22f392",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -117,7 +117,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "4a4f60d0db609c6e39fc0b03621862818847844b",
+	SHA1:   "38c89b63ad6c28fb3b9724e39a3eb81e67d5a6e0",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -129,7 +129,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "e1868c4d12270ba7ca8e4abf5ce90576230a612a",
+	SHA1:   "8531c7273eb9f455758e8fa7dc967be8bbc1c651",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -153,7 +153,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "2bac495139dff943f38557d4a421df7e73aebadc",
+	SHA1:   "e83e3533b391b4c477154a613caec0097633d6f3",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -177,7 +177,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "2d4a90ff521ea1ff8fee7ef97cdf5cf555bb35e3",
+	SHA1:   "5d4f246b0f7c1d2d3bae959aef7aaeb4afffc28d",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -189,7 +189,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "9f236b5c3d1d7e65d8ff3a94a79b178fa2ffa982",
+	SHA1:   "f146ae357da8f90f3d74a9b832b2c90f0275a599",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -211,7 +211,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "1612424b9de007fad7f6185eed3fac7335b9a191",
+	SHA1:   "aad172abb853c50c5cde32b1fc78ce1b6d8a5066",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -223,7 +223,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "f3b81952f2c7bab803478db023bb2be5040cf63f",
+	SHA1:   "20e81d4aa56af264610a994b56505ff6d6edf1da",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -245,7 +245,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "fd08870173b5e602a75fc377cb92a6c5df51d6e9",
+	SHA1:   "78789d2479db12d77c4bb4c3862d05bffae13914",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "844b424fe38b0e8285525470df0f5dd8d50fe0bb",
+	SHA1:   "f4e46b5b5c00de90995e13f0a1935b512f9bac82",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "9cedfd0bd584f785da538720cd173f0bf0d547aa",
+	SHA1:   "93487b9319e970f52c73755737a7e5a5b02a7a22",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -315,7 +315,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "4364bacda62fe0ec4e1a8361cad6310ed63cea28",
+	SHA1:   "770616489459fdef0ff13b965dff52214fed5d31",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -327,7 +327,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "25ee94b4235f8de0717bbaae0e771bfc3d5d0823",
+	SHA1:   "3feec1077455d0f6f83517cf579bde37a2554431",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 

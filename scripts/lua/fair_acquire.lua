@@ -32,14 +32,11 @@
 -- #include lib/lengthen.lua
 
 local try = tonumber(ARGV[4]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-if hasLeft(KEYS[5] .. ARGV[1]) then
+if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
   if try and redis.call('get', KEYS[1]) == ARGV[1] then
     return {1, currentFence(KEYS[2]), 0} -- a copy of this TryLock, which took the lock
   end
   return {0, 0, 0} -- an attempt of a waiter that left, or a TryLock that landed already, landing late
-end
-if try then
-  markLeft(KEYS[5] .. ARGV[1], ARGV[2])
 end
 local now = serverNow()
 purgeLine(KEYS[3], KEYS[4], now)

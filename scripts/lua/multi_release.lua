@@ -31,10 +31,7 @@ for i = 1, #KEYS, 4 do
   if held[i] then
     released = released + 1
   end
-  if ARGV[5] == '2' or (ARGV[5] == '1' and not held[i]) then
-    redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
-    markLeft(KEYS[i + 3], ARGV[4])
-  end
+  markOnRelease(ARGV[5], held[i], KEYS[i + 2], KEYS[i + 3], ARGV[4])
 end
 if released == #KEYS / 4 then
   local same = '^m:' .. namesDigest(4) .. ':(%d+):(%w+):(%w+)$'

@@ -31,7 +31,7 @@
 -- #include lib/left.lua
 -- #include lib/lengthen.lua
 
-if hasLeft(KEYS[4]) then
+if landed(KEYS[4], ARGV[8] == '1', ARGV[2]) then
   if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
     return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
   end
@@ -39,9 +39,6 @@ if hasLeft(KEYS[4]) then
 end
 if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0} -- overtaken already
-end
-if ARGV[8] == '1' then
-  markLeft(KEYS[4], ARGV[2])
 end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]

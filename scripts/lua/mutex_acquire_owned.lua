@@ -26,14 +26,11 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 
-if hasLeft(KEYS[4]) then
+if landed(KEYS[4], ARGV[7] == '1', ARGV[3]) then
   if ARGV[7] == '1' and ownedHolds(KEYS[1], ARGV[2]) then
     return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
   end
   return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
-end
-if ARGV[7] == '1' then
-  markLeft(KEYS[4], ARGV[3])
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]

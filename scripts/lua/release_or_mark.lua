@@ -23,10 +23,7 @@
 -- #include lib/left.lua
 
 local held = redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
-if not held or ARGV[5] == '1' then
-  redis.call('zrem', KEYS[3], KEYS[4])
-  markLeft(KEYS[4], ARGV[4])
-end
+markOnRelease(ARGV[5] == '1' and '2' or '1', held, KEYS[3], KEYS[4], ARGV[4])
 if not held then
   return 0
 end

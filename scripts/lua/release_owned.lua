@@ -21,10 +21,7 @@
 -- #include lib/left.lua
 
 local held = ownedHolds(KEYS[1], ARGV[1])
-if ARGV[5] == '2' or ARGV[5] == '1' and not held then
-  redis.call('zrem', KEYS[3], KEYS[4])
-  markLeft(KEYS[4], ARGV[4])
-end
+markOnRelease(ARGV[5], held, KEYS[3], KEYS[4], ARGV[4])
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1
 end

@@ -26,14 +26,11 @@
 -- #include lib/left.lua
 
 local try = tonumber(ARGV[3]) == 0 -- a TryRLock, whose ticket is its own (see lib/left.lua)
-if hasLeft(KEYS[5] .. ARGV[1]) then
+if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
   if try and redis.call('zscore', KEYS[2], ARGV[1]) then
     return {1, currentFence(KEYS[6]), 0} -- a copy of this TryRLock, which took a read lease
   end
   return {0, 0, 0} -- an attempt of a reader that released or left, or a TryRLock that landed already, landing late
-end
-if try then
-  markLeft(KEYS[5] .. ARGV[1], ARGV[2])
 end
 local now = serverNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])

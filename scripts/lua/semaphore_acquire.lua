@@ -59,14 +59,13 @@ local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
 end
-if hasLeft(KEYS[7]) then
+if landed(KEYS[7], true, ARGV[3]) then -- the mark is the attempt's own
   local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
   if list then
     return {1, currentFence(KEYS[4]), 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
   end
   return {0, 0, 0, size, 0} -- released, undone or landed already, landing late
 end
-markLeft(KEYS[7], ARGV[3]) -- the mark is the attempt's own (see lib/left.lua)
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')

@@ -7,6 +7,7 @@
 -- short.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
+-- KEYS[3] mark: the mark of the lease's attempt, which it keeps as long (see lib/left.lua)
 -- ARGV[1] token: the lease's token
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] slots: the digest of the slots the lease won (see semaphore_acquire.lua)
@@ -17,6 +18,7 @@
 -- #include lib/slots_digest.lua
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
+-- #include lib/left.lua
 
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
@@ -55,4 +57,5 @@ end
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)
 end
+keepMark(KEYS[3], ttl)
 return 1

@@ -16,6 +16,40 @@ local function hasLeft(ticket)
   return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left'
 end
 
+-- landed reports whether an attempt's ticket is marked: its waiter left,
+-- or it was released or undone, or (for a ticket of its own) a copy of it
+-- landed before; it must then not take the name. An attempt with a ticket
+-- of its own (own) marks it now.
+local function landed(ticket, own, ms)
+  if hasLeft(ticket) then
+    return true
+  end
+  if own then
+    markLeft(ticket, ms)
+  end
+  return false
+end
+
+-- keepMark lengthens a mark to last at least ms more, with the lease that
+-- an extension lengthens: a copy of the attempt may land any time until
+-- the lease's release, which does not mark again where it finds the lease.
+local function keepMark(ticket, ms)
+  if hasLeft(ticket) and redis.call('pttl', ticket) < tonumber(ms) then
+    redis.call('pexpire', ticket, ms)
+  end
+end
+
+-- markOnRelease takes a released attempt's ticket out of line and marks
+-- it, where the lease held nothing (mode '1': the attempt may still land)
+-- or always (mode '2': a queued waiter's lease, whose attempts share the
+-- ticket); mode '0' marks nothing (the undo of a waiter that waits on).
+local function markOnRelease(mode, held, queue, ticket, ms)
+  if mode == '2' or mode == '1' and not held then
+    redis.call('zrem', queue, ticket)
+    markLeft(ticket, ms)
+  end
+end
+
 -- leaveForGood takes token out of its line's sets and marks its ticket as
 -- left: also after a release, as the waiter's earlier attempts, which
 -- carry the same token, may still land and would take the lock again.
