@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -54,6 +55,8 @@ func runMutex(t *testing.T, e env) {
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
+		cases["OwnedJoinLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease(faults.Delay)
+		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease(faults.Duplicate)
 	}
 	if len(e.addrs) >= 3 {
 		maps.Copy(cases, landsLateCasesFor("Mutex", ""))

@@ -137,7 +137,8 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		// Tickets of its own, which a release that finds nothing marks.
 		suffix := rand.Text()
 		for i := range h {
-			h[i].mark, h[i].spend = h[i].keys.noTicket+suffix, true
+			h[i].mark = h[i].keys.noTicket + suffix
+			h[i].own = h[i].mark
 		}
 	default:
 		// A queued waiter's attempts share its token and tickets: its
@@ -339,7 +340,7 @@ func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && 
 func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
 	join, arrival, secret, stem, spend := int64(0), int64(0), "", "", int64(0)
-	if h[0].spend {
+	if h[0].own != "" {
 		spend = 1
 	}
 	for j, mh := range h {

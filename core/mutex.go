@@ -125,9 +125,14 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		// a release of its token that finds nothing marks: the attempt,
 		// landing late (after its undo, or its lease's release, on a
 		// stalled node), is then refused.
-		h.mark, h.spend = m.keys.noTicket+rand.Text(), true
+		h.mark = m.keys.noTicket + rand.Text()
+		h.own = h.mark
 	case a.key != "":
 		h.markTicket(a.key)
+		if h.owned() {
+			// Each of an owner's attempts has a lease token of its own.
+			h.own = m.keys.noTicket + rand.Text()
+		}
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
 	var kept atomic.Bool // an undo left the lock with the waiter
@@ -251,7 +256,7 @@ type mutexHold struct {
 	reserve time.Duration
 	idle    time.Duration // how long the fencing counter outlives its last draw
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
-	spend   bool          // mark is the attempt's own, which the attempt marks as it lands (see lib/left.lua)
+	own     string        // the attempt's own mark, which it sets as it lands (see lib/left.lua); "" for a plain waiter's, which shares its ticket
 	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
 	ttl     time.Duration // how long such a mark stays
 	timeout time.Duration // the node timeout
@@ -297,13 +302,13 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	switch {
 	case a.key != "":
 		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
-	case h.spend:
+	case h.own != "":
 		spend = 1
 	}
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Spend: spend})
+		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle})
 		g, err = grant(r), e
 	} else {
 		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
@@ -317,7 +322,7 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 
 func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	if h.owned() {
-		v, err := n.d.ExtendOwned(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
+		v, err := n.d.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
 	v, err := n.d.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
@@ -344,14 +349,7 @@ func (h *mutexHold) markTicket(ticket string) {
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	if h.owned() {
-		mark := int64(0)
-		switch {
-		case h.always:
-			mark = 2
-		case h.mark != "":
-			mark = 1
-		}
-		left, err := n.d.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Mark: mark})
+		left, err := n.d.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Mark: cmp.Or(h.own, h.ticket()), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: boolInt(h.always)})
 		return left >= 0, err
 	}
 	if h.always {

@@ -38,7 +38,7 @@ type Scripts interface {
 	// Extend lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error)
-	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter, and marks the attempt's ticket as mark says.
+	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.
 	// It runs scripts/lua/release_owned.lua.
 	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)
 	// ExtendOwned lengthens a reentrant lock's expiry, and the mark of its attempt, to at least ttl only while the lease holds it.
@@ -133,13 +133,13 @@ type MutexAcquireOwnedRequest struct {
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
 	Ticket  string        // KEYS[4]
+	Mark    string        // KEYS[5]
 	Owner   string        // ARGV[1]
 	Lease   string        // ARGV[2]
 	TTL     time.Duration // ARGV[3]
 	Join    int64         // ARGV[4]
 	Arrival int64         // ARGV[5]
 	Idle    time.Duration // ARGV[6]
-	Spend   int64         // ARGV[7]
 }
 
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
@@ -194,11 +194,12 @@ type ReleaseOwnedRequest struct {
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
 	Ticket  string        // KEYS[4]
+	Mark    string        // KEYS[5]
 	Lease   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
-	Mark    int64         // ARGV[5]
+	Always  int64         // ARGV[5]
 }
 
 // MultiLockAcquireRequest holds the keys and arguments of MultiLockAcquire, in the order of scripts/lua/multi_acquire.lua.

@@ -19,8 +19,8 @@ var mutexOps = []Op{
 		Name:   "MutexAcquireOwned",
 		Script: "mutex_acquire_owned",
 		Doc:    "takes or re-enters a reentrant lock for an owner and draws a fencing token.",
-		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}, {"spend", Int}},
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
+		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}},
 		Reply: []Field{
 			{"Acquired", Bool, "the owner now holds the lock (first hold or re-entry)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
@@ -75,9 +75,9 @@ var mutexOps = []Op{
 	{
 		Name:   "ReleaseOwned",
 		Script: "release_owned",
-		Doc:    "drops one lease of a reentrant lock, the owner's last handing it on to the next waiter, and marks the attempt's ticket as mark says.",
-		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"lease", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"mark", Int}},
+		Doc:    "drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
+		Args:   []Param{{"lease", String}, {"reserve", Millis}, {"idle", Millis}, {"left", Millis}, {"always", Int}},
 		Reply:  []Field{{"LeasesLeft", Int, "the owner's remaining leases, 0 when freed, -1 when this lease held nothing"}},
 	},
 	{

@@ -19,7 +19,7 @@ func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest)
 
 // MutexAcquireOwned asks the hook, then runs the inner driver's MutexAcquireOwned.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
+	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
 		return d.inner.MutexAcquireOwned(ctx, r)
 	})
 }
@@ -75,7 +75,7 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 
 // ReleaseOwned asks the hook, then runs the inner driver's ReleaseOwned.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseOwned(ctx, r)
 	})
 }

@@ -20,7 +20,7 @@ func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest)
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds(), r.Spend))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds()))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -60,7 +60,7 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Mark))
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.

@@ -20,7 +20,7 @@ func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest)
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Spend, 10)))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -60,7 +60,7 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Mark, 10)))
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.

@@ -34,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "a4f7590c50aff666830fea4ae62673490e557025",
+	SHA1:   "c0d7c2f412c369b2a2ff1fb55ad39c3f69e0a43a",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -117,7 +117,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "38c89b63ad6c28fb3b9724e39a3eb81e67d5a6e0",
+	SHA1:   "d19eb1387005276deef2e7eb9c78a467143fb532",
 	Source: lua.Source("release_owned.lua"),
 }
 

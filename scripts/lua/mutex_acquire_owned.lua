@@ -7,16 +7,18 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, one of its own, which it marks as it lands, as does a release
--- that finds nothing (release_owned.lua)
+-- queue, its mark (KEYS[5])
+-- KEYS[5] mark: this attempt's own mark key, which it sets as it lands, as
+-- does a release that finds nothing (release_owned.lua): an owner's
+-- attempts each have a lease token of their own, so that a waiter's
+-- attempt that lands late, or twice, while a later attempt of its holds
+-- the lock would re-enter with a lease nobody has
 -- ARGV[1] owner: the owner identity
 -- ARGV[2] lease: this acquisition's random token
 -- ARGV[3] ttl: time to live of the lease's hold in milliseconds
 -- ARGV[4] join: 1 to join the queue on failure, 0 not to
 -- ARGV[5] arrival: the waiter's place in the queue (µs since the epoch)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
--- ARGV[7] spend: 1 when the ticket is this attempt's own, which it marks as
--- it lands (see lib/left.lua), 0 for a waiter's ticket
 -- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
@@ -26,11 +28,14 @@
 -- #include lib/fence.lua
 -- #include lib/left.lua
 
-if landed(KEYS[4], ARGV[7] == '1', ARGV[3]) then
-  if ARGV[7] == '1' and ownedHolds(KEYS[1], ARGV[2]) then
+if KEYS[4] ~= KEYS[5] and hasLeft(KEYS[4]) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+end
+if landed(KEYS[5], true, ARGV[3]) then
+  if ownedHolds(KEYS[1], ARGV[2]) then
     return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
   end
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
+  return {0, 0, 0, 0} -- an attempt released, undone or landed already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]

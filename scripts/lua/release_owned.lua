@@ -1,18 +1,20 @@
 -- Releases one lease of a reentrant lock (see lib/owned.lua); when no
 -- lease of the owner holds it any more, the lock is free and is handed on
--- as release_wake.lua does. It marks the attempt's ticket as
--- release_or_mark.lua does, in the same step.
+-- as release_wake.lua does. It marks the attempt as release_or_mark.lua
+-- does, in the same step: its own mark where the lease held nothing (the
+-- attempt may still land), and its waiter's ticket always for a queued
+-- waiter's lease.
 -- KEYS[1] lock: the lock key, the owner's hash
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: the attempt's ticket key
+-- KEYS[4] ticket: the waiter's ticket key (or the mark)
+-- KEYS[5] mark: the attempt's own mark key (see mutex_acquire_owned.lua)
 -- ARGV[1] lease: the lease's random token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long the mark stays, in ms (the attempt's TTL)
--- ARGV[5] mark: 0 marks nothing (the undo of a queued waiter's attempt), 1
--- marks the ticket where the lease held nothing, 2 always (a queued
--- waiter's lease)
+-- ARGV[5] always: 1 marks the ticket too (a queued waiter's lease), 0 not
+-- (the waiter's attempt that does not queue, or its undo: it waits on)
 -- Returns: the owner's leases left (0: the lock is free); -1 when this lease
 -- held nothing here (released before, or its hold ended).
 
@@ -21,7 +23,10 @@
 -- #include lib/left.lua
 
 local held = ownedHolds(KEYS[1], ARGV[1])
-markOnRelease(ARGV[5], held, KEYS[3], KEYS[4], ARGV[4])
+markOnRelease('1', held, KEYS[3], KEYS[5], ARGV[4])
+if ARGV[5] == '1' then
+  markOnRelease('2', held, KEYS[3], KEYS[4], ARGV[4])
+end
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1
 end
