@@ -122,9 +122,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	switch {
 	case t == nil || !t.join:
 		// An attempt that does not queue has a ticket of its own, which
-		// a release of its token that finds nothing marks: the attempt,
-		// landing late (after its undo, or its lease's release, on a
-		// stalled node), is then refused.
+		// it marks as it lands, and a release of its token that finds
+		// nothing marks too: the attempt, landing late (after its undo,
+		// or its lease's release, on a stalled node) or twice, is then
+		// refused.
 		h.mark = m.keys.noTicket + rand.Text()
 		h.own = h.mark
 	case a.key != "":
@@ -148,7 +149,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) {
 			if a.key != "" && h.owned() && !won.Load() {
 				// A failed attempt of an owner's queued waiter, which
-				// waits on: its ticket stays unmarked.
+				// waits on: its ticket stays unmarked (its own mark, not).
 				u := h
 				u.mark, u.always = "", false
 				return u.release(ctx, n)
@@ -345,7 +346,7 @@ func (h *mutexHold) markTicket(ticket string) {
 // timeout of its own: the first may have used up ctx's. It reports what
 // the first release found, and its error: the first may still land, and
 // a waiter that reuses the token must then take a fresh one (unsure). A
-// queued waiter's lease releases and marks in one call.
+// queued waiter's lease, and an owner's, release and mark in one call.
 func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	k := h.keys
 	if h.owned() {
