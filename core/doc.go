@@ -38,16 +38,21 @@
 // landed before is released and one that lands after is refused, in
 // whatever order the server runs them. An attempt that does not wait in
 // line (TryLock, a Poll attempt, a waiter's first) marks itself as it
-// lands (a key of a few bytes on each node, for the attempt's TTL): a copy
-// of it, sent twice by a client that retried it on a broken connection or
-// by the network, is refused wherever it lands later, and one that finds
-// the attempt's token holding the name reports it held, so that the round
-// counts it or undoes it. A waiter's attempts share its token and ticket:
-// its lease's release and its leaving the line mark them all. A Mutex or
-// MultiLock waiter's attempt that a later one of its attempts overtook on
-// that node is refused too. A waiter's tokens share a random stem and end
-// in a number that grows each time it gives one up: its next attempt takes
-// over a grant made to any of them, and its leave passes one on.
+// lands (a key of a few bytes on each node, for the attempt's TTL, which
+// an extension of its lease lengthens): a copy of it, sent twice by a
+// client that retried it on a broken connection or by the network, is
+// refused wherever it lands in that time, and one that finds the attempt's
+// token holding the name reports it held, so that the round counts it or
+// undoes it. Every mark lasts a TTL: a request that lands later than that
+// after its attempt (or its lease's last extension) may hold the name
+// there for one TTL, as a lease nobody has (an owner's, while a lease of
+// the same owner holds it, too). A waiter's attempts share its token and
+// ticket: its lease's release and its leaving the line mark them all. A
+// Mutex or MultiLock waiter's attempt that a later one of its attempts
+// overtook on that node is refused too. A waiter's tokens share a random
+// stem and end in a number that grows each time it gives one up: its next
+// attempt takes over a grant made to any of them, and its leave passes one
+// on.
 //
 // # Release and extension
 //
