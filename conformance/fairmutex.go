@@ -37,7 +37,7 @@ func runFairMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testFairMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
-		maps.Copy(cases, landsLateCasesFor("FairMutex", ""))
+		maps.Copy(cases, landsLateCasesFor(e, "FairMutex", ""))
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -49,7 +49,7 @@ func runMultiLock(t *testing.T, e env) {
 	if !e.cluster {
 		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
 		if len(e.addrs) >= 3 {
-			maps.Copy(cases, landsLateCasesFor("MultiLock", ""))
+			maps.Copy(cases, landsLateCasesFor(e, "MultiLock", ""))
 		}
 	}
 	if e.strategy == core.Notify && !e.cluster {

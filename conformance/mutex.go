@@ -59,8 +59,8 @@ func runMutex(t *testing.T, e env) {
 		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease(faults.Duplicate)
 	}
 	if len(e.addrs) >= 3 {
-		maps.Copy(cases, landsLateCasesFor("Mutex", ""))
-		maps.Copy(cases, landsLateCasesFor("MutexOwned", "Owned"))
+		maps.Copy(cases, landsLateCasesFor(e, "Mutex", ""))
+		maps.Copy(cases, landsLateCasesFor(e, "MutexOwned", "Owned"))
 		if e.strategy == core.Notify {
 			cases["KeptGrantAfterLostRelease"] = testKeptGrantAfterLostRelease
 		}

@@ -39,8 +39,8 @@ func runRWMutex(t *testing.T, e env) {
 		cases["MajorityDown"] = testRWMajorityDown
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
-		maps.Copy(cases, landsLateCasesFor("RWMutex", ""))
-		maps.Copy(cases, landsLateCasesFor("RWMutexRead", "Read"))
+		maps.Copy(cases, landsLateCasesFor(e, "RWMutex", ""))
+		maps.Copy(cases, landsLateCasesFor(e, "RWMutexRead", "Read"))
 	}
 	for n, f := range cases {
 		t.Run(n, func(t *testing.T) {

@@ -42,7 +42,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumSameSlots"] = testSemaphoreSameSlots
 		cases["QuorumMinorityDown"] = testSemaphoreMinorityDown
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
-		maps.Copy(cases, landsLateCasesFor("Semaphore", ""))
+		maps.Copy(cases, landsLateCasesFor(e, "Semaphore", ""))
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
 	}
 	if len(e.addrs) == 3 {
