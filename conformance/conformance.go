@@ -143,10 +143,7 @@ func (e env) clientOn(t testing.TB, addrs []string, opts ...core.Option) *core.C
 // t.Cleanup.
 func (e env) clientOver(t testing.TB, ds []core.Driver, opts ...core.Option) *core.Client {
 	t.Helper()
-	// The default node timeout, a tenth of the TTL, is 20-30ms for the
-	// short TTLs of some cases: too little on a loaded 2-core CI machine
-	// running every cell at once. Cases that test timeouts set their own.
-	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy), core.WithNodeTimeout(150 * time.Millisecond)}, serverOptions[e.server]...)
+	defaults := append([]core.Option{core.WithWaitStrategy(e.strategy)}, e.cellOptions()...)
 	c, err := core.New(ds, append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("core.New(%s): %v", e.h.Driver, err)

@@ -22,7 +22,7 @@ func testForgedGrantIgnored(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	queue := lockKey(n) + ":q"
-	got := e.inLine(t, ctx, queue, 1, e.client(t).Mutex(n).Lock)
+	got := e.inLine(t, ctx, queue, 1, e.client(t, patient).Mutex(n).Lock)
 	for i := range e.addrs {
 		admin := e.admin(t, i)
 		tickets, err := admin.ZRange(ctx, queue, 0, -1).Result()

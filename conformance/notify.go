@@ -181,7 +181,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if err != nil || r.Acquired {
 		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
 	}
-	got := e.inLine(t, ctx, queue, 2, e.client(t).Mutex(n).Lock) // queued behind the leaver
+	got := e.inLine(t, ctx, queue, 2, e.client(t, patient).Mutex(n).Lock) // queued behind the leaver
 	start := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -158,7 +158,7 @@ func testRWWriterWaits(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t).RWMutex(n).Lock)
+	got := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t, patient).RWMutex(n).Lock)
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
 	if err := r.Unlock(ctx); err != nil {
@@ -175,11 +175,11 @@ func testRWWriterKeepsReadersOut(t *testing.T, e env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t).RWMutex(n).Lock)
+	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t, patient).RWMutex(n).Lock)
 	if _, err := e.client(t).RWMutex(n).TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
 	}
-	reader := e.inLine(t, ctx, rwKey(n, ":rq"), 1, e.client(t).RWMutex(n).RLock)
+	reader := e.inLine(t, ctx, rwKey(n, ":rq"), 1, e.client(t, patient).RWMutex(n).RLock)
 	if err := r1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
