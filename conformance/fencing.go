@@ -72,7 +72,7 @@ func testIdleNameLeavesNothing(t *testing.T, e env) {
 			opts := []core.Option{core.WithKeyPrefix(prefix), core.WithTTL(ttl), core.WithIdleExpiry(idle), core.WithFencing(fencing),
 				core.WithNodeTimeout(400 * time.Millisecond)}
 			a, b := e.client(t, opts...), e.client(t, opts...)
-			names := e.ops(1000) // the slower cells: the same paths, fewer rounds
+			names := e.ops(300) // the slower cells: the same paths, fewer rounds
 			if e.cluster {
 				names = 200
 			}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ type Config struct {
 	Run string
 	// Parallel is how many test binaries run at once.
 	Parallel int
+	// Cases is how many cases each binary runs at once (-test.parallel);
+	// 0 leaves go test's default, GOMAXPROCS.
+	Cases int
 	// Progress, if set, is called with the cells that have an outcome and
 	// the cells expected, as they change.
 	Progress func(done, total int)
@@ -71,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		for _, s := range cfg.Servers {
 			f.jobs = append(f.jobs, &job{pkg: p.importPath, server: s.Name, tops: len(tops)})
-			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1})
+			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1, cases: cfg.Cases})
 		}
 	}
 	total := f.expected()
@@ -233,14 +237,19 @@ type testRun struct {
 	pkg    *pkg
 	server Server
 	job    int
+	cases  int // -test.parallel; 0: the default
 }
 
 // run runs the binary under test2json, handing each event to feed. A
 // binary that fails to start is reported as a package event with output,
 // so it shows among the failures.
 func (r *testRun) run(ctx context.Context, pattern string, feed func(Event)) {
-	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", "-p", r.pkg.importPath,
-		r.pkg.bin, "-test.v=test2json", "-test.run", pattern, "-test.count=1", "-test.timeout=20m")
+	args := []string{"tool", "test2json", "-t", "-p", r.pkg.importPath,
+		r.pkg.bin, "-test.v=test2json", "-test.run", pattern, "-test.count=1", "-test.timeout=20m"}
+	if r.cases > 0 {
+		args = append(args, "-test.parallel="+strconv.Itoa(r.cases))
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = r.pkg.dir, r.server.env(os.Environ())
 	ownGroup(cmd)
 	var stderr bytes.Buffer
