@@ -189,7 +189,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "f146ae357da8f90f3d74a9b832b2c90f0275a599",
+	SHA1:   "e0f18b4e18e9ff535277b16fa8836320cb3460fb",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -245,7 +245,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "78789d2479db12d77c4bb4c3862d05bffae13914",
+	SHA1:   "13a030c1bac9bd2d52006b2645b29b7a4660d245",
 	Source: lua.Source("rw_lock.lua"),
 }
 

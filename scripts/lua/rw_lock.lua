@@ -28,16 +28,14 @@
 
 -- #include lib/purge.lua
 -- #include lib/fence.lua
--- #include lib/left.lua
+-- #include lib/held_reply.lua
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
 
 local try = tonumber(ARGV[3]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
-  if try and redis.call('get', KEYS[1]) == ARGV[1] then
-    return {1, currentFence(KEYS[6]), 0} -- a copy of this TryLock, which took the lock
-  end
-  return {0, 0, 0} -- an attempt of a waiter that left, or a TryLock that landed already, landing late
+local late = lateReply(KEYS[1], KEYS[6], KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
+if late then
+  return late
 end
 local now = serverNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
@@ -51,11 +49,9 @@ if wait > 0 then
   redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
   lengthen(KEYS[3], wait)
 end
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  -- Never shortened: this may be an attempt that landed late, after the
-  -- lease it belongs to was extended.
-  lengthen(KEYS[1], ARGV[2])
-  return {1, currentFence(KEYS[6]), 0}
+local held = heldReply(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
+if held then
+  return held
 end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
