@@ -78,6 +78,11 @@ func runClient(t *testing.T, e env) {
 // its own that is patient. Cases that test timeouts set their own.
 const cellNodeTimeout = 150 * time.Millisecond
 
+// unhurried is a node timeout that a round trip on a loaded machine does
+// not reach: for the Clients of a case whose every round must count (one
+// that timed out fails a TryLock, or makes a waiter leave or rejoin).
+var unhurried = core.WithNodeTimeout(time.Second)
+
 // cellOptions are the options clientOn gives every cell's Client.
 func (e env) cellOptions() []core.Option {
 	return append([]core.Option{core.WithNodeTimeout(cellNodeTimeout)}, serverOptions[e.server]...)
@@ -158,7 +163,6 @@ func testCloseStopsWaiters(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	// Unhurried nodes: a first attempt that timed out would fail fast
 	// with ErrNoQuorum, before Close, on a loaded machine.
-	unhurried := core.WithNodeTimeout(time.Second)
 	holder := e.client(t, core.WithTTL(time.Minute), unhurried)
 	hold := func(l *core.Lease, err error) {
 		if err != nil {

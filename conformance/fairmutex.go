@@ -289,7 +289,7 @@ func testFairOrder(t *testing.T, e env) {
 	)
 	errs := make(chan error, waiters)
 	for i := range waiters {
-		m := e.client(t, patient).FairMutex(n) // one whose round timed out may rejoin behind the next
+		m := e.client(t, unhurried).FairMutex(n) // one whose undo timed out rejoins behind the next
 		e.inLine(t, ctx, fairKey(n, ":q"), int64(i+1), func(ctx context.Context) (*core.Lease, error) {
 			l, err := m.Lock(ctx)
 			if err == nil {

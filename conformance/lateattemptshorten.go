@@ -101,5 +101,5 @@ func lateAttemptCannotShorten(t *testing.T, e env, k waitedLease) {
 	flush(fds) // the held-back attempts land now
 	time.Sleep(time.Second)
 	when := fmt.Sprintf("1s after attempts of the waiter, held back on nodes 0 to %d, landed behind its Extend(10s)", quorum-1)
-	rivalRefused(t, ctx, l, func() (*core.Lease, error) { return k.rival(ctx, e.client(t), n) }, when)
+	rivalRefused(t, ctx, l, func() (*core.Lease, error) { return k.rival(ctx, e.client(t, unhurried), n) }, when)
 }

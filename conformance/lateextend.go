@@ -125,7 +125,7 @@ func lateExtendCannotShorten(t *testing.T, e env, k extendedLease) {
 	flush(fds)
 	time.Sleep(700 * time.Millisecond)
 	when := fmt.Sprintf("700ms after an Extend(300ms), timed out on nodes %v, reached them behind an Extend(10s)", delayed)
-	rivalRefused(t, ctx, l, func() (*core.Lease, error) { return k.rival(ctx, e.client(t), n) }, when)
+	rivalRefused(t, ctx, l, func() (*core.Lease, error) { return k.rival(ctx, e.client(t, unhurried), n) }, when)
 }
 
 // rivalRefused fails t unless a rival's attempt is refused (ErrNotAcquired)

@@ -94,7 +94,7 @@ func runQuorum(t *testing.T, e env) {
 	})
 	t.Run("DeletedOnMajority", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		l, err := e.client(t).Mutex(n).Lock(ctx)
+		l, err := e.client(t, unhurried).Mutex(n).Lock(ctx) // held on every node
 		if err != nil {
 			t.Fatal(err)
 		}
