@@ -51,7 +51,10 @@ func testSlotMigration(t *testing.T, e env) {
 	// TTL: one that gave up after its node timeout would leave the lock to
 	// expire. (Under Notify it also names the lock's line, which does not
 	// exist here: a slot migrating refuses such a script until it moved.)
-	hasty := e.client(t, core.WithTTL(20*time.Second))
+	// Its node timeout is shorter than the migration, but not so short
+	// that a loaded machine cuts a release that ran (its retry then finds
+	// nothing, ErrLost).
+	hasty := e.client(t, core.WithTTL(20*time.Second), core.WithNodeTimeout(300*time.Millisecond))
 	if l, err = hasty.Mutex(n).TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -368,18 +369,24 @@ func testSemaphoreAvailable(t *testing.T, e env) {
 // Client by its permit ID, and refuses, writing nothing, what is not one.
 func testSemaphoreByID(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l, err := e.client(t).Semaphore(n, 3, core.WithTTL(time.Second)).TryAcquire(ctx, 2)
+	l, err := e.client(t, unhurried).Semaphore(n, 3, core.WithTTL(time.Second)).TryAcquire(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := e.client(t).Semaphore(n, 3)
+	other := e.client(t, unhurried).Semaphore(n, 3)
 	if err := other.Extend(ctx, l.ID(), time.Hour); err != nil {
 		t.Fatalf("Extend by permit ID: %v", err)
 	}
+	// A round returns once a majority answered: a straggler's acquisition
+	// may land after the Extend, on a tolerated minority of nodes.
+	var short []string
 	for i := range e.addrs {
 		if left := e.admin(t, i).PTTL(ctx, semKey(n, "")).Val(); left < 50*time.Minute {
-			t.Fatalf("node %d: the permits expire in %v after Extend(1h) by ID", i, left)
+			short = append(short, fmt.Sprintf("node %d: %v", i, left))
 		}
+	}
+	if len(short) > e.tolerated() {
+		t.Fatalf("the permits expire soon after Extend(1h) by ID: %v", short)
 	}
 	if err := other.Release(ctx, l.ID()); err != nil {
 		t.Fatalf("Release by permit ID: %v", err)

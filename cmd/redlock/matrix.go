@@ -45,7 +45,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
 	docs := fs.Bool("docs", false, "rewrite the generated table in docs/matrix.md with this run's (only when every cell passed or is n/a)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "test binaries run at once")
-	cases := fs.Int("cases", runtime.NumCPU()+1, "cases each test binary runs at once (its -test.parallel): most wait on TTLs and timers, not the CPU")
+	cases := fs.Int("cases", runtime.NumCPU(), "cases each test binary runs at once (its -test.parallel): most wait on TTLs and timers, but more at once time their nodes out on a loaded machine")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: redlock matrix [flags]
 
