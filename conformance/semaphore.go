@@ -369,11 +369,11 @@ func testSemaphoreAvailable(t *testing.T, e env) {
 // Client by its permit ID, and refuses, writing nothing, what is not one.
 func testSemaphoreByID(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l, err := e.client(t, unhurried).Semaphore(n, 3, core.WithTTL(time.Second)).TryAcquire(ctx, 2)
+	l, err := e.client(t, patient).Semaphore(n, 3, core.WithTTL(time.Second)).TryAcquire(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := e.client(t, unhurried).Semaphore(n, 3)
+	other := e.client(t, patient).Semaphore(n, 3)
 	if err := other.Extend(ctx, l.ID(), time.Hour); err != nil {
 		t.Fatalf("Extend by permit ID: %v", err)
 	}
