@@ -62,6 +62,8 @@ func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.
 		t.Skipf(notApplicable+"no %s cluster in this run (scripts/test.sh starts one of each server)", server.Name)
 	case topo.cluster:
 		e.addrs, e.cluster = []string{strings.Join(server.Cluster, ",")}, true
+	case h.DecodingOf != "" && topo.nodes > 1:
+		t.Skipf(notApplicable+"decodes replies unlike %s and nothing else: its quorum over %d nodes runs there", h.DecodingOf, topo.nodes)
 	case len(server.Nodes) < topo.nodes:
 		t.Skipf(notApplicable+"needs %d independent masters; this run has %d %s nodes", topo.nodes, len(server.Nodes), server.Name)
 	default:

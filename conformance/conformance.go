@@ -43,6 +43,12 @@ type Harness struct {
 	// for a driver without a cluster client: its cluster cells are then
 	// skipped as not applicable.
 	OpenCluster func(t testing.TB, seeds []string) driver.Driver
+	// DecodingOf, when set, names the harness this one differs from only
+	// in how its client decodes replies (go-redis set to RESP2 as against
+	// RESP3). Its cells on one node and on a Cluster run; its quorum cells
+	// would repeat that harness's round over the same driver code and are
+	// not applicable.
+	DecodingOf string
 }
 
 // topology is a set of nodes the cases run on: independent masters, or

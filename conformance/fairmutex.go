@@ -54,7 +54,7 @@ func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suff
 
 // crashSlack is what a case that abandons a Client allows on top of the
 // bound it checks: round trips and scheduling on a loaded 2-core machine.
-const crashSlack = time.Second
+const crashSlack = 2 * time.Second
 
 // shortTTL is the TTL of the cases that wait for an expiry or a lapse.
 // Their Clients are patient: a node timeout of a third of it rather than a

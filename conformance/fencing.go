@@ -68,14 +68,11 @@ func testIdleNameLeavesNothing(t *testing.T, e env) {
 			ctx := ctxFor(t, 60*time.Second)
 			prefix := "idle-" + rand.Text()[:8] + ":"
 			// A node timeout near the TTL: the case is about what is left
-			// behind, and a thousand names are slow on a loaded machine.
+			// behind, and many names are slow on a loaded machine.
 			opts := []core.Option{core.WithKeyPrefix(prefix), core.WithTTL(ttl), core.WithIdleExpiry(idle), core.WithFencing(fencing),
 				core.WithNodeTimeout(400 * time.Millisecond)}
 			a, b := e.client(t, opts...), e.client(t, opts...)
-			names := e.ops(300) // the slower cells: the same paths, fewer rounds
-			if e.cluster {
-				names = 200
-			}
+			names := e.ops(100) // the slower cells: the same paths, fewer rounds
 			var wg sync.WaitGroup
 			errs := make(chan error, 4)
 			// The two walk the names from either end: they contend where

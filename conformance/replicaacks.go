@@ -232,7 +232,8 @@ func testReplicaCounts(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	replicas("0")
-	a := e.clientOn(t, []string{master}, core.WithTTL(10*time.Second), core.WithNodeTimeout(300*time.Millisecond))
+	// The first permit must outlive two replica syncs on a loaded machine.
+	a := e.clientOn(t, []string{master}, core.WithTTL(40*time.Second), core.WithNodeTimeout(300*time.Millisecond))
 	s := a.Semaphore(n, 2)
 	first, err := s.TryAcquire(ctx, 1) // counts no replica
 	if err != nil {
@@ -268,12 +269,12 @@ func testReplicaCounts(t *testing.T, e env) {
 		if l, err := s.TryAcquire(ctx, 1); l != nil || !errors.Is(err, core.ErrNoQuorum) {
 			t.Errorf("TryAcquire with the replica cut off: got (%v, %v), want ErrNoQuorum", l, err)
 		}
-		if err := s.Extend(ctx, first.ID(), 20*time.Second); !errors.Is(err, core.ErrNoQuorum) {
+		if err := s.Extend(ctx, first.ID(), 45*time.Second); !errors.Is(err, core.ErrNoQuorum) {
 			t.Errorf("Semaphore.Extend by ID with the replica cut off: got %v, want ErrNoQuorum", err)
 		}
 	})
 	replicas("1")
-	if !eventually(5*time.Second, func() bool { return s.Extend(ctx, first.ID(), 20*time.Second) == nil }) {
+	if !eventually(5*time.Second, func() bool { return s.Extend(ctx, first.ID(), 45*time.Second) == nil }) {
 		t.Fatal("Semaphore.Extend by ID did not succeed within 5s of the replica's return")
 	}
 }

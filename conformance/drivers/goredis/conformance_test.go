@@ -46,5 +46,10 @@ func harness(name string, protocol int) conformance.Harness {
 
 func TestConformance(t *testing.T) { conformance.Run(t, harness("goredis", 3)) }
 
-// TestConformanceRESP2 is go-redis set to Protocol 2: Notify must fail fast.
-func TestConformanceRESP2(t *testing.T) { conformance.Run(t, harness("goredis", 2)) }
+// TestConformanceRESP2 is go-redis set to Protocol 2: Notify must fail fast,
+// and replies decode as RESP2 ones, on one node and on a Cluster.
+func TestConformanceRESP2(t *testing.T) {
+	h := harness("goredis", 2)
+	h.DecodingOf = "go-redis on RESP3"
+	conformance.Run(t, h)
+}
