@@ -69,17 +69,22 @@ func stalledMinority(e env, key string) (hook faults.Hook, resume func([]*faults
 	for i := len(e.addrs)/2 + 1; i < len(e.addrs); i++ {
 		s.Add(faults.Rule{Node: i, Key: key, Fault: faults.Fault{Kind: faults.Stall, After: time.Hour}})
 	}
+	return untilResumed(s.Hook)
+}
+
+// untilResumed is hook until resume, which ends its faults for good and
+// lets the calls held so far go on.
+func untilResumed(hook faults.Hook) (faults.Hook, func([]*faults.Driver)) {
 	var resumed atomic.Bool
-	hook = func(c faults.Call) faults.Fault {
-		if resumed.Load() {
-			return faults.Fault{}
+	return func(c faults.Call) faults.Fault {
+			if resumed.Load() {
+				return faults.Fault{}
+			}
+			return hook(c)
+		}, func(fds []*faults.Driver) {
+			resumed.Store(true)
+			flush(fds)
 		}
-		return s.Hook(c)
-	}
-	return hook, func(fds []*faults.Driver) {
-		resumed.Store(true)
-		flush(fds)
-	}
 }
 
 // stalledClients are two Clients, a holder and a waiter, whose calls on
@@ -213,16 +218,11 @@ func testStalledUndoBounded(t *testing.T, e env) {
 		}
 	}
 	// The undo, sent again in the background once the call is over, must
-	// not stall after the flush: the Client's Close would wait its node
+	// not stall after the case: the Client's Close would wait its node
 	// timeout.
-	var resumed atomic.Bool
-	cl, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if resumed.Load() {
-			return faults.Fault{}
-		}
-		return s.Hook(c)
-	}, stalledOptions...)
-	defer func() { resumed.Store(true); flush(fds) }()
+	hook, resume := untilResumed(s.Hook)
+	cl, fds := e.faultyClient(t, hook, stalledOptions...)
+	defer resume(fds)
 	ctx := ctxFor(t, 60*time.Second)
 	other, err := e.clientOn(t, e.addrs[:quorum]).Mutex(n).TryLock(ctx)
 	if err != nil {
