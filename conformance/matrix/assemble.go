@@ -102,6 +102,7 @@ func (f *folder) result(servers []Server) *Result {
 		)
 	})
 	f.addFailures(r)
+	r.Reruns = f.reruns
 	r.OK = len(r.Failures) == 0
 	for _, c := range r.Cells {
 		r.OK = r.OK && c.Status.OK()

@@ -139,6 +139,7 @@ type folder struct {
 	tests    map[testKey]*test // by job and name
 	order    []testKey
 	resolved map[string]bool // cells with an outcome, for progress
+	reruns   []Rerun
 
 	hasChild, childFailed map[testKey]bool // set by result
 }

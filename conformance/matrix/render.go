@@ -53,7 +53,17 @@ func (l *legend) symbol(c Cell, ok bool) string {
 
 // Summary is one line: the cells by outcome, and how long the run took.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("%s (%v)", r.tally(), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+	passed := 0
+	for _, rr := range r.Reruns {
+		if rr.Passed {
+			passed++
+		}
+	}
+	s := r.tally()
+	if passed > 0 {
+		s += fmt.Sprintf("; %d failed cases passed when run again alone", passed)
+	}
+	return fmt.Sprintf("%s (%v)", s, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 }
 
 // tally counts the cells by outcome.
@@ -160,6 +170,16 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.writeChecks(w)
+	for _, rr := range r.Reruns {
+		verdict := "failed again"
+		if rr.Passed {
+			verdict = "passed"
+		}
+		fmt.Fprintf(w, "\nRERUN %s %s: failed, then %s when run again alone; the first run said:\n", rr.Package, rr.Test, verdict)
+		for _, line := range rr.Output {
+			fmt.Fprintln(w, "  "+line)
+		}
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "\nFAIL %s %s\n", f.Package, f.Test)
 		for _, line := range f.Output {

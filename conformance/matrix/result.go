@@ -90,6 +90,7 @@ type Result struct {
 	Cells      []Cell    `json:"cells"`
 	Checks     []Check   `json:"checks"`
 	Failures   []Failure `json:"failures,omitempty"`
+	Reruns     []Rerun   `json:"reruns,omitempty"`
 	OK         bool      `json:"ok"`
 	Seconds    float64   `json:"seconds"`
 }

@@ -35,6 +35,11 @@ type Config struct {
 	// Cases is how many cases each binary runs at once (-test.parallel);
 	// 0 leaves go test's default, GOMAXPROCS.
 	Cases int
+	// Rerun is how many failed cases are run again, each alone, once the
+	// rest is done: a case that passes then is listed in Result.Reruns
+	// with its first failure, and its cell passes. With more failed cases
+	// than that, none is run again.
+	Rerun int
 	// Progress, if set, is called with the cells that have an outcome and
 	// the cells expected, as they change.
 	Progress func(done, total int)
@@ -103,6 +108,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		})
 	}
 	wg.Wait()
+	for _, k := range f.failedCases(cfg.Rerun) {
+		r := *runs[k.job]
+		r.cases = 1
+		f.rerun(k, func(pattern string, feed func(Event)) { r.run(ctx, pattern, feed) })
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
