@@ -36,6 +36,9 @@ func runNotify(t *testing.T, h Harness) {
 	t.Run("GrantToLeaverPassesOn", func(t *testing.T) {
 		testGrantToLeaverPassesOn(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
+	t.Run("GrantFoundSaysSo", func(t *testing.T) {
+		testGrantFoundSaysSo(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
 	t.Run("MultiLockWaitsInLine", func(t *testing.T) {
 		testMultiLockWaitsInLine(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
@@ -193,6 +196,35 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testGrantFoundSaysSo: an attempt that finds the lock granted to it (its
+// grant's message not heard yet, or made to a token it gave up) says so,
+// and one that takes a free lock does not: a waiter keeps a grant when its
+// attempt fails, and lets a lock it took free go.
+func testGrantFoundSaysSo(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.client(t).Mutex(n).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.h.Open(t, e.addrs[0])
+	attempt := func(name string) (driver.MutexAcquireReply, error) {
+		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: lockKey(name) + ":fence", Queue: lockKey(name) + ":q",
+			Ticket: lockKey(name) + ":t:waiter:1", Token: "waiter", TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute})
+	}
+	if r, err := attempt(n); err != nil || r.Acquired {
+		t.Fatalf("an attempt on a held lock: got %+v, %v; want it queued", r, err)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := attempt(n); err != nil || !r.Acquired || !r.Granted {
+		t.Fatalf("an attempt on the lock the release granted it: got %+v, %v; want acquired and granted", r, err)
+	}
+	if r, err := attempt(n + "/free"); err != nil || !r.Acquired || r.Granted {
+		t.Fatalf("an attempt on a free lock: got %+v, %v; want acquired, not granted", r, err)
+	}
 }
 
 // testMultiLockWaitsInLine checks that MultiLock waiters are served in the

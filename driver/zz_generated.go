@@ -125,6 +125,7 @@ type MutexAcquireReply struct {
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
 	First     bool          // when not acquired, the waiter joined the queue at its head
+	Granted   bool          // when acquired, the lock held the token (or the waiter's earlier one) already: a release granted it, or an earlier attempt took it
 }
 
 // MutexAcquireOwnedRequest holds the keys and arguments of MutexAcquireOwned, in the order of scripts/lua/mutex_acquire_owned.lua.

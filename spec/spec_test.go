@@ -22,7 +22,7 @@ var pinnedSHA1 = map[string]string{
 	"extend":                "e9e472eee271d01825f7d957af80c8f98e22f392",
 	"extend_owned":          "8531c7273eb9f455758e8fa7dc967be8bbc1c651",
 	"fence_raise":           "3e41e0e9adc5506a28ea0d23fe9835309abbae40",
-	"mutex_acquire":         "94f7033112cb2aa9ae2df509a89866e54632626d",
+	"mutex_acquire":         "e61abcd54cfc1ca25028a253d156e202937c606a",
 	"mutex_acquire_owned":   "c0d7c2f412c369b2a2ff1fb55ad39c3f69e0a43a",
 	"multi_acquire":         "e83e3533b391b4c477154a613caec0097633d6f3",
 	"multi_release":         "5d4f246b0f7c1d2d3bae959aef7aaeb4afffc28d",

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "94f7033112cb2aa9ae2df509a89866e54632626d",
+	SHA1:   "e61abcd54cfc1ca25028a253d156e202937c606a",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -20,13 +20,14 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 	if err != nil {
 		return driver.MutexAcquireReply{}, err
 	}
-	if len(v) != 4 {
-		return driver.MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 4, len(v))
+	if len(v) != 5 {
+		return driver.MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 5, len(v))
 	}
 	return driver.MutexAcquireReply{
 		Acquired:  v[0] == 1,
 		Fence:     v[1],
 		First:     v[3] == 1,
+		Granted:   v[4] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }

@@ -20,10 +20,11 @@
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[8] spend: 1 when the ticket is this attempt's own, which it marks as
 -- it lands (see lib/left.lua), 0 for a waiter's ticket
--- Returns: {1, fence, 0, 0} when acquired (or granted to token, or to this
--- waiter's earlier token, before: its expiry is lengthened to ttl); {0, 0, wait, first} when not (wait: how long the lock
--- stays taken or reserved in ms, -1 when it has no expiry; first: 1 when
--- the waiter is now at the head of the queue).
+-- Returns: {1, fence, 0, 0, granted} when acquired (granted: 1 when the lock
+-- held token, or this waiter's earlier token, already, as a release grants
+-- it: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
+-- (wait: how long the lock stays taken or reserved in ms, -1 when it has
+-- no expiry; first: 1 when the waiter is now at the head of the queue).
 
 -- #include lib/join.lua
 -- #include lib/take_over.lua
@@ -33,12 +34,12 @@
 
 if landed(KEYS[4], ARGV[8] == '1', ARGV[2]) then
   if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-    return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
+    return {1, currentFence(KEYS[2]), 0, 0, 0} -- a copy of this attempt, which took the lock
   end
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
+  return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
 end
 if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
-  return {0, 0, 0, 0} -- overtaken already
+  return {0, 0, 0, 0, 0} -- overtaken already
 end
 local kind = redis.call('type', KEYS[1]).ok
 local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
@@ -48,11 +49,13 @@ if granted then
   -- lease it belongs to was extended.
   lengthen(KEYS[1], ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
-  return {1, currentFence(KEYS[2]), 0, 0}
+  return {1, currentFence(KEYS[2]), 0, 0, 1}
 end
 if kind == 'none' then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
-  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
+  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
 end
-return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
+local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
+reply[5] = 0
+return reply
