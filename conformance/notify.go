@@ -200,8 +200,9 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 
 // testGrantFoundSaysSo: an attempt that finds the lock granted to it (its
 // grant's message not heard yet, or made to a token it gave up) says so,
-// and one that takes a free lock does not: a waiter keeps a grant when its
-// attempt fails, and lets a lock it took free go.
+// and one that takes a free lock does not, nor a copy of it that lands
+// after it: a waiter keeps a grant when its attempt fails, and lets a lock
+// it took free go.
 func testGrantFoundSaysSo(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held, err := e.client(t).Mutex(n).Lock(ctx)
@@ -222,8 +223,21 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 	if r, err := attempt(n); err != nil || !r.Acquired || !r.Granted {
 		t.Fatalf("an attempt on the lock the release granted it: got %+v, %v; want acquired and granted", r, err)
 	}
-	if r, err := attempt(n + "/free"); err != nil || !r.Acquired || r.Granted {
-		t.Fatalf("an attempt on a free lock: got %+v, %v; want acquired, not granted", r, err)
+	free := n + "/free"
+	admin := e.admin(t, 0)
+	if err := admin.Set(ctx, lockKey(free), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := attempt(free); err != nil || r.Acquired {
+		t.Fatalf("an attempt on a held lock: got %+v, %v; want it queued", r, err)
+	}
+	if err := admin.Del(ctx, lockKey(free)).Err(); err != nil { // as when its TTL ends
+		t.Fatal(err)
+	}
+	for _, which := range []string{"an attempt on the lock, free now", "a copy of it"} {
+		if r, err := attempt(free); err != nil || !r.Acquired || r.Granted {
+			t.Fatalf("%s: got %+v, %v; want acquired, not granted", which, r, err)
+		}
 	}
 }
 

@@ -146,7 +146,7 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			return g, err
 		},
 		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
-		undo: func(ctx context.Context, n *node, _ reply[grant]) (bool, error) {
+		undo: func(ctx context.Context, n *node, r reply[grant]) (bool, error) {
 			if a.key != "" && h.owned() && !won.Load() {
 				// A failed attempt of an owner's queued waiter, which
 				// waits on: its ticket stays unmarked (its own mark, not).
@@ -161,9 +161,10 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			// ticket stays unmarked. A grant a release made it stays with
 			// it where no live waiter is ahead (see release_wake.lua); a
 			// free node it took is let go, or it would keep that node
-			// while a lease that missed it holds the others.
+			// while a lease that missed it holds the others. The reply
+			// tells a grant, also one whose message has not come yet.
 			ahead := int64(0)
-			if t.grants.wasGranted(n.index) {
+			if r.err == nil && r.v.Granted || t.grants.wasGranted(n.index) {
 				ahead = a.arrival
 			}
 			k := h.keys

@@ -29,11 +29,10 @@ type grants struct {
 	secrets *secrets   // the last attempt's; nil before one
 	earlier []*secrets // the attempts' before it, the last few
 	taken   []bool     // the last attempt found the lock free or granted there
-	given   []bool     // the last attempt found the lock granted there, by its own reply
 }
 
 func newGrants(nodes int) grants {
-	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes), given: make([]bool, nodes)}
+	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,
@@ -220,7 +219,6 @@ func (g *grants) observe(node int, r grant, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.taken[node] = err == nil && r.Acquired
-	g.given[node] = err == nil && r.Granted
 	switch {
 	case err != nil:
 		g.found[node] = math.MaxInt64
@@ -230,12 +228,11 @@ func (g *grants) observe(node int, r grant, err error) {
 }
 
 // wasGranted reports whether what the last attempt found on node was a
-// grant, not a lock it took free: its reply said so, or the waiter had
-// heard of it (the message may come after the attempt's reply).
+// grant the waiter had heard of, not a lock it took free.
 func (g *grants) wasGranted(node int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.given[node] || g.heard[node] > 0 && g.heard[node] >= g.found[node] && g.found[node] != math.MaxInt64
+	return g.heard[node] > 0 && g.heard[node] >= g.found[node] && g.found[node] != math.MaxInt64
 }
 
 // live returns the nodes whose grant is live (heard with the last

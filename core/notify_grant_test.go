@@ -79,30 +79,6 @@ func TestGrantsCountOnlyNews(t *testing.T) {
 	none.observe(0, grant{Acquired: true}, nil) // a waiter that is not queued notes nothing
 }
 
-// TestGrantFoundIsAGrant: what an attempt found on a node is a grant,
-// which a failed attempt keeps, when its reply says so, heard of or not
-// (a grant to an earlier attempt's secret only wakes the waiter; its
-// message may also come after the reply); a lock taken free is not.
-func TestGrantFoundIsAGrant(t *testing.T) {
-	g := newGrants(3)
-	g.expect()
-	g.observe(0, grant{Acquired: true, Fence: 7, Granted: true}, nil)
-	g.observe(1, grant{Acquired: true, Fence: 8}, nil)
-	if !g.wasGranted(0) || g.wasGranted(1) {
-		t.Fatalf("granted per the reply on node 0, taken free on node 1: wasGranted %v, %v; want true, false", g.wasGranted(0), g.wasGranted(1))
-	}
-	g.hear(2, 9, g.secret(2))
-	g.observe(2, grant{Acquired: true, Fence: 9}, nil)
-	if !g.wasGranted(2) {
-		t.Fatal("a grant heard, then found, is not a grant")
-	}
-	g.expect()
-	g.observe(0, grant{Acquired: true, Fence: 10}, nil)
-	if g.wasGranted(0) {
-		t.Fatal("a lock the next attempt took free counts as granted, as the last one's was")
-	}
-}
-
 // TestSiblingTicketCannotBeForged: a MultiLock waiter's tickets share one
 // attempt's secrets. A subscriber that reads a genuine grant to one ticket
 // and sends it again, with a token of its choice, naming the other ticket,

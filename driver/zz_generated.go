@@ -125,7 +125,7 @@ type MutexAcquireReply struct {
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
 	First     bool          // when not acquired, the waiter joined the queue at its head
-	Granted   bool          // when acquired, the lock held the token (or the waiter's earlier one) already: a release granted it, or an earlier attempt took it
+	Granted   bool          // when acquired, a release had granted the lock to the token (or the waiter's earlier one) already; not when an attempt of the waiter took it free
 }
 
 // MutexAcquireOwnedRequest holds the keys and arguments of MutexAcquireOwned, in the order of scripts/lua/mutex_acquire_owned.lua.

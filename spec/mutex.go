@@ -13,7 +13,7 @@ var mutexOps = []Op{
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; negative without expiry"},
 			{"First", Bool, "when not acquired, the waiter joined the queue at its head"},
-			{"Granted", Bool, "when acquired, the lock held the token (or the waiter's earlier one) already: a release granted it, or an earlier attempt took it"},
+			{"Granted", Bool, "when acquired, a release had granted the lock to the token (or the waiter's earlier one) already; not when an attempt of the waiter took it free"},
 		},
 	},
 	{

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "e61abcd54cfc1ca25028a253d156e202937c606a",
+	SHA1:   "266a118e434941091fb9c9583bd29ef5a0e20043",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "202f69c4ff6579b205a43fd226c6d614d42fa8da",
+	SHA1:   "7de670bf7edaf20f616b538b017a984a984fbc36",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "e83e3533b391b4c477154a613caec0097633d6f3",
+	SHA1:   "1b93218ee7bf7bfe74bd8759cfa5b9170dc28f01",
 	Source: lua.Source("multi_acquire.lua"),
 }
 

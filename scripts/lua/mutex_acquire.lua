@@ -20,9 +20,9 @@
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[8] spend: 1 when the ticket is this attempt's own, which it marks as
 -- it lands (see lib/left.lua), 0 for a waiter's ticket
--- Returns: {1, fence, 0, 0, granted} when acquired (granted: 1 when the lock
--- held token, or this waiter's earlier token, already, as a release grants
--- it: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
+-- Returns: {1, fence, 0, 0, granted} when acquired (granted: 1 when a
+-- release granted the lock to token, or to this waiter's earlier token,
+-- already: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
 -- (wait: how long the lock stays taken or reserved in ms, -1 when it has
 -- no expiry; first: 1 when the waiter is now at the head of the queue).
 
@@ -42,18 +42,23 @@ if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0, 0} -- overtaken already
 end
 local kind = redis.call('type', KEYS[1]).ok
-local granted = kind == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
-  or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1])
-if granted then
+local holder = kind == 'string' and redis.call('get', KEYS[1])
+if holder == ARGV[1] or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1]) then
   -- Never shortened: this may be an attempt that landed late, after the
   -- lease it belongs to was extended.
   lengthen(KEYS[1], ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
-  return {1, currentFence(KEYS[2]), 0, 0, 1}
+  -- A grant when the ticket names the token the lock held; not when an
+  -- attempt of this waiter took the lock free (marked below) and this is
+  -- a copy of it, or a later attempt.
+  return {1, currentFence(KEYS[2]), 0, 0, grantOf(KEYS[4]) == holder and 1 or 0}
 end
 if kind == 'none' then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
+  if ARGV[3] == '1' and redis.call('type', KEYS[4]).ok == 'string' then
+    redis.call('set', KEYS[4], 'taken', 'KEEPTTL') -- it names no grant now
+  end
   return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
 end
 local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])

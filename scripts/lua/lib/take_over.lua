@@ -29,6 +29,17 @@ local function takeOver(lock, stem, token)
   return true
 end
 
+-- grantOf returns the token that a waiter's ticket names, which a release
+-- grants the lock to and leaves it naming as long as the grant lasts (see
+-- hand_on.lua); nil for a ticket without one.
+local function grantOf(ticket)
+  if redis.call('type', ticket).ok ~= 'string' then
+    return nil
+  end
+  local value = redis.call('get', ticket)
+  return string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
+end
+
 -- superseded reports whether an attempt with token was overtaken by a
 -- later one of its waiter on this server: the lock, or the grant its
 -- ticket holds ("g:<ttl>:<token>:<secret>" or "m:<names>:<ttl>:<token>:<secret>"),
@@ -43,10 +54,6 @@ local function superseded(lock, ticket, stem, token)
   if redis.call('type', lock).ok == 'string' and earlierOf(token, stem, redis.call('get', lock)) then
     return true
   end
-  if redis.call('type', ticket).ok ~= 'string' then
-    return false
-  end
-  local value = redis.call('get', ticket)
-  local named = string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
+  local named = grantOf(ticket)
   return named ~= nil and earlierOf(token, stem, named)
 end
