@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/servers.sh
 source scripts/servers.sh
 
-section() { printf '\n==> %s\n' "$*"; }
+section() { printf '\n==> %s (at %ds)\n' "$*" "$SECONDS"; }
 
 # Fingerprint of the work tree (changes and untracked files), so the generate
 # check only blames what go generate itself changed, not a developer's edits.
