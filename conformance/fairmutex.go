@@ -453,36 +453,15 @@ func testFairHistory(t *testing.T, e env) {
 	if e.longHistory(t) {
 		total = 5000
 	}
-	h := newHistory()
-	var (
-		mu   sync.Mutex
-		last uint64
-	)
 	ms := make([]*core.FairMutex, clients)
 	for i := range ms {
 		ms[i] = e.client(t, fastPoll).FairMutex(n, core.WithTTL(5*time.Second))
 	}
-	compete(t, clients, func(i, r int) (bool, error) {
-		if h.taken.Load() >= total {
-			return false, nil
+	h := fencedHistory(t, ctx, clients, total, func(i, r int) turn {
+		if r%5 == 0 {
+			return turn{lock: ms[i].TryLock, try: true, exclusive: true}
 		}
-		try := r%5 == 0
-		lock := ms[i].Lock
-		if try {
-			lock = ms[i].TryLock
-		}
-		l, held, ok, err := h.take(ctx, i, leaseOp{}, try, underLoad(lock))
-		if !ok {
-			return err == nil, err
-		}
-		mu.Lock()
-		increased := l.Token() > last
-		last = l.Token()
-		mu.Unlock()
-		if err := held.unlock(ctx, l); err != nil || increased {
-			return err == nil, err
-		}
-		return false, errors.New("fencing token did not increase from one holder to the next")
+		return turn{lock: ms[i].Lock, exclusive: true}
 	})
 	h.checkCount(t, total)
 	h.check(t, capacityModel(1))

@@ -411,45 +411,20 @@ func testRWHistory(t *testing.T, e env) {
 	if e.longHistory(t) {
 		total = 5000
 	}
-	h := newHistory()
-	var (
-		mu        sync.Mutex
-		lastWrite uint64
-	)
 	ms := make([]*core.RWMutex, clients)
 	for i := range ms {
 		ms[i] = e.client(t, fastPoll).RWMutex(n, core.WithTTL(5*time.Second))
 	}
-	compete(t, clients, func(i, r int) (bool, error) {
-		if h.taken.Load() >= total {
-			return false, nil
+	h := fencedHistory(t, ctx, clients, total, func(i, r int) turn {
+		m, try := ms[i], r%7 == 0
+		lock, rlock := m.Lock, m.RLock
+		if try {
+			lock, rlock = m.TryLock, m.TryRLock
 		}
-		m := ms[i]
-		write, try := (i+r)%10 == 0, r%7 == 0
-		lock := map[[2]bool]func(context.Context) (*core.Lease, error){
-			{false, false}: m.RLock, {false, true}: m.TryRLock, {true, false}: m.Lock, {true, true}: m.TryLock,
-		}[[2]bool{write, try}]
-		mode := "read"
-		if write {
-			mode = "write"
+		if (i+r)%10 == 0 {
+			return turn{lock: lock, op: leaseOp{Mode: "write"}, try: try, exclusive: true}
 		}
-		l, held, ok, err := h.take(ctx, i, leaseOp{Mode: mode}, try, underLoad(lock))
-		if !ok {
-			return err == nil, err
-		}
-		mu.Lock()
-		above := l.Token() > lastWrite
-		if write {
-			lastWrite = l.Token()
-		}
-		mu.Unlock()
-		if !write {
-			time.Sleep(time.Duration(r%3) * time.Millisecond)
-		}
-		if err := held.unlock(ctx, l); err != nil || above {
-			return err == nil, err
-		}
-		return false, errors.New("a " + mode + " lease's token is not above the last write lease's")
+		return turn{lock: rlock, op: leaseOp{Mode: "read"}, try: try, hold: time.Duration(r%3) * time.Millisecond}
 	})
 	writes := h.count(func(in any) bool { return !in.(leaseOp).End && in.(leaseOp).Mode == "write" })
 	if got := h.count(func(in any) bool { return !in.(leaseOp).End }); int64(got) < total || writes == 0 {
