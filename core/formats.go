@@ -10,6 +10,13 @@ const (
 	digestHexDigits = 13        // a Semaphore lease's slot digest: 52 bits
 )
 
+// How a release marks its attempt's tickets (see mutexHold.release).
+const (
+	marksNone   = 0 // the undo of a queued waiter's attempt: it waits on with them
+	marksMissed = 1 // tickets of its own: those of the names the token does not hold
+	marksAll    = 2 // a queued waiter's lease: its attempts share its token
+)
+
 // digestBound bounds slot digests and scan seeds: 2^52, exact in a Lua
 // double.
 const digestBound = 1 << (4 * digestHexDigits)

@@ -18,6 +18,9 @@ func TestFormatsMatchSpec(t *testing.T) {
 		"clientInfix":     clientInfix,
 		"shardInfix":      shardInfix,
 		"digestHexDigits": strconv.Itoa(digestHexDigits),
+		"marksNone":       strconv.Itoa(marksNone),
+		"marksMissed":     strconv.Itoa(marksMissed),
+		"marksAll":        strconv.Itoa(marksAll),
 	}
 	for _, f := range spec.Formats {
 		if got, ok := ours[f.Name]; !ok || got != f.Value {

@@ -397,12 +397,12 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 		for _, mh := range h {
 			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, mh.ticket())
 		}
-		mark := int64(0) // as mutexHold.release marks, in one script
+		mark := int64(marksNone) // as mutexHold.release marks, in one script
 		switch {
 		case h[0].always:
-			mark = 2
+			mark = marksAll
 		case h[0].mark != "":
-			mark = 1
+			mark = marksMissed
 		}
 		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle, h[0].ttl, mark)
 		return v == int64(len(h)), err

@@ -16,5 +16,8 @@ var Formats = []Format{
 	{"ticketInfix", ":t:", "a waiter's ticket key is its primitive's key, this, the Client's id, ':' and a random part: the scripts find the Client's channel from it"},
 	{"clientInfix", "client:", "the channel a Client hears its waiters' grants on is the key prefix (a ticket key's part before its first '{'), this and the Client's id; a grant is the message \"<fence> <secret> <ticket>\""},
 	{"shardInfix", ":c:", "on a Cluster the scripts tell a Client's waiter first on the channel of the ticket key's part before ticketInfix, this and the Client's id: sharded with the lock (SPUBLISH), in its slot"},
+	{"marksNone", "0", "how a release marks its attempt's tickets (multi_release.lua's mark, lib/left.lua): none, for the undo of a queued waiter's attempt, which waits on with them"},
+	{"marksMissed", "1", "how a release marks its attempt's tickets: those of the names its token does not hold, for an attempt with tickets of its own"},
+	{"marksAll", "2", "how a release marks its attempt's tickets: all, for a queued waiter's lease, whose attempts share its token"},
 	{"digestHexDigits", "13", "a Semaphore lease's slots are known by a digest of 13 hex digits (52 bits), exact in a Lua double and an int64; core draws its scan seeds below 2^52 too"},
 }

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "266a118e434941091fb9c9583bd29ef5a0e20043",
+	SHA1:   "4f983d66e5bd23a27a8956c98e88da9e110a51f5",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "c0d7c2f412c369b2a2ff1fb55ad39c3f69e0a43a",
+	SHA1:   "5fc9f43670a1cded3af30497fb4dbc05f6b74f6c",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "78f26fc1c0c446fb45bde1e2eab5192bda127ae4",
+	SHA1:   "a85d4d729ed2421c0535c1598d4131d803509f5d",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "7de670bf7edaf20f616b538b017a984a984fbc36",
+	SHA1:   "ea61a6b6ce3b5d793d13a5487d82c1b1d139519e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e2daef9eb946a814e7f6fdf5cda35ee8981bee52",
+	SHA1:   "8d91e815ac53f0745289fb3010ea148a5374a088",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "e9e472eee271d01825f7d957af80c8f98e22f392",
+	SHA1:   "83751e24380c7561129523cd4854751b9ce6b2a0",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "d19eb1387005276deef2e7eb9c78a467143fb532",
+	SHA1:   "954da988e9c5a4b94b76002e08e14257f7d042d3",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "8531c7273eb9f455758e8fa7dc967be8bbc1c651",
+	SHA1:   "d22182b82066583ff1154a791978191ab1912d9b",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "1b93218ee7bf7bfe74bd8759cfa5b9170dc28f01",
+	SHA1:   "4b65e8bd7e89cc7f3c4ddf00b3ae8a2901194219",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "5d4f246b0f7c1d2d3bae959aef7aaeb4afffc28d",
+	SHA1:   "070683bd39e0b46a2f5394adfc5524a59f55e2c3",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "e0f18b4e18e9ff535277b16fa8836320cb3460fb",
+	SHA1:   "419cd2fe1d32de5bf2299978483205caa3de8353",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "aad172abb853c50c5cde32b1fc78ce1b6d8a5066",
+	SHA1:   "2f7d6da9402c5eba2e0f8a63ccf39fc86435487a",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "20e81d4aa56af264610a994b56505ff6d6edf1da",
+	SHA1:   "d08cae8654126cd63b7fde3b5071e0aaa7b02a94",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "13a030c1bac9bd2d52006b2645b29b7a4660d245",
+	SHA1:   "34921f3755cfb44c61d00cd6765a8ce33a9a2e5e",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "f4e46b5b5c00de90995e13f0a1935b512f9bac82",
+	SHA1:   "b79c498e5ca625704d0063f95744327bdfd0823d",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "93487b9319e970f52c73755737a7e5a5b02a7a22",
+	SHA1:   "a831961fa59547dfb3df0e825a5530b658dbc613",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "770616489459fdef0ff13b965dff52214fed5d31",
+	SHA1:   "812d5d5fae5839a845e5553a3c14248509d9775a",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "3feec1077455d0f6f83517cf579bde37a2554431",
+	SHA1:   "9ed1df059f25ddf2988c1d07d158faa0a2530694",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "7384523f347d4e2ebb6ecead443c34ce66047bd1",
+	SHA1:   "88634e2d8b9658b6e805790f961080f89db85a4e",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

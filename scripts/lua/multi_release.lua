@@ -14,10 +14,11 @@
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long a mark stays, in ms (the attempt's TTL)
--- ARGV[5] mark: 0 marks no ticket (the undo of a queued waiter's attempt:
--- it waits on with its tickets); 1 marks the tickets of the names the
--- token does not hold (an attempt with tickets of its own); 2 marks every
--- ticket (a queued waiter's lease: its attempts share its token)
+-- ARGV[5] mark: which tickets to mark (see lib/left.lua): marksNone, none
+-- (the undo of a queued waiter's attempt: it waits on with its tickets);
+-- marksMissed, those of the names the token does not hold (an attempt with
+-- tickets of its own); marksAll, every ticket (a queued waiter's lease:
+-- its attempts share its token)
 -- Returns: the number of names that held the token and were released.
 
 -- #include lib/hand_on.lua

@@ -23,7 +23,7 @@
 -- #include lib/left.lua
 
 local held = redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
-markOnRelease(ARGV[5] == '1' and '2' or '1', held, KEYS[3], KEYS[4], ARGV[4])
+markOnRelease(ARGV[5] == '1' and marksAll or marksMissed, held, KEYS[3], KEYS[4], ARGV[4])
 if not held then
   return 0
 end

@@ -23,9 +23,9 @@
 -- #include lib/left.lua
 
 local held = ownedHolds(KEYS[1], ARGV[1])
-markOnRelease('1', held, KEYS[3], KEYS[5], ARGV[4])
+markOnRelease(marksMissed, held, KEYS[3], KEYS[5], ARGV[4])
 if ARGV[5] == '1' then
-  markOnRelease('2', held, KEYS[3], KEYS[4], ARGV[4])
+  markOnRelease(marksAll, held, KEYS[3], KEYS[4], ARGV[4])
 end
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1

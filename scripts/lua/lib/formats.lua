@@ -4,4 +4,7 @@
 local ticketInfix = ':t:'
 local clientInfix = 'client:'
 local shardInfix = ':c:'
+local marksNone = 0
+local marksMissed = 1
+local marksAll = 2
 local digestHexDigits = 13

@@ -1,3 +1,5 @@
+-- #include lib/formats.lua
+
 -- A waiter that left the line (it gave up, or won on other nodes) leaves
 -- a mark on its ticket key for a while (the waiter's TTL): an attempt of
 -- its that was held back on the way and lands now must neither queue it
@@ -40,11 +42,13 @@ local function keepMark(ticket, ms)
 end
 
 -- markOnRelease takes a released attempt's ticket out of line and marks
--- it, where the lease held nothing (mode '1': the attempt may still land)
--- or always (mode '2': a queued waiter's lease, whose attempts share the
--- ticket); mode '0' marks nothing (the undo of a waiter that waits on).
+-- it, where the lease held nothing (marksMissed: the attempt may still
+-- land) or always (marksAll: a queued waiter's lease, whose attempts share
+-- the ticket); marksNone marks nothing (the undo of a waiter that waits
+-- on). See formats.lua.
 local function markOnRelease(mode, held, queue, ticket, ms)
-  if mode == '2' or mode == '1' and not held then
+  mode = tonumber(mode)
+  if mode == marksAll or mode == marksMissed and not held then
     redis.call('zrem', queue, ticket)
     markLeft(ticket, ms)
   end
