@@ -109,3 +109,17 @@ fail `+p+`/single/Notify/Mutex/B`) {
 		t.Errorf("with two failed cases and a limit of two, rerun %v; want both", got)
 	}
 }
+
+// TestQueueLeavesTheRunsAlone: the runs handed to the queue are the ones a
+// rerun looks up by job after the queue emptied.
+func TestQueueLeavesTheRunsAlone(t *testing.T) {
+	runs := []*testRun{{job: 0}, {job: 1}}
+	q := newQueue(runs)
+	for q.take() != nil {
+	}
+	for i, r := range runs {
+		if r == nil || r.job != i {
+			t.Fatalf("runs[%d] is %v after the queue emptied, want job %d", i, r, i)
+		}
+	}
+}

@@ -137,7 +137,7 @@ type queue struct {
 }
 
 func newQueue(runs []*testRun) *queue {
-	q := &queue{pending: runs}
+	q := &queue{pending: slices.Clone(runs)} // take deletes from it
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
