@@ -81,11 +81,14 @@ else
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
   # now and then; cmd/redlock's TestMatrixWithOnlyGo runs one of them, and
-  # FuzzPublicAPI takes every primitive on miniredis.
+  # FuzzPublicAPI takes every primitive on miniredis. Three cases at once
+  # per binary (two binaries at once): the cases mostly wait on TTLs and
+  # timers, and with two at once the CPU idled about half the time. A case
+  # that fails is run once more alone (--rerun, see docs/matrix.md).
   servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
-  section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false"
+  section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false --cases 3"
   matrix=0
-  go run ./cmd/redlock matrix --race --miniredis=false "${servers[@]}" || matrix=$?
+  go run ./cmd/redlock matrix --race --miniredis=false --cases 3 "${servers[@]}" || matrix=$?
   # A report, never a failure: which scripts blocked each kind of server
   # longest during the tests and the matrix (every other client of the
   # server waited behind them), from the SLOWLOG, which logs calls of 1ms
