@@ -200,9 +200,11 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 
 // testGrantFoundSaysSo: an attempt that finds the lock granted to it (its
 // grant's message not heard yet, or made to a token it gave up) says so,
-// and one that takes a free lock does not, nor a copy of it that lands
-// after it: a waiter keeps a grant when its attempt fails, and lets a lock
-// it took free go.
+// also the attempt after one that took the grant over with a new token;
+// one that takes a free lock does not, nor a copy of it that lands after
+// it: a waiter keeps a grant when its attempt fails, and lets a lock it
+// took free go. And once that free lock is let go, an attempt with the
+// waiter's earlier token, landing late, is refused.
 func testGrantFoundSaysSo(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held, err := e.client(t).Mutex(n).Lock(ctx)
@@ -210,35 +212,48 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	d := e.h.Open(t, e.addrs[0])
-	attempt := func(name string) (driver.MutexAcquireReply, error) {
+	// The waiter's tokens are its stem and a number that grows as it gives
+	// one up (see lib/take_over.lua).
+	attempt := func(name, token string) (driver.MutexAcquireReply, error) {
 		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: lockKey(name) + ":fence", Queue: lockKey(name) + ":q",
-			Ticket: lockKey(name) + ":t:waiter:1", Token: "waiter", TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute})
+			Ticket: lockKey(name) + ":t:waiter:1", Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: "w"})
 	}
-	if r, err := attempt(n); err != nil || r.Acquired {
-		t.Fatalf("an attempt on a held lock: got %+v, %v; want it queued", r, err)
+	expect := func(what string, r driver.MutexAcquireReply, err error, acquired, granted bool) {
+		t.Helper()
+		if err != nil || r.Acquired != acquired || r.Granted != granted {
+			t.Fatalf("%s: got %+v, %v; want acquired %v, granted %v", what, r, err, acquired, granted)
+		}
 	}
+	r, err := attempt(n, "w1")
+	expect("an attempt on a held lock", r, err, false, false)
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := attempt(n); err != nil || !r.Acquired || !r.Granted {
-		t.Fatalf("an attempt on the lock the release granted it: got %+v, %v; want acquired and granted", r, err)
-	}
+	r, err = attempt(n, "w2")
+	expect("an attempt with the next token on the lock the release granted the first", r, err, true, true)
+	r, err = attempt(n, "w2")
+	expect("the attempt after it", r, err, true, true)
+
 	free := n + "/free"
 	admin := e.admin(t, 0)
 	if err := admin.Set(ctx, lockKey(free), "someone-else", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := attempt(free); err != nil || r.Acquired {
-		t.Fatalf("an attempt on a held lock: got %+v, %v; want it queued", r, err)
-	}
+	r, err = attempt(free, "w2")
+	expect("an attempt on a held lock", r, err, false, false)
 	if err := admin.Del(ctx, lockKey(free)).Err(); err != nil { // as when its TTL ends
 		t.Fatal(err)
 	}
-	for _, which := range []string{"an attempt on the lock, free now", "a copy of it"} {
-		if r, err := attempt(free); err != nil || !r.Acquired || r.Granted {
-			t.Fatalf("%s: got %+v, %v; want acquired, not granted", which, r, err)
-		}
+	r, err = attempt(free, "w2")
+	expect("an attempt on the lock, free now", r, err, true, false)
+	r, err = attempt(free, "w2")
+	expect("a copy of it", r, err, true, false)
+	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(free), Fence: lockKey(free) + ":fence", Queue: lockKey(free) + ":q",
+		Token: "w2", Reserve: 200 * time.Millisecond, Idle: time.Minute}); v != 1 || err != nil {
+		t.Fatalf("the undo of the free lock: got %d, %v; want 1 (let go)", v, err)
 	}
+	r, err = attempt(free, "w1")
+	expect("an attempt with the earlier token, landing after the undo", r, err, false, false)
 }
 
 // testMultiLockWaitsInLine checks that MultiLock waiters are served in the

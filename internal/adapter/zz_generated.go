@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "4f983d66e5bd23a27a8956c98e88da9e110a51f5",
+	SHA1:   "4349aa3ea30432ee34653dcfb8dbd09e9450ddfd",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "a85d4d729ed2421c0535c1598d4131d803509f5d",
+	SHA1:   "6ba4c706b232d96bcaf5e2efb97c4f79444ebb1c",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "ea61a6b6ce3b5d793d13a5487d82c1b1d139519e",
+	SHA1:   "4866aba01784ebec3b30fc23fa98d857fffb0a50",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "8d91e815ac53f0745289fb3010ea148a5374a088",
+	SHA1:   "8a40710e2b1536e7623fb4bb8673ea2daecaef48",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "954da988e9c5a4b94b76002e08e14257f7d042d3",
+	SHA1:   "7faac91cfffcfda7a587ce3cc918c17fc24cd714",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "4b65e8bd7e89cc7f3c4ddf00b3ae8a2901194219",
+	SHA1:   "463eee553973f3c4dfaee40b40d2d026b966d112",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "070683bd39e0b46a2f5394adfc5524a59f55e2c3",
+	SHA1:   "bff68753dc1102c2aaf25647a0621650c524795a",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "a831961fa59547dfb3df0e825a5530b658dbc613",
+	SHA1:   "ee3bfa2fc8cd4e5bc625fc6d3502a20d6097808d",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "812d5d5fae5839a845e5553a3c14248509d9775a",
+	SHA1:   "2f836d85000d6ab24c814afc5796a3d7d8a27a35",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "88634e2d8b9658b6e805790f961080f89db85a4e",
+	SHA1:   "17fc75bdc016a0809f48d569eb60a4a4289fa6b9",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

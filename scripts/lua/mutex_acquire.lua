@@ -50,14 +50,20 @@ if holder == ARGV[1] or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1]) t
   redis.call('zrem', KEYS[3], KEYS[4])
   -- A grant when the ticket names the token the lock held; not when an
   -- attempt of this waiter took the lock free (marked below) and this is
-  -- a copy of it, or a later attempt.
-  return {1, currentFence(KEYS[2]), 0, 0, grantOf(KEYS[4]) == holder and 1 or 0}
+  -- a copy of it, or a later attempt. The ticket then names this token,
+  -- as long as the lock lasts, so that the next attempt finds the grant
+  -- too after a take-over.
+  if grantOf(KEYS[4]) ~= holder then
+    return {1, currentFence(KEYS[2]), 0, 0, 0}
+  end
+  redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
+  return {1, currentFence(KEYS[2]), 0, 0, 1}
 end
 if kind == 'none' then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
   if ARGV[3] == '1' and redis.call('type', KEYS[4]).ok == 'string' then
-    redis.call('set', KEYS[4], 'taken', 'KEEPTTL') -- it names no grant now
+    redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedBy
   end
   return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
 end

@@ -3,8 +3,12 @@
 -- isMutexTicket reports whether value is what a Mutex waiter's ticket
 -- holds and hand_on.lua can use: a grant "g:<ttl>:<token>:<secret>", a
 -- MultiLock grant "m:<names>:<ttl>:<token>:<secret>", or anything else for
--- a waiter that is only reserved the lock.
+-- a waiter that is only reserved the lock; not the mark of an attempt that
+-- took the lock free ("taken:<token>"), which no waiter is.
 local function isMutexTicket(value)
+  if string.sub(value, 1, 6) == 'taken:' then
+    return false
+  end
   local kind = string.sub(value, 1, 2)
   if kind == 'g:' then
     return isCount(string.match(value, '^g:(%d+):%w+:%w+$'))

@@ -40,10 +40,20 @@ local function grantOf(ticket)
   return string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
 end
 
+-- namedBy returns the token a waiter's ticket names: its grant's (see
+-- grantOf), or the one of its attempts that took the lock free
+-- ("taken:<token>", see mutex_acquire.lua); nil for a ticket without one.
+local function namedBy(ticket)
+  local named = grantOf(ticket)
+  if named or redis.call('type', ticket).ok ~= 'string' then
+    return named
+  end
+  return string.match(redis.call('get', ticket), '^taken:(%w+)$')
+end
+
 -- superseded reports whether an attempt with token was overtaken by a
--- later one of its waiter on this server: the lock, or the grant its
--- ticket holds ("g:<ttl>:<token>:<secret>" or "m:<names>:<ttl>:<token>:<secret>"),
--- names a later token. Such an attempt landed late (held back on the way,
+-- later one of its waiter on this server: the lock, or its ticket (see
+-- namedBy), names a later token. Such an attempt landed late (held back on the way,
 -- or on another connection) and is refused: its join would write an older
 -- secret over the newer one, and a grant made with it would not wake the
 -- waiter.
@@ -54,6 +64,6 @@ local function superseded(lock, ticket, stem, token)
   if redis.call('type', lock).ok == 'string' and earlierOf(token, stem, redis.call('get', lock)) then
     return true
   end
-  local named = grantOf(ticket)
+  local named = namedBy(ticket)
   return named ~= nil and earlierOf(token, stem, named)
 end
