@@ -85,7 +85,12 @@ else
   # per binary (two binaries at once): the cases mostly wait on TTLs and
   # timers, and with two at once the CPU idled about half the time. A case
   # that fails is run once more alone (--rerun, see docs/matrix.md).
-  servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_VALKEY_NODES" --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
+  # Valkey gets three of its masters here, so its five-node cells are n/a
+  # ("needs 5 independent masters"): they would repeat Redis 7's (the same
+  # round over a larger majority) at a seventh of the run's time. The
+  # valkey9 single, quorum3 and cluster cells run.
+  valkey3=$(cut -d, -f1-3 <<<"$REDLOCK_TEST_VALKEY_NODES")
+  servers=(--nodes "$REDLOCK_TEST_NODES,$valkey3" --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
   section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false --cases 3"
   matrix=0
   go run ./cmd/redlock matrix --race --miniredis=false --cases 3 "${servers[@]}" || matrix=$?
