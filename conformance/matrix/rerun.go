@@ -66,30 +66,23 @@ func (f *folder) rerun(k testKey, run func(pattern string, feed func(Event))) {
 	// go test may not have named every level (a parent with no own line).
 	for name := t.name; strings.Contains(name, "/"); {
 		name = name[:strings.LastIndexByte(name, '/')]
-		if f.anyFailedUnder(k.job, name) {
+		if f.anyFailed(k.job, name+"/") {
 			break
 		}
 		if p := f.tests[testKey{k.job, name}]; p != nil && p.action == "fail" {
 			p.action = "pass"
 		}
 	}
-	if jb := f.jobs[k.job]; jb.action == "fail" && !f.anyFailedIn(k.job) && onlyVerdicts(jb.output) {
+	if jb := f.jobs[k.job]; jb.action == "fail" && !f.anyFailed(k.job, "") && onlyVerdicts(jb.output) {
 		jb.action = "pass"
 	}
 }
 
-func (f *folder) anyFailedUnder(job int, name string) bool {
+// anyFailed reports whether a test of job whose name starts with prefix
+// failed ("" for any test of the job).
+func (f *folder) anyFailed(job int, prefix string) bool {
 	for k, t := range f.tests {
-		if k.job == job && strings.HasPrefix(k.name, name+"/") && t.status() == Fail {
-			return true
-		}
-	}
-	return false
-}
-
-func (f *folder) anyFailedIn(job int) bool {
-	for k, t := range f.tests {
-		if k.job == job && t.status() == Fail {
+		if k.job == job && strings.HasPrefix(k.name, prefix) && t.status() == Fail {
 			return true
 		}
 	}
