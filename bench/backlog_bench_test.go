@@ -35,9 +35,11 @@ type backlog struct {
 // 100,000 dead entries (tickets whose keys are gone, lapsed lines,
 // expired permits, readers, a run of live permits), and while the largest
 // Semaphore lease and the largest MultiLock are taken, extended and
-// released: Redis runs one script
-// at a time, so that is how long every other client of the server may
-// wait behind it. Each drain runs again with every third reply lost
+// released: Redis runs one script at a time, so that is how long every
+// other client of the server may wait behind it. max-call-µs is the
+// least of three drains' longest calls (see benchBacklog);
+// paused-max-call-µs the longest of all, pauses of the server's process
+// included. Each drain runs again with every third reply lost
 // (LostReplies). It runs on a Redis 7 node and on a Valkey 9 node, where
 // a release is native (DELIFEQ).
 //
@@ -203,43 +205,64 @@ func benchBacklog(b *testing.B, bl backlog, node string, lost bool) {
 	} else {
 		c = benchClient(b, []string{node}, core.WithNodeTimeout(2*time.Second))
 	}
-	slowest, calls, failed := time.Duration(0), 0, 0
-	for i := range b.N {
+	logEveryCall(b, ctx, admin)
+	// The longest call of one drain may be a call the scheduler or the
+	// virtual machine paused, not one that did more work. The same work
+	// runs in each of drainsPerBacklog drains, so the least of their
+	// longest calls bounds the longest call's work: a pause lengthens one
+	// drain's call, not all of them.
+	const drainsPerBacklog = 3
+	least, longest, calls, failed := time.Duration(0), time.Duration(0), 0, 0
+	for i := range b.N * drainsPerBacklog {
 		n := "bench-backlog-" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.Itoa(i)
 		bl.seed(b, ctx, admin, n)
-		logEveryCall(b, ctx, admin)
-		deadline := time.Now().Add(time.Minute)
-		for round := 0; ; round++ {
-			err := bl.op(ctx, c, n)
-			if err != nil {
-				failed++
-			}
-			switch {
-			case err != nil && !lost:
-				b.Fatalf("round %d: %v", round, err)
-			case err != nil && time.Now().After(deadline):
-				b.Fatalf("round %d, a minute in: %v", round, err)
-			case err != nil && bl.drained == nil:
-				continue // until it succeeds once
-			}
-			if bl.drained == nil {
-				break
-			}
-			left, err := admin.ZCard(ctx, bl.drained(n)).Result()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if left == 0 {
-				break
-			}
+		if err := admin.SlowLogReset(ctx).Err(); err != nil {
+			b.Fatal(err)
 		}
-		longest, n2 := longestScript(b, ctx, admin)
-		slowest, calls = max(slowest, longest), calls+n2
+		failed += drain(b, ctx, bl, c, admin, n, lost)
+		drainLongest, drainCalls := longestScript(b, ctx, admin)
+		if i == 0 || drainLongest < least {
+			least = drainLongest
+		}
+		longest, calls = max(longest, drainLongest), calls+drainCalls
 	}
-	b.ReportMetric(float64(slowest.Microseconds()), "max-call-µs")
-	b.ReportMetric(float64(calls)/float64(b.N), "scripts/backlog")
+	drains := float64(b.N * drainsPerBacklog)
+	b.ReportMetric(float64(least.Microseconds()), "max-call-µs")
+	b.ReportMetric(float64(longest.Microseconds()), "paused-max-call-µs")
+	b.ReportMetric(float64(calls)/drains, "scripts/backlog")
 	if lost {
-		b.ReportMetric(float64(failed)/float64(b.N), "failed-ops/backlog")
+		b.ReportMetric(float64(failed)/drains, "failed-ops/backlog")
+	}
+}
+
+// drain makes bl's call under n until the key bl.drained names is empty
+// (once, with nothing to drain), and returns how many calls failed.
+func drain(b *testing.B, ctx context.Context, bl backlog, c *core.Client, admin *redis.Client, n string, lost bool) int {
+	failed := 0
+	deadline := time.Now().Add(time.Minute)
+	for round := 0; ; round++ {
+		err := bl.op(ctx, c, n)
+		if err != nil {
+			failed++
+		}
+		switch {
+		case err != nil && !lost:
+			b.Fatalf("round %d: %v", round, err)
+		case err != nil && time.Now().After(deadline):
+			b.Fatalf("round %d, a minute in: %v", round, err)
+		case err != nil && bl.drained == nil:
+			continue // until it succeeds once
+		}
+		if bl.drained == nil {
+			return failed
+		}
+		left, err := admin.ZCard(ctx, bl.drained(n)).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if left == 0 {
+			return failed
+		}
 	}
 }
 
@@ -261,8 +284,8 @@ func zadd(b *testing.B, ctx context.Context, r *redis.Client, key string, entry 
 	}
 }
 
-// logEveryCall empties the server's SLOWLOG and has it log every command
-// from now on (restored at the benchmark's end).
+// logEveryCall has the server's SLOWLOG log every command from now on
+// (restored at the benchmark's end).
 func logEveryCall(b *testing.B, ctx context.Context, r *redis.Client) {
 	was, err := r.ConfigGet(ctx, "slowlog-*").Result()
 	if err != nil {
@@ -279,9 +302,6 @@ func logEveryCall(b *testing.B, ctx context.Context, r *redis.Client) {
 		if err := r.ConfigSet(ctx, k, v).Err(); err != nil {
 			b.Fatal(err)
 		}
-	}
-	if err := r.SlowLogReset(ctx).Err(); err != nil {
-		b.Fatal(err)
 	}
 }
 

@@ -14,9 +14,9 @@ const (
 
 	// MaxSemaphoreAcquire is the most permits one acquisition may take:
 	// a node gives each permit in the script that takes them.
-	MaxSemaphoreAcquire = 500
+	MaxSemaphoreAcquire = 100
 
 	// MaxMultiLockNames is the most names one MultiLock may hold: a node
 	// takes and releases them all in one script.
-	MaxMultiLockNames = 100
+	MaxMultiLockNames = 50
 )

@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "6ba4c706b232d96bcaf5e2efb97c4f79444ebb1c",
+	SHA1:   "0add9dcd336a67bab6450865a4509d18d81e7132",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "4866aba01784ebec3b30fc23fa98d857fffb0a50",
+	SHA1:   "f9e4fe41a3803d74261ee8bd1d13c993763bf2c6",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "8a40710e2b1536e7623fb4bb8673ea2daecaef48",
+	SHA1:   "6f10da42fa5934605abf0bf7ee09db0d70f547a8",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "7faac91cfffcfda7a587ce3cc918c17fc24cd714",
+	SHA1:   "3ba7278193eebc52c2c3892d504031614b6be811",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "463eee553973f3c4dfaee40b40d2d026b966d112",
+	SHA1:   "a7fe5b2e7cba6db7c9aa60d1ed48435d830a7e79",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "bff68753dc1102c2aaf25647a0621650c524795a",
+	SHA1:   "74d1b65d38a4fbe4a49c28959e6d9f4a6a4be466",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "419cd2fe1d32de5bf2299978483205caa3de8353",
+	SHA1:   "bc403b32f70799ad08dd3b9b606fadc38a6b4b64",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "2f7d6da9402c5eba2e0f8a63ccf39fc86435487a",
+	SHA1:   "ea36545dcfff9cdaf4ba5ab84a9bd3ad607f306e",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "d08cae8654126cd63b7fde3b5071e0aaa7b02a94",
+	SHA1:   "400dea5d3e1fa63b17ba41b38f7cb4d51835e2b7",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "34921f3755cfb44c61d00cd6765a8ce33a9a2e5e",
+	SHA1:   "d06ff2c32bba9ecfab8476d815b0daaf6368a784",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "b79c498e5ca625704d0063f95744327bdfd0823d",
+	SHA1:   "dfbb992d7a50811d311a4075dc8d8f380f8f694a",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "ee3bfa2fc8cd4e5bc625fc6d3502a20d6097808d",
+	SHA1:   "978b304fc754c157c45849e31ef5afa1cf1ddc04",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "2f836d85000d6ab24c814afc5796a3d7d8a27a35",
+	SHA1:   "15be9359cb1c0fe620a1f064752d90aa14b575ba",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "9ed1df059f25ddf2988c1d07d158faa0a2530694",
+	SHA1:   "01d8856d83896880ce485ca95810fe8e890aad5a",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "17fc75bdc016a0809f48d569eb60a4a4289fa6b9",
+	SHA1:   "0ea480d3980f4387d4761ce1501e3b0fd700e026",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -352,7 +352,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "46d026f9bb6a4a5fed7c1c014800a8da50e74deb",
+	SHA1:   "4e662358345ea74f9da040caee040ef3cfe58210",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

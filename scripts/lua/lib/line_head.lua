@@ -38,19 +38,14 @@ local function fairHead(queue, lapse, tickets, now)
     redis.call('unlink', queue)
     return nil
   end
-  for _ = 1, purgeLimit do
-    local first = redis.call('zrange', queue, 0, 0)[1]
-    if not first then
-      return nil
-    end
-    local lapses = redis.call('zscore', lapse, first)
-    if lapses and tonumber(lapses) > now and isGrantable(tickets .. first) then
-      return first
-    end
-    redis.call('zrem', queue, first)
-    redis.call('zrem', lapse, first)
+  local members = redis.call('zrange', queue, 0, purgeLimit - 1)
+  if #members == 0 then
+    return nil
   end
-  return false
+  local lapses = redis.call('zmscore', lapse, unpack(members))
+  return firstAlive(members, function(member, i)
+    return lapses[i] and tonumber(lapses[i]) > now and isGrantable(tickets .. member)
+  end, queue, lapse)
 end
 
 -- firstWriter returns the RWMutex's waiting writer (writers, by lapse
@@ -58,14 +53,10 @@ end
 -- whose tickets are malformed: nil when no writer waits, false when it
 -- dropped purgeLimit and found none live yet.
 local function firstWriter(writers, tickets, now)
-  for _ = 1, purgeLimit do
-    local writer = redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', 0, 1)[1]
-    if not writer or isGrantable(tickets .. writer) then
-      return writer
-    end
-    redis.call('zrem', writers, writer)
-  end
-  return false
+  local waiting = redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', 0, purgeLimit)
+  return firstAlive(waiting, function(writer)
+    return isGrantable(tickets .. writer)
+  end, writers)
 end
 
 -- liveReaders counts the read leases that have not lapsed.

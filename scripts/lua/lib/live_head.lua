@@ -31,19 +31,17 @@ end
 local function liveHead(queue, valid)
   valid = valid or isMutexTicket
   local prefix = string.sub(queue, 1, -2) .. 't:'
-  for _ = 1, purgeLimit do
-    local head = redis.call('zrange', queue, 0, 0)[1]
-    if not head then
-      return nil
+  local value
+  local head = firstAlive(redis.call('zrange', queue, 0, purgeLimit - 1), function(member)
+    if #member > #prefix and string.sub(member, 1, #prefix) == prefix
+        and redis.call('type', member).ok == 'string' then
+      value = redis.call('get', member)
+      return valid(value)
     end
-    if #head > #prefix and string.sub(head, 1, #prefix) == prefix
-        and redis.call('type', head).ok == 'string' then
-      local value = redis.call('get', head)
-      if valid(value) then
-        return head, value
-      end
-    end
-    redis.call('zrem', queue, head)
+    return false
+  end, queue)
+  if head then
+    return head, value
   end
   return nil
 end

@@ -16,17 +16,48 @@ local function purgeLapsed(now, ...)
   end
 end
 
+-- firstAlive goes through members, a sorted set's lowest ranks (at most
+-- purgeLimit of them), until alive(member, i) accepts one, and removes
+-- from each key given the members it passed, which are dead. It returns
+-- the live member; nil when members ran out before purgeLimit (no one is
+-- left); false when all purgeLimit were dead (a later call goes on).
+local function firstAlive(members, alive, ...)
+  local dead, live = {}, nil
+  for i, m in ipairs(members) do
+    if alive(m, i) then
+      live = m
+      break
+    end
+    dead[#dead + 1] = m
+  end
+  if #dead > 0 then
+    for _, k in ipairs({...}) do
+      redis.call('zrem', k, unpack(dead))
+    end
+  end
+  if live or #members < purgeLimit then
+    return live
+  end
+  return false
+end
+
 -- purgePermits drops up to purgeLimit expired slots of a semaphore
 -- (permits scored by expiry, holders mapping each slot to its lease's
 -- token and t:<token> to its slots), and returns how many it dropped.
 local function purgePermits(permits, holders, now)
   local gone = redis.call('zrangebyscore', permits, '-inf', now, 'LIMIT', 0, purgeLimit)
-  for _, s in ipairs(gone) do
-    redis.call('hdel', holders, s, 't:' .. (redis.call('hget', holders, s) or ''))
+  if #gone == 0 then
+    return 0
   end
-  if #gone > 0 then
-    redis.call('zrem', permits, unpack(gone))
+  local fields = {}
+  for i, token in ipairs(redis.call('hmget', holders, unpack(gone))) do
+    fields[#fields + 1] = gone[i]
+    if token then
+      fields[#fields + 1] = 't:' .. token
+    end
   end
+  redis.call('hdel', holders, unpack(fields))
+  redis.call('zrem', permits, unpack(gone))
   return #gone
 end
 
