@@ -404,7 +404,7 @@ func testSemaphoreByID(t *testing.T, e env) {
 	fresh := name(t) + "-fresh"
 	s := e.client(t).Semaphore(fresh, 3)
 	id := "2-" + l.ID()[2:]
-	for _, bad := range []string{"", "2", "2-", "0-" + id[2:], "-1-" + id[2:], "2-" + strings.ToLower(id[2:]), "2-" + id[2:] + "A", "x-" + id[2:]} {
+	for _, bad := range []string{"", "2", "2-", "0-" + id[2:], "-1-" + id[2:], "2-" + strings.ToLower(id[2:]), "2-" + id[2:] + "A", "x-" + id[2:], "501-" + id[2:]} {
 		if err := s.Release(ctx, bad); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("Release(%q): got %v, want ErrInvalid", bad, err)
 		}
@@ -419,5 +419,10 @@ func testSemaphoreByID(t *testing.T, e env) {
 		if k := e.admin(t, i).Exists(ctx, semKeys(fresh)...).Val(); k != 0 {
 			t.Fatalf("node %d: bad input wrote %d keys", i, k)
 		}
+	}
+	// Earlier versions took up to 500 permits at once: their leases'
+	// IDs stay valid past MaxSemaphoreAcquire.
+	if err := s.Release(ctx, "300-"+id[2:]); !errors.Is(err, core.ErrNotHeld) {
+		t.Errorf("Release of a 300-permit ID: got %v, want ErrNotHeld", err)
 	}
 }

@@ -78,12 +78,18 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	}
 	o := s.opts
 	o.ttl = time.Duration(ttl) * time.Millisecond
-	if errN != nil || errS != nil || errT != nil || n < 1 || n > MaxSemaphoreAcquire || slots < 0 || slots >= digestBound || !isToken(parts[1]) ||
+	if errN != nil || errS != nil || errT != nil || n < 1 || n > maxPermitsInID || slots < 0 || slots >= digestBound || !isToken(parts[1]) ||
 		o.validate(s.name) != nil {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
 	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl}, nil
 }
+
+// maxPermitsInID is the most permits a permit ID may name: the
+// MaxSemaphoreAcquire of earlier versions, so that a lease one of them
+// took can still be released and extended during a rolling upgrade (its
+// scripts' work is bounded by it all the same).
+const maxPermitsInID = 500
 
 func notPermitID(id, name string) error {
 	return invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, name)

@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "0add9dcd336a67bab6450865a4509d18d81e7132",
+	SHA1:   "cb0da1edab61f016e53fd162b7f45072ac5847c6",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "f9e4fe41a3803d74261ee8bd1d13c993763bf2c6",
+	SHA1:   "2ff9f8a56ddcbb94ff46cdd0cc9f77103d8c73b6",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "6f10da42fa5934605abf0bf7ee09db0d70f547a8",
+	SHA1:   "bd03d91219604f42cec045108f1fd542b9beeb3d",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "3ba7278193eebc52c2c3892d504031614b6be811",
+	SHA1:   "57129f6189f8b0ed3a314c4efb824f54ea70788d",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "a7fe5b2e7cba6db7c9aa60d1ed48435d830a7e79",
+	SHA1:   "f337fb3f9bfef8474a568121e3cec09bb889ad27",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "74d1b65d38a4fbe4a49c28959e6d9f4a6a4be466",
+	SHA1:   "228404b249e2f80243f667b04e050d05b262c060",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "bc403b32f70799ad08dd3b9b606fadc38a6b4b64",
+	SHA1:   "59ef55fd200899dcacb3c6cdfc9c369e2964727b",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "ea36545dcfff9cdaf4ba5ab84a9bd3ad607f306e",
+	SHA1:   "7b807af1451d04f2d77b8dde939fd32f530d8d5b",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "400dea5d3e1fa63b17ba41b38f7cb4d51835e2b7",
+	SHA1:   "9ed93548a739df39ae70650b3054b70b907198a2",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "d06ff2c32bba9ecfab8476d815b0daaf6368a784",
+	SHA1:   "3a95b743bb7d83e338e99e24fef8958239f5bfc9",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "dfbb992d7a50811d311a4075dc8d8f380f8f694a",
+	SHA1:   "e131594704c5310a3e7b1a01e24e384bf244ed8f",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "978b304fc754c157c45849e31ef5afa1cf1ddc04",
+	SHA1:   "29a2e5775461591f8944596bb7efef98c8b83b07",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "15be9359cb1c0fe620a1f064752d90aa14b575ba",
+	SHA1:   "42deb1bc30136c8506ede70b01404823c0b76047",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "01d8856d83896880ce485ca95810fe8e890aad5a",
+	SHA1:   "0b499d603b79bd853653a2a91a28fdb438219d88",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "0ea480d3980f4387d4761ce1501e3b0fd700e026",
+	SHA1:   "6061c1fe3db80c295f353c5f99f2416fc3c27bed",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -352,7 +352,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "4e662358345ea74f9da040caee040ef3cfe58210",
+	SHA1:   "0da7cc1f62de79ecbdb7871d27c47a468f1f8cc5",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

@@ -38,13 +38,12 @@ local function fairHead(queue, lapse, tickets, now)
     redis.call('unlink', queue)
     return nil
   end
-  local members = redis.call('zrange', queue, 0, purgeLimit - 1)
-  if #members == 0 then
-    return nil
+  local fetch = function(offset, count)
+    return redis.call('zrange', queue, offset, offset + count - 1)
   end
-  local lapses = redis.call('zmscore', lapse, unpack(members))
-  return firstAlive(members, function(member, i)
-    return lapses[i] and tonumber(lapses[i]) > now and isGrantable(tickets .. member)
+  return firstAlive(fetch, function(member)
+    local lapses = redis.call('zscore', lapse, member)
+    return lapses and tonumber(lapses) > now and isGrantable(tickets .. member)
   end, queue, lapse)
 end
 
@@ -53,8 +52,10 @@ end
 -- whose tickets are malformed: nil when no writer waits, false when it
 -- dropped purgeLimit and found none live yet.
 local function firstWriter(writers, tickets, now)
-  local waiting = redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', 0, purgeLimit)
-  return firstAlive(waiting, function(writer)
+  local fetch = function(offset, count)
+    return redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', offset, count)
+  end
+  return firstAlive(fetch, function(writer)
     return isGrantable(tickets .. writer)
   end, writers)
 end

@@ -32,7 +32,10 @@ local function liveHead(queue, valid)
   valid = valid or isMutexTicket
   local prefix = string.sub(queue, 1, -2) .. 't:'
   local value
-  local head = firstAlive(redis.call('zrange', queue, 0, purgeLimit - 1), function(member)
+  local fetch = function(offset, count)
+    return redis.call('zrange', queue, offset, offset + count - 1)
+  end
+  local head = firstAlive(fetch, function(member)
     if #member > #prefix and string.sub(member, 1, #prefix) == prefix
         and redis.call('type', member).ok == 'string' then
       value = redis.call('get', member)

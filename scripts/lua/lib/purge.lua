@@ -16,26 +16,36 @@ local function purgeLapsed(now, ...)
   end
 end
 
--- firstAlive goes through members, a sorted set's lowest ranks (at most
--- purgeLimit of them), until alive(member, i) accepts one, and removes
--- from each key given the members it passed, which are dead. It returns
--- the live member; nil when members ran out before purgeLimit (no one is
--- left); false when all purgeLimit were dead (a later call goes on).
-local function firstAlive(members, alive, ...)
-  local dead, live = {}, nil
-  for i, m in ipairs(members) do
-    if alive(m, i) then
-      live = m
+-- firstAlive walks a sorted set's lowest ranks in order, at most
+-- purgeLimit of them, until alive(member) accepts one; fetch(offset,
+-- count) reads count members from rank offset. It reads the first member
+-- alone, as a live head is the common case, and the rest of purgeLimit
+-- only when that one is dead. It removes from each key given the members
+-- it passed, which are dead, and returns the live member; nil when the
+-- members ran out (no one is left); false when all purgeLimit were dead
+-- (a later call goes on).
+local function firstAlive(fetch, alive, ...)
+  local dead, live, read = {}, nil, 0
+  for _, count in ipairs({1, purgeLimit - 1}) do
+    local members = fetch(read, count)
+    read = read + #members
+    for _, m in ipairs(members) do
+      if alive(m) then
+        live = m
+        break
+      end
+      dead[#dead + 1] = m
+    end
+    if live or #members < count then
       break
     end
-    dead[#dead + 1] = m
   end
   if #dead > 0 then
     for _, k in ipairs({...}) do
       redis.call('zrem', k, unpack(dead))
     end
   end
-  if live or #members < purgeLimit then
+  if live or read < purgeLimit then
     return live
   end
   return false
