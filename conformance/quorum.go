@@ -94,9 +94,16 @@ func runQuorum(t *testing.T, e env) {
 	})
 	t.Run("DeletedOnMajority", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		l, err := e.client(t, unhurried).Mutex(n).Lock(ctx) // held on every node
+		l, err := e.client(t, unhurried).Mutex(n).Lock(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Lock returns once a majority answered: the last node's take may
+		// land after the deletes below, and hold the lock on a majority.
+		for i := range e.addrs {
+			if !eventually(2*time.Second, func() bool { return e.admin(t, i).Exists(ctx, lockKey(n)).Val() == 1 }) {
+				t.Fatalf("node %d: the lock is not held there 2s after Lock returned", i)
+			}
 		}
 		for i := range minority {
 			e.admin(t, i).Del(ctx, lockKey(n))
