@@ -98,14 +98,19 @@ func (l *Lease) Done() <-chan struct{} {
 	return l.done
 }
 
-// Err returns nil while the lease is held, ErrLost when it was lost, and
-// ErrNotHeld after Unlock.
+// Err returns nil while the lease is held, ErrLost when it was lost (also
+// from its validity deadline on), and ErrNotHeld after Unlock.
 func (l *Lease) Err() error {
 	if l == nil {
 		return ErrNotHeld
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// The expiry timer ends the lease at the deadline, but on a busy
+	// machine it may run later: the clock decides, not the timer.
+	if l.err == nil && l.expiry != nil && !time.Now().Before(l.until) {
+		l.endLocked(ErrLost)
+	}
 	return l.err
 }
 
