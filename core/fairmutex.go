@@ -75,7 +75,7 @@ func (m *FairMutex) Name() string { return m.name }
 // TryLock makes one attempt: it returns ErrNotAcquired when the lock is
 // held or anyone waits for it, and ErrNoQuorum when too few nodes answered.
 func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
-	if err := m.check(ctx); err != nil {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
 	l, _, err := m.attempt(ctx, rand.Text(), 0, 0, nil)
@@ -87,7 +87,7 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 // in both cases it leaves the line. It returns at once with ErrNoQuorum
 // when a majority of nodes cannot be reached.
 func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
-	if err := m.check(ctx); err != nil {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
 	var place int64 // on one node, the server gives the next place in line
@@ -100,13 +100,6 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
 			return m.attempt(ctx, token, place, wait, g)
 		})
-}
-
-func (m *FairMutex) check(ctx context.Context) error {
-	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
-		return err
-	}
-	return checkNotOwned(&m.opts, "FairMutex")
 }
 
 // attempt is one Redlock round; wait 0 does not join the line (TryLock).

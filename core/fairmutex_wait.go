@@ -184,15 +184,6 @@ func fenceDurable(c *Client, o *options, lock, fence, token string) grantDurable
 	}
 }
 
-// checkNotOwned reports WithOwner given to a primitive that is not
-// reentrant.
-func checkNotOwned(o *options, what string) error {
-	if o.owner != "" {
-		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", what, o.owner)
-	}
-	return nil
-}
-
 // boolInt is 1 for true and 0 for false, for script arguments.
 func boolInt(b bool) int64 {
 	if b {

@@ -97,7 +97,7 @@ func (m *RWMutex) Lock(ctx context.Context) (*Lease, error) {
 }
 
 func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
-	if err := m.check(ctx); err != nil {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
 	l, _, err := m.attempt(ctx, read, rand.Text(), 0, nil)
@@ -105,7 +105,7 @@ func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
 }
 
 func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
-	if err := m.check(ctx); err != nil {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
 	wait, _ := lineTimes(&m.opts)
@@ -120,13 +120,6 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		return waitOn(ctx, m.c, &m.opts, m.names, waiting, false, out, attempt)
 	}
 	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out, attempt)
-}
-
-func (m *RWMutex) check(ctx context.Context) error {
-	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
-		return err
-	}
-	return checkNotOwned(&m.opts, "RWMutex")
 }
 
 // attempt is one Redlock round; wait 0 does not register a waiter. A

@@ -94,6 +94,8 @@ func (o *options) check() error {
 		return invalid("node timeout %v is not positive; leave WithNodeTimeout out for the default", o.nodeTimeout)
 	case o.given&optReplicaAcks != 0 && o.replicaAcks < 0:
 		return invalid("replica acks %d is negative; pass 0 to wait for no replica, or leave WithReplicaAcks out for the default", o.replicaAcks)
+	case o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex"):
+		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
 	case o.maxAttempts < 0:
 		return invalid("max attempts %d is negative", o.maxAttempts)
 	case o.idle < time.Millisecond || o.idle%time.Millisecond != 0:

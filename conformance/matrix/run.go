@@ -33,7 +33,7 @@ type Config struct {
 	// Parallel is how many test binaries run at once.
 	Parallel int
 	// Cases is how many cases each binary runs at once (-test.parallel);
-	// 0 leaves go test's default, GOMAXPROCS.
+	// 0 leaves go test's default, GOMAXPROCS. A miniredis run has one.
 	Cases int
 	// Rerun is how many failed cases are run again, each alone, once the
 	// rest is done: a case that passes then is listed in Result.Reruns
@@ -80,7 +80,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		for _, s := range cfg.Servers {
 			f.jobs = append(f.jobs, &job{pkg: p.importPath, server: s.Name, tops: len(tops)})
-			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1, cases: cfg.Cases})
+			cases := cfg.Cases
+			if s.Name == "miniredis" {
+				cases = 1 // see queue
+			}
+			runs = append(runs, &testRun{pkg: p, server: s, job: len(f.jobs) - 1, cases: cases})
 		}
 	}
 	total := f.expected()
@@ -128,7 +132,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // suite starts miniredis inside the test binary, where it shares the
 // binary's CPU and garbage collector with the cases, and two such binaries
 // at once make the cases' timeouts on a two-core machine. A worker skips a
-// miniredis run while another one is running.
+// miniredis run while another one is running. For the same reason a
+// miniredis run has its cases one at a time: miniredis runs every script
+// under one lock, so cases at once wait on each other's scripts, and
+// beside a real server's run they time out.
 type queue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
