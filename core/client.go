@@ -146,8 +146,8 @@ type keyNames struct {
 }
 
 func (c *Client) keys(o options, name string) keyNames {
-	return keyNames{lock: key(o, name, ""), fence: key(o, name, ":fence"),
-		queue: key(o, name, ":q"), noTicket: key(o, name, ticketInfix)}
+	k := keyOf(o, name)
+	return keyNames{lock: k(""), fence: k(":fence"), queue: k(":q"), noTicket: k(ticketInfix)}
 }
 
 // key names one of the keys of the primitive called name: the prefix, the
@@ -155,6 +155,11 @@ func (c *Client) keys(o options, name string) keyNames {
 // is the whole hash tag as long as checkName and validate accept it.
 func key(o options, name, suffix string) string {
 	return o.keyPrefix + "{" + name + "}" + suffix
+}
+
+// keyOf names the keys of the primitive called name by their suffixes.
+func keyOf(o options, name string) func(suffix string) string {
+	return func(suffix string) string { return key(o, name, suffix) }
 }
 
 // reply is one node's answer in a fan-out.

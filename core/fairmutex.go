@@ -56,17 +56,17 @@ type fairKeys struct {
 	lock, fence, queue, lapse, tickets string
 }
 
+func newFairKeys(o options, name string) fairKeys {
+	k := keyOf(o, name)
+	return fairKeys{lock: k(":fair"), fence: k(":fence"), queue: k(":fair:q"),
+		lapse: k(":fair:lapse"), tickets: k(":fair" + ticketInfix)}
+}
+
 // FairMutex returns the fair lock called name. Options given here override
 // the Client's for this lock. Bad options are reported by its methods.
 func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
 	o := c.options("FairMutex", opts)
-	return &FairMutex{c: c, name: name, names: []string{name}, opts: o, keys: fairKeys{
-		lock:    key(o, name, ":fair"),
-		fence:   key(o, name, ":fence"),
-		queue:   key(o, name, ":fair:q"),
-		lapse:   key(o, name, ":fair:lapse"),
-		tickets: key(o, name, ":fair"+ticketInfix),
-	}}
+	return &FairMutex{c: c, name: name, names: []string{name}, opts: o, keys: newFairKeys(o, name)}
 }
 
 // Name returns the lock's name.
@@ -118,20 +118,30 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 }
 
 func (m *FairMutex) hold(token string, keep bool) fairHold {
-	return fairHold{keys: m.keys, token: token, keep: keep, idle: m.opts.idle, ttl: m.opts.ttl}
+	return fairHold{keys: m.keys, lineHold: newLineHold(&m.opts, token, keep)}
 }
 
 // fairHold is a FairMutex lease's hold: its token in the lock key. keep
 // marks the undo of an attempt, which keeps the waiter's place in line.
 type fairHold struct {
-	keys  fairKeys
+	keys fairKeys
+	lineHold
+}
+
+// lineHold is what the hold of a lock with a line of waiters (FairMutex,
+// RWMutex) knows besides its keys.
+type lineHold struct {
 	token string
-	keep  bool
+	keep  bool          // an attempt's undo, which keeps the waiter in line
 	idle  time.Duration // how long the fencing counter outlives its last draw
 	ttl   time.Duration // how long a late attempt of a waiter that left is refused
 }
 
-func (h fairHold) id() string { return h.token }
+func newLineHold(o *options, token string, keep bool) lineHold {
+	return lineHold{token: token, keep: keep, idle: o.idle, ttl: o.ttl}
+}
+
+func (h lineHold) id() string { return h.token }
 
 func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	v, err := n.d.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)

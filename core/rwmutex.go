@@ -50,19 +50,18 @@ type rwKeys struct {
 	writer, readers, writers, waiting, tickets, fence string
 }
 
+func newRWKeys(o options, name string) rwKeys {
+	k := keyOf(o, name)
+	return rwKeys{writer: k(":rw:w"), readers: k(":rw:r"), writers: k(":rw:wq"),
+		waiting: k(":rw:rq"), tickets: k(":rw" + ticketInfix), fence: k(":fence")}
+}
+
 // RWMutex returns the reader/writer lock called name. Options given here
 // override the Client's for this lock. Bad options are reported by its
 // methods.
 func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
 	o := c.options("RWMutex", opts)
-	return &RWMutex{c: c, name: name, names: []string{name}, opts: o, keys: rwKeys{
-		writer:  key(o, name, ":rw:w"),
-		readers: key(o, name, ":rw:r"),
-		writers: key(o, name, ":rw:wq"),
-		waiting: key(o, name, ":rw:rq"),
-		tickets: key(o, name, ":rw"+ticketInfix),
-		fence:   key(o, name, ":fence"),
-	}}
+	return &RWMutex{c: c, name: name, names: []string{name}, opts: o, keys: newRWKeys(o, name)}
 }
 
 // Name returns the lock's name.
@@ -148,22 +147,17 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
-	return rwHold{keys: m.keys, token: token, read: read, keep: keep, idle: m.opts.idle, ttl: m.opts.ttl}
+	return rwHold{keys: m.keys, read: read, lineHold: newLineHold(&m.opts, token, keep)}
 }
 
 // rwHold is a read or write lease's hold: its token in the readers' set or
 // in the write lock. keep marks the undo of an attempt, which stays
 // registered as a waiter (a writer's registration keeps readers out).
 type rwHold struct {
-	keys  rwKeys
-	token string
-	read  bool
-	keep  bool
-	idle  time.Duration // how long the fencing counter outlives its last draw
-	ttl   time.Duration // how long a late attempt of a waiter that left is refused
+	keys rwKeys
+	read bool
+	lineHold
 }
-
-func (h rwHold) id() string { return h.token }
 
 func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
 	if h.read {

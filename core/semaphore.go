@@ -72,6 +72,13 @@ type semaphoreKeys struct {
 	tickets string // the prefix of the waiters' ticket keys
 }
 
+func newSemaphoreKeys(o options, name string) semaphoreKeys {
+	k := keyOf(o, name)
+	return semaphoreKeys{permits: k(":semaphore"), holders: k(":semaphore:holders"),
+		size: k(":semaphore:size"), fence: k(":semaphore:fence"), queue: k(":semaphore:q"),
+		tickets: k(":semaphore" + ticketInfix)}
+}
+
 // mark is the key that marks the attempt of token as released or undone.
 func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }
 
@@ -80,14 +87,7 @@ func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + tok
 // Client's. Bad input is reported by its methods.
 func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
 	o := c.options("Semaphore", opts)
-	return &Semaphore{c: c, name: name, names: []string{name}, permits: permits, opts: o, keys: semaphoreKeys{
-		permits: key(o, name, ":semaphore"),
-		holders: key(o, name, ":semaphore:holders"),
-		size:    key(o, name, ":semaphore:size"),
-		fence:   key(o, name, ":semaphore:fence"),
-		queue:   key(o, name, ":semaphore:q"),
-		tickets: key(o, name, ":semaphore"+ticketInfix),
-	}}
+	return &Semaphore{c: c, name: name, names: []string{name}, permits: permits, opts: o, keys: newSemaphoreKeys(o, name)}
 }
 
 // Name returns the semaphore's name.

@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "cb0da1edab61f016e53fd162b7f45072ac5847c6",
+	SHA1:   "9b9d4dd65beffa498b8ee565ef0bec6d76d240d7",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "2ff9f8a56ddcbb94ff46cdd0cc9f77103d8c73b6",
+	SHA1:   "77fd2e3f1651e64dcbc607ce78cd39f8f604cf37",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "bd03d91219604f42cec045108f1fd542b9beeb3d",
+	SHA1:   "6c745bf380c2058faf700060ff31741993e48715",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "57129f6189f8b0ed3a314c4efb824f54ea70788d",
+	SHA1:   "1f0f9b9a6c86b4e21a0e80e5acfcf32a63863061",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "f337fb3f9bfef8474a568121e3cec09bb889ad27",
+	SHA1:   "eb94d0e7f38d7d71181c6840ce8ade1b44268db2",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "228404b249e2f80243f667b04e050d05b262c060",
+	SHA1:   "713a74678a85aa83ef42de01365bab85997df90a",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "59ef55fd200899dcacb3c6cdfc9c369e2964727b",
+	SHA1:   "98dd8a8aa551f4e941e4f3b33ef9142ee89c5758",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "7b807af1451d04f2d77b8dde939fd32f530d8d5b",
+	SHA1:   "72afd444cbfc0ef785c7e810a214e02489c29642",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "9ed93548a739df39ae70650b3054b70b907198a2",
+	SHA1:   "eb2c2e2e5c0ff09d3687230cb7a7bb9be4d3f722",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "3a95b743bb7d83e338e99e24fef8958239f5bfc9",
+	SHA1:   "4c75a8cdce196dc6a2f02118b33d31a7202790da",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "e131594704c5310a3e7b1a01e24e384bf244ed8f",
+	SHA1:   "f38f0d478e0add72939be60789d68c4cf9032ba9",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "29a2e5775461591f8944596bb7efef98c8b83b07",
+	SHA1:   "6a2b69a83ac042cd60df51d65d21e9dc0ceb195a",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "42deb1bc30136c8506ede70b01404823c0b76047",
+	SHA1:   "ad092b09491d3b8a15eba9b3cfaa4555b099d911",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "0b499d603b79bd853653a2a91a28fdb438219d88",
+	SHA1:   "6d4842cdf7ba5afb1bff757fc1574523c01fddf8",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "6061c1fe3db80c295f353c5f99f2416fc3c27bed",
+	SHA1:   "e8694b36632bcc82f31539aa328de4a92e975b63",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -352,7 +352,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "0da7cc1f62de79ecbdb7871d27c47a468f1f8cc5",
+	SHA1:   "39b290f8b2658e5b86c9427d6d6538bb67daa116",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

@@ -34,9 +34,7 @@
 
 local try = tonumber(ARGV[3]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
 local late = lateReply(KEYS[1], KEYS[6], KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
-if late then
-  return late
-end
+if late then return late end
 local now = serverNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local wait = tonumber(ARGV[3])
@@ -49,16 +47,12 @@ if wait > 0 then
   redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
   lengthen(KEYS[3], wait)
 end
-local held = heldReply(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
-if held then
-  return held
-end
-local pttl = redis.call('pttl', KEYS[1])
+local held, pttl = heldReply(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
+if held then return held end
 if pttl == -2 then
   local reader = redis.call('zrangebyscore', KEYS[2], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if not reader[1] then
-    redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return {1, drawFence(KEYS[6], ARGV[5]), 0}
+    return takeFree(KEYS[1], KEYS[6], ARGV[1], ARGV[2], ARGV[5])
   end
   pttl = tonumber(reader[2]) - now
 end

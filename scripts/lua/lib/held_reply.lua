@@ -1,6 +1,6 @@
 -- The replies of an exclusive attempt ({acquired, fence, pttl}) that needs
--- no more work: one that landed late or twice, and one whose token holds
--- the lock already.
+-- no more work: one that landed late or twice, one whose token holds the
+-- lock already, and one that takes the lock free.
 -- #include lib/left.lua
 -- #include lib/fence.lua
 -- #include lib/lengthen.lua
@@ -20,13 +20,20 @@ local function lateReply(lock, fence, ticket, token, own, ttl)
 end
 
 -- heldReply is the reply to an attempt whose token holds the lock (a
--- grant, or the attempt landing again), or nil when it does not. The
--- expiry is never shortened: the attempt may land after the lease it
--- belongs to was extended.
+-- grant, or the attempt landing again); when it does not, nil and the
+-- lock's PTTL (-2: the lock is free). The expiry is never shortened: the
+-- attempt may land after the lease it belongs to was extended.
 local function heldReply(lock, fence, token, ttl)
   if redis.call('get', lock) ~= token then
-    return nil
+    return nil, redis.call('pttl', lock)
   end
   lengthen(lock, ttl)
   return {1, currentFence(fence), 0}
+end
+
+-- takeFree takes the free lock for token for ttl ms and draws its fencing
+-- token, which lives idle ms.
+local function takeFree(lock, fence, token, ttl, idle)
+  redis.call('set', lock, token, 'PX', ttl)
+  return {1, drawFence(fence, idle), 0}
 end

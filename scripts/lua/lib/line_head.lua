@@ -38,10 +38,7 @@ local function fairHead(queue, lapse, tickets, now)
     redis.call('unlink', queue)
     return nil
   end
-  local fetch = function(offset, count)
-    return redis.call('zrange', queue, offset, offset + count - 1)
-  end
-  return firstAlive(fetch, function(member)
+  return firstAlive(byRank(queue), function(member)
     local lapses = redis.call('zscore', lapse, member)
     return lapses and tonumber(lapses) > now and isGrantable(tickets .. member)
   end, queue, lapse)

@@ -32,10 +32,7 @@ local function liveHead(queue, valid)
   valid = valid or isMutexTicket
   local prefix = string.sub(queue, 1, -2) .. 't:'
   local value
-  local fetch = function(offset, count)
-    return redis.call('zrange', queue, offset, offset + count - 1)
-  end
-  local head = firstAlive(fetch, function(member)
+  local head = firstAlive(byRank(queue), function(member)
     if #member > #prefix and string.sub(member, 1, #prefix) == prefix
         and redis.call('type', member).ok == 'string' then
       value = redis.call('get', member)

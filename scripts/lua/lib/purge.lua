@@ -16,6 +16,13 @@ local function purgeLapsed(now, ...)
   end
 end
 
+-- byRank is the fetch of firstAlive over key's members by rank.
+local function byRank(key)
+  return function(offset, count)
+    return redis.call('zrange', key, offset, offset + count - 1)
+  end
+end
+
 -- firstAlive walks a sorted set's lowest ranks in order, at most
 -- purgeLimit of them, until alive(member) accepts one; fetch(offset,
 -- count) reads count members from rank offset. It reads the first member
