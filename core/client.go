@@ -460,6 +460,22 @@ func ended(ctx context.Context) error {
 	return nil
 }
 
+// nodeErrors joins the nodes' errors, each naming its node.
+func nodeErrors[T any](c *Client, replies []reply[T]) error {
+	var errs []error
+	for i, r := range replies {
+		if r.err != nil {
+			errs = append(errs, c.nodeError(i, r.err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// nodeError is node i's error, naming the node.
+func (c *Client) nodeError(i int, err error) error {
+	return fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), err)
+}
+
 // noQuorum reports whether so many nodes failed that a majority is out of
 // reach, joining their errors under ErrNoQuorum when too few nodes
 // answered at all, and under ErrServerError when enough answered but some
@@ -479,7 +495,7 @@ func noQuorum[T any](ctx context.Context, c *Client, replies []reply[T]) error {
 			case c.nodes[i].d.IsServerError(r.err):
 				refused++
 			}
-			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
+			errs = append(errs, c.nodeError(i, r.err))
 		}
 	}
 	if len(c.nodes)-len(errs) >= c.quorum {

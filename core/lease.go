@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -275,17 +274,6 @@ func unanswered(replies []reply[bool]) int {
 		}
 	}
 	return n
-}
-
-// nodeErrors joins the nodes' errors, each naming its node.
-func nodeErrors[T any](c *Client, replies []reply[T]) error {
-	var errs []error
-	for i, r := range replies {
-		if r.err != nil {
-			errs = append(errs, fmt.Errorf("node %d (%s): %w", i, c.nodes[i].d.Name(), r.err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // stillWanted returns what a wait won, unless ctx ended meanwhile (a

@@ -211,16 +211,9 @@ func (n *notifier) waitTicket(ctx context.Context, o *options, t *ticket, attemp
 		t.sharded = true
 		n.shardJoin(t.key)
 	}
-	b := o.backoff
-	retry := b.Delay(attempt)
+	retry := o.backoff.Delay(attempt)
 	if t.join {
-		retry = b.Cap
-		if holderTTL >= 0 {
-			retry = holderTTL + b.Delay(attempt)
-		}
-		if o.maxAttempts > 0 {
-			retry = min(retry, b.Delay(attempt))
-		}
+		retry = safetyNet(o, attempt, holderTTL)
 	}
 	timer := time.NewTimer(retry)
 	defer timer.Stop()

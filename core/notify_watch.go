@@ -70,20 +70,7 @@ func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Dura
 	w.woken = false
 	start := time.Now()
 	b := w.o.backoff
-	// The safety net for a lost event: the key is gone by the holder's
-	// TTL. Jitter keeps the waiters of many clients, which all saw the
-	// same TTL, from retrying in step.
-	retry := holderTTL + b.Delay(attempt)
-	if holderTTL < 0 {
-		retry = b.Cap
-	}
-	if w.o.maxAttempts > 0 {
-		// The caller bounded the attempts, expecting them spaced by the
-		// backoff as under Poll, not by the holder's TTL; a release still
-		// ends the wait early.
-		retry = min(retry, b.Delay(attempt))
-	}
-	t := time.NewTimer(retry)
+	t := time.NewTimer(safetyNet(w.o, attempt, holderTTL))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -99,7 +86,26 @@ func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Dura
 	// woken and losing (to other clients, or to the DEL by which its own
 	// failed quorum attempt cleans up a partial grant) backs off instead
 	// of spinning; one that waited long retries at once.
-	return sleep(ctx, b.Delay(attempt)-time.Since(start))
+	return sleep(ctx, w.n.c.closing, b.Delay(attempt)-time.Since(start))
+}
+
+// safetyNet is how long a waiter that a release would tell waits before
+// it retries anyway, in case the event was lost: the holder's key is gone
+// by its TTL (holderTTL; < 0: unknown). Jitter keeps the waiters of many
+// clients, which all saw the same TTL, from retrying in step.
+func safetyNet(o *options, attempt int, holderTTL time.Duration) time.Duration {
+	b := o.backoff
+	retry := holderTTL + b.Delay(attempt)
+	if holderTTL < 0 {
+		retry = b.Cap
+	}
+	if o.maxAttempts > 0 {
+		// The caller bounded the attempts, expecting them spaced by the
+		// backoff as under Poll, not by the holder's TTL; a release still
+		// ends the wait early.
+		retry = min(retry, b.Delay(attempt))
+	}
+	return retry
 }
 
 func (w *notifyWatch) stop() {

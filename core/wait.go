@@ -63,27 +63,21 @@ type pollWatch struct {
 }
 
 func (p pollWatch) wait(ctx context.Context, attempt int, _ time.Duration) error {
-	t := time.NewTimer(p.b.Delay(attempt))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.closing:
-		return ErrClosed
-	case <-t.C:
-		return nil
-	}
+	return sleep(ctx, p.closing, p.b.Delay(attempt))
 }
 
 func (pollWatch) stop() {}
 
-// sleep waits d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
+// sleep waits d, or until ctx ends (returning its error) or the Client
+// closes (ErrClosed).
+func sleep(ctx context.Context, closing <-chan struct{}, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-closing:
+		return ErrClosed
 	case <-t.C:
 		return nil
 	}
