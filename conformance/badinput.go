@@ -13,6 +13,48 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
+// leaseCalls are a primitive's calls that take a lease, by name.
+type leaseCalls = map[string]func(context.Context) (*core.Lease, error)
+
+// expectInvalid checks that each call with ctx refuses the bad input that
+// what names: no lease, and ErrInvalid with a message that holds says.
+func expectInvalid(t *testing.T, ctx context.Context, what, says string, calls leaseCalls) {
+	t.Helper()
+	for op, call := range calls {
+		l, err := call(ctx)
+		if !errors.Is(err, core.ErrInvalid) || l != nil {
+			t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, what, l, err)
+		} else if !strings.Contains(err.Error(), says) {
+			t.Errorf("%s with %s: the message %q does not say what was wrong (%q)", op, what, err, says)
+		}
+	}
+}
+
+// badOption is an option that a lock refuses, and what it is.
+type badOption struct {
+	what string
+	opt  core.Option
+}
+
+// expectBadLockInput checks that the calls of the lock that lock makes
+// refuse the bad input every lock refuses (an empty name, a zero or
+// negative TTL, a negative attempt count, a nil context) and each of more,
+// on a lock called n.
+func expectBadLockInput(t *testing.T, ctx context.Context, n string, lock func(name string, opts ...core.Option) leaseCalls, more ...badOption) {
+	t.Helper()
+	const says = "invalid argument: "
+	expectInvalid(t, ctx, "an empty name", says, lock(""))
+	for _, bad := range append([]badOption{
+		{"a zero TTL", core.WithTTL(0)},
+		{"a negative TTL", core.WithTTL(-time.Second)},
+		{"a negative attempt count", core.WithMaxAttempts(-1)},
+	}, more...) {
+		expectInvalid(t, ctx, bad.what, says, lock(n, bad.opt))
+	}
+	var noContext context.Context
+	expectInvalid(t, noContext, "a nil context", says, lock(n))
+}
+
 func testBadInput(t *testing.T, e env) {
 	t.Run("OptionsThatCannotWork", func(t *testing.T) { testOptionsThatCannotWork(t, e) })
 	t.Run("NilLease", testNilLease)
@@ -31,36 +73,16 @@ func testBadInput(t *testing.T, e env) {
 	}
 	c := e.client(t)
 	n := name(t)
-	for _, bad := range []struct {
-		what string
-		m    *core.Mutex
-		ctx  context.Context
-	}{
-		{"an empty name", c.Mutex(""), ctx},
-		{"a zero TTL", c.Mutex(n, core.WithTTL(0)), ctx},
-		{"a negative TTL", c.Mutex(n, core.WithTTL(-time.Second)), ctx},
-		{"a TTL below the drift allowance", c.Mutex(n, core.WithTTL(2*time.Millisecond)), ctx},
-		{"a TTL of a fraction of a millisecond", c.Mutex(n, core.WithTTL(1500*time.Microsecond)), ctx},
-		{"a negative attempt count", c.Mutex(n, core.WithMaxAttempts(-1)), ctx},
-		{"a nil context", c.Mutex(n), nil},
-	} {
-		for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": bad.m.TryLock, "Lock": bad.m.Lock} {
-			l, err := call(bad.ctx)
-			if !errors.Is(err, core.ErrInvalid) || l != nil {
-				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
-			} else if !strings.Contains(err.Error(), "invalid argument: ") {
-				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
-			}
-		}
-	}
+	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
+		m := c.Mutex(name, opts...)
+		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock}
+	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)},
+		badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)})
 	if k, _ := e.admin(t, 0).Keys(ctx, "redlock:{"+n+"}*").Result(); len(k) != 0 {
 		t.Errorf("bad input wrote keys: %v", k)
 	}
 
-	l, err := c.Mutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, c.Mutex(n).TryLock)
 	if err := l.Extend(ctx, -time.Second); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("Extend with a negative TTL: got %v, want ErrInvalid", err)
 	}

@@ -50,12 +50,7 @@ func runClient(t *testing.T, e env) {
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard
 		cases["CloseWhileShardsDropped"] = testCloseWhileShardsDropped
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
-	}
+	runCases(t, e, cases)
 	if e.cluster && e.strategy == core.Notify {
 		t.Run("NotifyConfiguresEveryServer", func(t *testing.T) { testNotifyConfiguresEveryServer(t, e) })
 	}
@@ -286,10 +281,7 @@ func testShortTTLNodeTimeout(t *testing.T, e env) {
 	c := e.spyClient(t, spy)
 	// Unhurried first: the connections open, and the first release probes
 	// the server's native commands, a call each.
-	warm, err := c.Mutex(n, core.WithNodeTimeout(2*time.Second)).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	warm := mustLock(t, ctx, c.Mutex(n, core.WithNodeTimeout(2*time.Second)).TryLock)
 	if err := warm.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

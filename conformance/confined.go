@@ -75,13 +75,7 @@ func testConfinedToPrefix(t *testing.T, e env) {
 			t.Fatalf("%s, held: %v", what, err)
 		}
 		got := make(chan error, 1)
-		go func() {
-			l, err := wait(ctx)
-			if err == nil {
-				err = l.Unlock(ctx)
-			}
-			got <- err
-		}()
+		go func() { got <- takeAndRelease(ctx, wait) }()
 		// Let the waiter wait (under Notify, queue and subscribe), then
 		// extend and release, handing on.
 		time.Sleep(300 * time.Millisecond)

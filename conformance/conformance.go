@@ -122,6 +122,16 @@ func run(t *testing.T, h Harness) {
 	t.Run("Notify", func(t *testing.T) { runNotify(t, h) })
 }
 
+// runCases runs each of a primitive's cases in parallel in e.
+func runCases(t *testing.T, e env, cases map[string]func(*testing.T, env)) {
+	for n, f := range cases {
+		t.Run(n, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
 // drivers opens one driver per address.
 func (e env) drivers(t testing.TB, addrs []string) []core.Driver {
 	ds := make([]core.Driver, len(addrs))

@@ -59,10 +59,7 @@ func TestAcrossDrivers(t *testing.T) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 
 	t.Run("Mutex", func(t *testing.T) {
-		held, err := rd.Mutex(n).Lock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		held := mustLock(t, ctx, rd.Mutex(n).Lock)
 		if _, err := gr.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("goredis TryLock while redigo holds: got %v, want ErrNotAcquired", err)
 		}

@@ -93,14 +93,22 @@ func doneWaiterRound(t *testing.T, e env, x exclusiveLock) bool {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter whose context ended did not return within 10s of the release")
 	}
-	soon, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	l, err := x.lock(soon, c, n)
-	if err != nil {
+	if err := takenSoon(ctx, x.lock, c, n); err != nil {
 		t.Fatalf("a Lock after the waiter gave up: %v (the lock is still held for it?)", err)
 	}
-	l.Unlock(ctx)
 	return true
+}
+
+// takenSoon takes the lock called name with take through c within 2s,
+// and releases it.
+func takenSoon(ctx context.Context, take taker, c *core.Client, name string) error {
+	soon, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	l, err := take(soon, c, name)
+	if err == nil {
+		l.Unlock(ctx)
+	}
+	return err
 }
 
 // endsQuietly is a context whose Err reports context.Canceled once end is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,9 +28,7 @@ func testFailover(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	lc := ownServers(t, ctx, e, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
-	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
-	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
-	a, b := e.clientOn(t, seeds, opts...), e.clientOn(t, seeds, opts...)
+	a, b := e.ownClient(t, lc, 10*time.Second), e.ownClient(t, lc, 10*time.Second)
 	l, err := a.Mutex(n).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)

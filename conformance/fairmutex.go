@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,37 +14,43 @@ import (
 )
 
 func runFairMutex(t *testing.T, e env) {
-	cases := map[string]func(*testing.T, env){
-		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("FairMutex"),
-		"LostLeaveRetried":        testLostLeaveRetried("FairMutex"),
-		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("FairMutex"),
-		"BadInput":                testFairBadInput,
-		"Exclusive":               testFairExclusive,
-		"NoBarging":               testFairNoBarging,
-		"FirstComeFirst":          testFairOrder,
-		"GiveUpLeavesLine":        testFairGiveUp,
-		"CrashedHolder":           testFairCrashedHolder,
-		"CrashedHead":             testFairCrashedHead,
-		"AutoExtend":              testFairAutoExtend,
-		"History":                 testFairHistory,
-		"LateExtendCannotShorten": testLateExtendCannotShorten("FairMutex"),
-	}
-	maps.Copy(cases, hostile(e, "FairMutex"))
-	maps.Copy(cases, randomFaults(e, "FairMutex"))
+	cases := linedLockCases(e, "FairMutex")
+	maps.Copy(cases, map[string]func(*testing.T, env){
+		"BadInput":         testFairBadInput,
+		"Exclusive":        testFairExclusive,
+		"NoBarging":        testFairNoBarging,
+		"FirstComeFirst":   testFairOrder,
+		"GiveUpLeavesLine": testFairGiveUp,
+		"CrashedHolder":    testFairCrashedHolder,
+		"CrashedHead":      testFairCrashedHead,
+		"AutoExtend":       testFairAutoExtend,
+		"History":          testFairHistory,
+	})
 	if len(e.addrs) >= 3 {
-		cases["StalledRounds"] = testStalledRounds("FairMutex")
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown
-		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("FairMutex")
-		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("FairMutex")
-		maps.Copy(cases, landsLateCasesFor(e, "FairMutex", ""))
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
+	runCases(t, e, cases)
+}
+
+// linedLockCases are the cases that the locks whose waiters always wait in
+// line, FairMutex and RWMutex (p), share.
+func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
+	cases := map[string]func(*testing.T, env){
+		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing(p),
+		"LostLeaveRetried":        testLostLeaveRetried(p),
+		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp(p),
+		"LateExtendCannotShorten": testLateExtendCannotShorten(p),
 	}
+	maps.Copy(cases, hostile(e, p))
+	maps.Copy(cases, randomFaults(e, p))
+	if len(e.addrs) >= 3 {
+		cases["StalledRounds"] = testStalledRounds(p)
+		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant(p)
+		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten(p)
+		maps.Copy(cases, landsLateCasesFor(e, p, ""))
+	}
+	return cases
 }
 
 // fairKey is one of the keys of the fair lock called name: "" the lock,
@@ -107,6 +112,31 @@ func startLock(ctx context.Context, lock func(context.Context) (*core.Lease, err
 	return got
 }
 
+// takeAndRelease takes a lease with lock and releases it at once.
+func takeAndRelease(ctx context.Context, lock func(context.Context) (*core.Lease, error)) error {
+	l, err := lock(ctx)
+	if err != nil {
+		return err
+	}
+	return l.Unlock(ctx)
+}
+
+// mustLock returns the lease that lock takes, failing t without one.
+func mustLock(t *testing.T, ctx context.Context, lock func(context.Context) (*core.Lease, error)) *core.Lease {
+	t.Helper()
+	l, err := lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// startTaking runs take of name through c in a goroutine; its result
+// arrives on the channel.
+func startTaking(ctx context.Context, take taker, c *core.Client, name string) <-chan locked {
+	return startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return take(ctx, c, name) })
+}
+
 // inLine starts lock and returns once the sorted set key has at least n
 // members on every node of the cell, that is, once n waiters are in line.
 // It fails the case when lock returns first.
@@ -160,28 +190,11 @@ func (e env) expectCard(t *testing.T, ctx context.Context, key string, n int64, 
 func testFairBadInput(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.client(t)
-	for _, bad := range []struct {
-		what string
-		m    *core.FairMutex
-		ctx  context.Context
-	}{
-		{"an empty name", c.FairMutex(""), ctx},
-		{"a zero TTL", c.FairMutex(n, core.WithTTL(0)), ctx},
-		{"a negative TTL", c.FairMutex(n, core.WithTTL(-time.Second)), ctx},
-		{"a TTL of a fraction of a millisecond", c.FairMutex(n, core.WithTTL(1500*time.Microsecond)), ctx},
-		{"a negative attempt count", c.FairMutex(n, core.WithMaxAttempts(-1)), ctx},
-		{"an owner (not reentrant)", c.FairMutex(n, core.WithOwner("worker-1")), ctx},
-		{"a nil context", c.FairMutex(n), nil},
-	} {
-		for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": bad.m.TryLock, "Lock": bad.m.Lock} {
-			l, err := call(bad.ctx)
-			if !errors.Is(err, core.ErrInvalid) || l != nil {
-				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
-			} else if !strings.Contains(err.Error(), "invalid argument: ") {
-				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
-			}
-		}
-	}
+	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
+		m := c.FairMutex(name, opts...)
+		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock}
+	}, badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)},
+		badOption{"an owner (not reentrant)", core.WithOwner("worker-1")})
 	if k, _ := e.admin(t, 0).Exists(ctx, fairKey(n, ""), fairKey(n, ":q"), fairKey(n, ":lapse")).Result(); k != 0 {
 		t.Errorf("bad input wrote %d keys", k)
 	}
@@ -233,10 +246,7 @@ func testFairExclusive(t *testing.T, e env) {
 // not to whoever asks first.
 func testFairNoBarging(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).FairMutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).FairMutex(n).TryLock)
 	// The waiter is patient: one that gives up (its round timed out on a
 	// loaded machine) leaves the line, and the TryLock may then win.
 	got := e.inLine(t, ctx, fairKey(n, ":q"), 1, e.client(t, patient).FairMutex(n).Lock)
@@ -278,10 +288,7 @@ func testFairNoBarging(t *testing.T, e env) {
 // in that order.
 func testFairOrder(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	held, err := e.client(t).FairMutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).FairMutex(n).TryLock)
 	const waiters = 5
 	var (
 		mu    sync.Mutex
@@ -320,20 +327,10 @@ func testFairOrder(t *testing.T, e env) {
 // the line at once, so the lock goes straight to the next one.
 func testFairGiveUp(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).FairMutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	if _, err := e.client(t).FairMutex(n).Lock(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
-		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
-	}
-	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after a waiter's ctx ended")
-	if _, err := e.client(t).FairMutex(n, core.WithMaxAttempts(3)).Lock(ctx); !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
-	}
-	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after a waiter ran out of attempts")
+	held := mustLock(t, ctx, e.client(t).FairMutex(n).TryLock)
+	e.giveUpsLeaveLine(t, ctx, fairKey(n, ":q"), "waiter", func(opts ...core.Option) func(context.Context) (*core.Lease, error) {
+		return e.client(t).FairMutex(n, opts...).Lock
+	})
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +339,23 @@ func testFairGiveUp(t *testing.T, e env) {
 		t.Fatalf("TryLock after the waiters gave up: %v", err)
 	}
 	l.Unlock(ctx)
+}
+
+// giveUpsLeaveLine has a waiter (who) whose ctx ends, then one whose
+// attempts run out, each with the Lock that lock makes with opts, while
+// the lock is held: each must have left the line queue at once.
+func (e env) giveUpsLeaveLine(t *testing.T, ctx context.Context, queue, who string, lock func(opts ...core.Option) func(context.Context) (*core.Lease, error)) {
+	t.Helper()
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := lock()(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
+	}
+	e.expectCard(t, ctx, queue, 0, "after a "+who+"'s ctx ended")
+	if _, err := lock(core.WithMaxAttempts(3))(ctx); !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
+	}
+	e.expectCard(t, ctx, queue, 0, "after a "+who+" ran out of attempts")
 }
 
 // locker is how a case takes a lease of one kind on a Client's primitive
@@ -389,10 +403,7 @@ func testFairCrashedHolder(t *testing.T, e env) {
 func testFairCrashedHead(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	held, err := e.client(t, patient).FairMutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t, patient).FairMutex(n).TryLock)
 	crashed := e.client(t, patient)
 	head := e.inLine(t, ctx, fairKey(n, ":q"), 1, crashed.FairMutex(n, core.WithTTL(ttl)).Lock)
 	next := e.inLine(t, ctx, fairKey(n, ":q"), 2, e.client(t, patient).FairMutex(n, core.WithTTL(ttl)).Lock)
@@ -417,10 +428,7 @@ func testFairCrashedHead(t *testing.T, e env) {
 func testFairAutoExtend(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const ttl = shortTTL
-	l, err := e.client(t, patient).FairMutex(n, core.WithTTL(ttl), core.WithAutoExtend()).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, e.client(t, patient).FairMutex(n, core.WithTTL(ttl), core.WithAutoExtend()).Lock)
 	time.Sleep(2 * ttl)
 	if err := l.Err(); err != nil {
 		t.Fatalf("auto-extended lease after 2 TTLs: %v", err)
@@ -449,19 +457,13 @@ func testFairAutoExtend(t *testing.T, e env) {
 func testFairHistory(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	const clients = 3
-	total := int64(150)
-	if e.longHistory(t) {
-		total = 5000
-	}
-	ms := make([]*core.FairMutex, clients)
-	for i := range ms {
-		ms[i] = e.client(t, fastPoll).FairMutex(n, core.WithTTL(5*time.Second))
-	}
-	h := fencedHistory(t, ctx, clients, total, func(i, r int) turn {
+	total := e.historyTotal(t, 150)
+	open := func(c *core.Client) *core.FairMutex { return c.FairMutex(n, core.WithTTL(5*time.Second)) }
+	h := fencedHistory(t, ctx, e, clients, total, open, func(m *core.FairMutex, _, r int) turn {
 		if r%5 == 0 {
-			return turn{lock: ms[i].TryLock, try: true, exclusive: true}
+			return turn{lock: m.TryLock, try: true, exclusive: true}
 		}
-		return turn{lock: ms[i].Lock, exclusive: true}
+		return turn{lock: m.Lock, exclusive: true}
 	})
 	h.checkCount(t, total)
 	h.check(t, capacityModel(1))

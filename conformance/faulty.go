@@ -24,6 +24,18 @@ func (e env) faultyClient(t testing.TB, hook faults.Hook, opts ...core.Option) (
 	return e.clientOver(t, ds, opts...), fds
 }
 
+// firstHeldBack is a faultyClient whose first call of op on the cell's
+// last node lands only at flush.
+func (e env) firstHeldBack(t testing.TB, op string, opts ...core.Option) (*core.Client, []*faults.Driver) {
+	last := len(e.addrs) - 1
+	return e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Node == last && c.Op == op && c.N == 1 {
+			return later
+		}
+		return faults.Fault{}
+	}, opts...)
+}
+
 // flush runs every delayed call of fds now.
 func flush(fds []*faults.Driver) {
 	for _, fd := range fds {
@@ -56,7 +68,7 @@ func (e env) gone(t testing.TB, ctx context.Context, within time.Duration, keys 
 
 // awaitCalls waits until fd made n calls of op, failing t when the
 // waiter's Lock returns first (done) or 5s pass.
-func awaitCalls(t *testing.T, fd *faults.Driver, op string, n int, done <-chan lockResult) {
+func awaitCalls(t *testing.T, fd *faults.Driver, op string, n int, done <-chan locked) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for fd.Calls(op) < n {

@@ -19,12 +19,26 @@ type turn struct {
 	hold      time.Duration // how long it is held before its release
 }
 
+// historyTotal returns how many acquisitions a fencedHistory records:
+// short in a short cell, 5,000 in the long one.
+func (e env) historyTotal(t *testing.T, short int64) int64 {
+	if e.longHistory(t) {
+		return 5000
+	}
+	return short
+}
+
 // fencedHistory has clients compete until total acquisitions are
-// recorded, each round's call chosen by pick(i, r), and checks that each
-// lease's token is above the last exclusive lease's. The caller checks the
-// history against its model.
-func fencedHistory(t *testing.T, ctx context.Context, clients int, total int64, pick func(i, r int) turn) *history {
+// recorded, each with the primitive that open makes on a fastPoll Client
+// of its own, each round's call chosen by pick(primitive, i, r), and
+// checks that each lease's token is above the last exclusive lease's. The
+// caller checks the history against its model.
+func fencedHistory[P any](t *testing.T, ctx context.Context, e env, clients int, total int64, open func(*core.Client) P, pick func(p P, i, r int) turn) *history {
 	t.Helper()
+	ps := make([]P, clients)
+	for i := range ps {
+		ps[i] = open(e.client(t, fastPoll))
+	}
 	h := newHistory()
 	var (
 		mu   sync.Mutex
@@ -34,7 +48,7 @@ func fencedHistory(t *testing.T, ctx context.Context, clients int, total int64, 
 		if h.taken.Load() >= total {
 			return false, nil
 		}
-		c := pick(i, r)
+		c := pick(ps[i], i, r)
 		l, held, ok, err := h.take(ctx, i, c.op, c.try, underLoad(c.lock))
 		if !ok {
 			return err == nil, err

@@ -17,10 +17,7 @@ import (
 // released it, with a token above the holder's.
 func testForgedGrantIgnored(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	queue := lockKey(n) + ":q"
 	got := e.inLine(t, ctx, queue, 1, e.client(t, patient).Mutex(n).Lock)
 	for i := range e.addrs {

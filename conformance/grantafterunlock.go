@@ -38,11 +38,7 @@ func testMultiGrantAfterUnlock(t *testing.T, e env) {
 		}
 		y[i] = l
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.MultiLock(names).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.MultiLock(names).Lock)
 	for i := range y {
 		awaitQueued(t, ctx, e, i, lockKey(names[0])+":q", done)
 	}

@@ -170,14 +170,8 @@ func (e env) drains(t *testing.T, ctx context.Context, key string, count int, op
 func testHostileForeignMember(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.hostileClient(t)
-	l, err := c.Mutex(n, core.WithOwner("a")).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb, err := e.hostileClient(t, core.WithKeyPrefix("hostile:")).Mutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, c.Mutex(n, core.WithOwner("a")).TryLock)
+	lb := mustLock(t, ctx, e.hostileClient(t, core.WithKeyPrefix("hostile:")).Mutex(n).TryLock)
 	foreign := "hostile:{" + n + "}:t:zz:victim"
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		if err := r.Set(ctx, foreign, "g:30000:VICTIM:SECRET", 30*time.Second).Err(); err != nil {
@@ -216,10 +210,7 @@ func testHostileMalformedQueue(t *testing.T, e env) {
 		return r.ZAdd(ctx, q, redis.Z{Score: 0, Member: q}, redis.Z{Score: 1, Member: tk + "zero"},
 			redis.Z{Score: 2, Member: tk + "huge"}, redis.Z{Score: 3, Member: tk + "multi"}, redis.Z{Score: 4, Member: tk + "hash"}).Err()
 	})
-	l, err := m.TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, m.TryLock)
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock with malformed members in line: %v", err)
 	}
@@ -238,13 +229,7 @@ func testHostileDeadTickets(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 2*time.Minute), name(t)
 	m, q, count := e.hostileClient(t).Mutex(n, core.WithOwner("a")), lockKey(n)+":q", e.ops(10000)
 	e.seed(t, ctx, q, count, func(i int) float64 { return float64(i) }, func(i int) string { return lockKey(n) + ":t:zz:" + strconv.Itoa(i) })
-	e.drains(t, ctx, q, count, func() error {
-		l, err := m.TryLock(ctx)
-		if err != nil {
-			return err
-		}
-		return l.Unlock(ctx)
-	})
+	e.drains(t, ctx, q, count, func() error { return takeAndRelease(ctx, m.TryLock) })
 }
 
 // testHostileGiveUpDropsTicket has a waiter give up: it leaves its place

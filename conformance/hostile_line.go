@@ -68,13 +68,7 @@ func testHostileFairBacklog(t *testing.T, e env) {
 	m, count := e.hostileClient(t).FairMutex(n), e.ops(10000)
 	e.seed(t, ctx, fairKey(n, ":q"), count, func(i int) float64 { return float64(i) }, member("lapsed"))
 	e.seed(t, ctx, fairKey(n, ":lapse"), count, func(int) float64 { return 1 }, member("lapsed"))
-	e.drains(t, ctx, fairKey(n, ":lapse"), count, func() error {
-		l, err := m.TryLock(ctx)
-		if err != nil {
-			return err
-		}
-		return l.Unlock(ctx)
-	})
+	e.drains(t, ctx, fairKey(n, ":lapse"), count, func() error { return takeAndRelease(ctx, m.TryLock) })
 }
 
 // testHostileRWReaderBacklog leaves a backlog of lapsed read leases: a
@@ -84,13 +78,7 @@ func testHostileRWReaderBacklog(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 2*time.Minute), name(t)
 	m, count := e.hostileClient(t).RWMutex(n), e.ops(10000)
 	e.seed(t, ctx, rwKey(n, ":r"), count, func(int) float64 { return 1 }, member("lapsed"))
-	e.drains(t, ctx, rwKey(n, ":r"), count, func() error {
-		l, err := m.TryLock(ctx)
-		if err != nil {
-			return err
-		}
-		return l.Unlock(ctx)
-	})
+	e.drains(t, ctx, rwKey(n, ":r"), count, func() error { return takeAndRelease(ctx, m.TryLock) })
 }
 
 // testHostileRWWaitingReaders has many readers wait (of one Client) while
@@ -105,10 +93,7 @@ func testHostileRWWaitingReaders(t *testing.T, e env) {
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.hostileClient(t).RWMutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, e.hostileClient(t).RWMutex(n).TryLock)
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock with %d readers waiting: %v", count, err)
 	}

@@ -182,13 +182,7 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 // be refused, not take the permit for 30s.
 func testReleaseByIDMarksForLeaseTTL(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 40*time.Second), name(t)
-	last := len(e.addrs) - 1
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Node == last && c.Op == "SemaphoreAcquire" && c.N == 1 {
-			return later
-		}
-		return faults.Fault{}
-	}, core.WithTTL(30*time.Second))
+	w, fds := e.firstHeldBack(t, "SemaphoreAcquire", core.WithTTL(30*time.Second))
 	l, err := w.Semaphore(n, 1).Acquire(ctx, 1)
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -47,10 +46,7 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 		if err := holder.Unlock(ctx); err != nil {
 			t.Fatalf("the holder's Unlock: %v", err)
 		}
-		soon, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		l, err := x.lock(soon, e.client(t), n)
-		if err != nil {
+		if err := takenSoon(ctx, x.lock, e.client(t), n); err != nil {
 			queued := 0
 			for i := range e.addrs {
 				if k, _ := e.admin(t, i).ZCard(ctx, x.line(n)).Result(); k > 0 {
@@ -59,7 +55,6 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 			}
 			t.Fatalf("a Lock after the release, with no one else waiting: %v (%d nodes have waiters in line, after the waiter gave up and its held-back attempts landed)", err, queued)
 		}
-		l.Unlock(ctx)
 	}
 }
 

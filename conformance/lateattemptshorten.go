@@ -21,29 +21,23 @@ type waitedLease struct {
 // taker is one way to take a lease of name.
 type taker = func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
 
+// takerOf makes the taker that calls take on the primitive of(c, name,
+// opts...).
+func takerOf[P any](of func(*core.Client, string, ...core.Option) P, take func(P, context.Context) (*core.Lease, error), opts ...core.Option) taker {
+	return func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+		return take(of(c, n, opts...), ctx)
+	}
+}
+
 var (
-	waitMutex taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) }
-	tryMutex  taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.Mutex(n).TryLock(ctx)
-	}
-	waitFair taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.FairMutex(n).Lock(ctx)
-	}
-	tryFair taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.FairMutex(n).TryLock(ctx)
-	}
-	waitWriter taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.RWMutex(n).Lock(ctx)
-	}
-	tryWriter taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.RWMutex(n).TryLock(ctx)
-	}
-	waitReader taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.RWMutex(n).RLock(ctx)
-	}
-	tryReader taker = func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-		return c.RWMutex(n).TryRLock(ctx)
-	}
+	waitMutex  = takerOf((*core.Client).Mutex, (*core.Mutex).Lock)
+	tryMutex   = takerOf((*core.Client).Mutex, (*core.Mutex).TryLock)
+	waitFair   = takerOf((*core.Client).FairMutex, (*core.FairMutex).Lock)
+	tryFair    = takerOf((*core.Client).FairMutex, (*core.FairMutex).TryLock)
+	waitWriter = takerOf((*core.Client).RWMutex, (*core.RWMutex).Lock)
+	tryWriter  = takerOf((*core.Client).RWMutex, (*core.RWMutex).TryLock)
+	waitReader = takerOf((*core.Client).RWMutex, (*core.RWMutex).RLock)
+	tryReader  = takerOf((*core.Client).RWMutex, (*core.RWMutex).TryRLock)
 )
 
 var waitedLeases = map[string]map[string]waitedLease{
@@ -80,11 +74,7 @@ func lateAttemptCannotShorten(t *testing.T, e env, k waitedLease) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan lockResult, 1)
-	go func() {
-		l, err := k.wait(ctx, w, n)
-		got <- lockResult{l, err}
-	}()
+	got := startTaking(ctx, k.wait, w, n)
 	awaitCalls(t, fds[quorum-1], k.op, quorum, got)
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)

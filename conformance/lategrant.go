@@ -20,20 +20,13 @@ func testLateGrantIgnored(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	start := time.Now()
 	at := func(what string) { t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), what) }
-	h, err := e.client(t, core.WithTTL(1500*time.Millisecond)).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := mustLock(t, ctx, e.client(t, core.WithTTL(1500*time.Millisecond)).Mutex(n).Lock)
 	w, fds := e.faultyClient(t, func(faults.Call) faults.Fault { return faults.Fault{} },
 		core.WithTTL(400*time.Millisecond), core.WithNodeTimeout(100*time.Millisecond))
 	for _, fd := range fds {
 		fd.HoldMessages(func(string, string) bool { return true })
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.Mutex(n).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.Mutex(n).Lock)
 	for i := range e.addrs {
 		awaitQueued(t, ctx, e, i, lockKey(n)+":q", done)
 	}

@@ -57,11 +57,7 @@ func testMultiWonPassesOnOldGrant(t *testing.T, e env) {
 	if err != nil {
 		t.Fatalf("holder: %v", err)
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.MultiLock(names).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.MultiLock(names).Lock)
 	for {
 		mu.Lock()
 		s := seen
@@ -79,17 +75,9 @@ func testMultiWonPassesOnOldGrant(t *testing.T, e env) {
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatalf("holder's Unlock: %v", err)
 	}
-	var r lockResult
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Second):
-		t.Fatalf("the waiter does not hold the lock 3s after the release")
-	}
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	l := heldWithin(t, done, 3*time.Second)
 	time.Sleep(500 * time.Millisecond) // the won leave runs in the background
-	if err := r.l.Unlock(ctx); err != nil {
+	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("waiter's Unlock: %v", err)
 	}
 	flush(fds)
@@ -104,6 +92,22 @@ func testMultiWonPassesOnOldGrant(t *testing.T, e env) {
 	}
 }
 
+// heldWithin returns the waiter's lease from got, failing t unless it
+// holds the lock within d of the release.
+func heldWithin(t *testing.T, got <-chan locked, d time.Duration) *core.Lease {
+	t.Helper()
+	var r locked
+	select {
+	case r = <-got:
+	case <-time.After(d):
+		t.Fatalf("the waiter does not hold the lock %v after the release", d)
+	}
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	return r.l
+}
+
 // testFirstUndoLandsLate: a Notify waiter's first attempt (it does
 // not queue yet, so it has a mark ticket, token stem+0) takes the free
 // last node but is refused on the others, so the round undoes it there.
@@ -116,13 +120,7 @@ func testMultiWonPassesOnOldGrant(t *testing.T, e env) {
 // first release got no answer is unsure, whatever the second says.
 func testFirstUndoLandsLate(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 40*time.Second), name(t)
-	last := len(e.addrs) - 1
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Node == last && c.Op == "ReleaseWake" && c.N == 1 {
-			return later
-		}
-		return faults.Fault{}
-	}, core.WithTTL(10*time.Second))
+	w, fds := e.firstHeldBack(t, "ReleaseWake", core.WithTTL(10*time.Second))
 	// Someone holds node 0 for long, node 1 for a moment.
 	if err := e.admin(t, 0).Set(ctx, lockKey(n), "someone", 20*time.Second).Err(); err != nil {
 		t.Fatal(err)
@@ -142,7 +140,7 @@ func testFirstUndoLandsLate(t *testing.T, e env) {
 		defer other.Unlock(ctx)
 		if l.Err() == nil && time.Now().Before(l.Until()) {
 			t.Fatalf("another client holds the lock (token %d) while the waiter's lease (token %d) is valid for %v: node 2 lock %q",
-				other.Token(), l.Token(), time.Until(l.Until()).Round(time.Millisecond), e.admin(t, last).Get(ctx, lockKey(n)).Val())
+				other.Token(), l.Token(), time.Until(l.Until()).Round(time.Millisecond), e.admin(t, len(e.addrs)-1).Get(ctx, lockKey(n)).Val())
 		}
 	}
 }
@@ -227,18 +225,10 @@ func testKeptGrantAfterLostRelease(t *testing.T, e env) {
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatalf("holder's Unlock: %v", err)
 	}
-	var r locked
-	select {
-	case r = <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the waiter does not hold the lock 5s after the release")
-	}
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
+	l := heldWithin(t, got, 5*time.Second)
 	time.Sleep(300 * time.Millisecond) // the won leave is out (held back)
 	unlocking.Store(true)
-	if err := r.l.Unlock(ctx); err != nil {
+	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("waiter's Unlock: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)

@@ -55,11 +55,7 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 		}
 		held[i] = l
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.MultiLock(names).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.MultiLock(names).Lock)
 	// awaitMoved waits for W's move-leave of name's line on X, and returns
 	// its ticket key there.
 	awaitMoved := func(nm string) string {

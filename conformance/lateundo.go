@@ -19,8 +19,8 @@ import (
 // and line the waiters' line. A Client's first Lock under Notify of a
 // Mutex or MultiLock (late) joins the line at its second attempt.
 type exclusiveLock struct {
-	lock    func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
-	try     func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	lock    taker
+	try     taker
 	acquire string
 	undo    []string
 	key     func(name string) string
@@ -28,7 +28,7 @@ type exclusiveLock struct {
 	late    bool
 	// holder, when not nil, takes a lease that keeps lock waiting (else
 	// lock does): a writer's, for a read lease.
-	holder func(ctx context.Context, c *core.Client, name string) (*core.Lease, error)
+	holder taker
 }
 
 // mutexUndo are the operations that undo a Mutex attempt: a plain
@@ -37,60 +37,34 @@ var mutexUndo = []string{"Release", "ReleaseWake"}
 
 var exclusiveLocks = map[string]exclusiveLock{
 	"Mutex": {
-		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) { return c.Mutex(n).Lock(ctx) },
-		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.Mutex(n).TryLock(ctx)
-		},
+		lock: waitMutex, try: tryMutex,
 		acquire: "MutexAcquire", undo: mutexUndo, key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
 	},
 	// A reentrant lock: the waiter's owner, "waiter", is not the holder's.
 	"MutexOwned": {
-		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.Mutex(n, core.WithOwner("waiter")).Lock(ctx)
-		},
-		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.Mutex(n, core.WithOwner("waiter")).TryLock(ctx)
-		},
+		lock:    takerOf((*core.Client).Mutex, (*core.Mutex).Lock, core.WithOwner("waiter")),
+		try:     takerOf((*core.Client).Mutex, (*core.Mutex).TryLock, core.WithOwner("waiter")),
 		acquire: "MutexAcquireOwned", key: lockKey,
 		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
-		holder: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.Mutex(n, core.WithOwner("holder")).Lock(ctx)
-		},
+		holder: takerOf((*core.Client).Mutex, (*core.Mutex).Lock, core.WithOwner("holder")),
 	},
 	"FairMutex": {
-		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.FairMutex(n).Lock(ctx)
-		},
-		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.FairMutex(n).TryLock(ctx)
-		},
+		lock: waitFair, try: tryFair,
 		acquire: "FairMutexAcquire", undo: []string{"FairMutexRelease"}, key: func(n string) string { return fairKey(n, "") },
 		line: func(n string) string { return fairKey(n, ":q") },
 	},
 	"RWMutex": {
-		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.RWMutex(n).Lock(ctx)
-		},
-		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.RWMutex(n).TryLock(ctx)
-		},
+		lock: waitWriter, try: tryWriter,
 		acquire: "RWMutexWriteAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":w") },
 		line: func(n string) string { return rwKey(n, ":wq") },
 	},
 	// A read lease: shared, so only for the cases of late attempts.
 	"RWMutexRead": {
-		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.RWMutex(n).RLock(ctx)
-		},
-		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.RWMutex(n).TryRLock(ctx)
-		},
+		lock: waitReader, try: tryReader,
 		acquire: "RWMutexReadAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":r") },
-		line: func(n string) string { return rwKey(n, ":rq") },
-		holder: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
-			return c.RWMutex(n).Lock(ctx)
-		},
+		line:   func(n string) string { return rwKey(n, ":rq") },
+		holder: waitWriter,
 	},
 	"MultiLock": {
 		// The names' first (in order) is the one the attempts stop at.

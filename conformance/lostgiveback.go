@@ -39,11 +39,7 @@ func testMultiLostGiveBackRetried(t *testing.T, e env) {
 	if r := <-got; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("the waiter whose context ended: got %v, want context.Canceled", r.err)
 	}
-	soon, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	l, err := x.lock(soon, c, n)
-	if err != nil {
+	if err := takenSoon(ctx, x.lock, c, n); err != nil {
 		t.Fatalf("a Lock after the waiter gave up, its give-back lost on node 0: %v (the names are still granted to it?)", err)
 	}
-	l.Unlock(ctx)
 }

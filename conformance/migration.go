@@ -102,10 +102,7 @@ func testSlotMigrationMultiLock(t *testing.T, e env) {
 	}
 	cl := e.client(t, core.WithNodeTimeout(time.Second), core.WithOwner("migrating-owner"))
 	for _, name := range []string{b, a} { // each name draws a token; a's is then the higher
-		l, err := cl.Mutex(name).TryLock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustLock(t, ctx, cl.Mutex(name).TryLock)
 		l.Unlock(ctx)
 	}
 	fence := func() int64 { v, _ := cc.Get(ctx, lockKey(a)+":fence").Int64(); return v }
@@ -227,17 +224,8 @@ func migrate(t *testing.T, ctx context.Context, slot int64, from, to *redis.Clie
 // finishMigration moves the slot's other keys (other cases' names may
 // share it) and gives the slot to its new master.
 func finishMigration(ctx context.Context, cc *redis.ClusterClient, slot int64, from, to *redis.Client) error {
-	for {
-		keys, err := from.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
-		if err != nil {
-			return err
-		}
-		if len(keys) == 0 {
-			break
-		}
-		if err := moveKeys(ctx, from, to, keys...); err != nil {
-			return err
-		}
+	if err := moveSlotKeys(ctx, slot, from, to); err != nil {
+		return err
 	}
 	toID := to.ClusterMyID(ctx).Val()
 	for _, m := range []*redis.Client{to, from} {
@@ -248,6 +236,19 @@ func finishMigration(ctx context.Context, cc *redis.ClusterClient, slot int64, f
 	return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		return m.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err()
 	})
+}
+
+// moveSlotKeys moves every key of slot from one master to another.
+func moveSlotKeys(ctx context.Context, slot int64, from, to *redis.Client) error {
+	for {
+		keys, err := from.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		if err := moveKeys(ctx, from, to, keys...); err != nil {
+			return err
+		}
+	}
 }
 
 func moveKeys(ctx context.Context, from, to *redis.Client, keys ...string) error {

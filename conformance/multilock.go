@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,12 +64,7 @@ func runMultiLock(t *testing.T, e env) {
 		cases["GrantAfterUnlock"] = testMultiGrantAfterUnlock
 		cases["LateMoveLeave"] = testMultiLateMoveLeave
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
-	}
+	runCases(t, e, cases)
 }
 
 // multiNames returns k names that sort in the order returned. In a cluster
@@ -168,10 +162,7 @@ func testMultiAllOrNothing(t *testing.T, e env) {
 
 func multiAllOrNothing(t *testing.T, ctx context.Context, e env, at int, owner string) {
 	ns := e.multiNames(t, ctx, 3)
-	held, err := e.client(t).Mutex(ns[at], core.WithOwner("holder")).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(ns[at], core.WithOwner("holder")).TryLock)
 	var opts []core.Option
 	if owner != "" {
 		opts = append(opts, core.WithOwner(owner))
@@ -230,10 +221,7 @@ func testMultiSortedOrder(t *testing.T, e env) {
 	if got := ml.Names(); !slices.Equal(got, ns) {
 		t.Fatalf("Names: got %q, want them sorted: %q", got, ns)
 	}
-	held, err := e.client(t).Mutex(ns[0]).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(ns[0]).TryLock)
 	defer held.Unlock(ctx)
 	// TryLock returns once a majority granted: wait for the others.
 	for deadline := time.Now().Add(2 * time.Second); e.onNodes(t, ctx, lockKey(ns[0])) < len(e.addrs) && time.Now().Before(deadline); {
@@ -256,10 +244,7 @@ func testMultiSortedOrder(t *testing.T, e env) {
 func testMultiReleasesPartial(t *testing.T, e env) {
 	ctx := ctxFor(t, 10*time.Second)
 	ns := e.multiNames(t, ctx, 3)
-	held, err := e.client(t).Mutex(ns[2]).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(ns[2]).TryLock)
 	defer held.Unlock(ctx)
 	if _, err := e.client(t).MultiLock(reversed(ns)).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryLock with the highest name held: got %v, want ErrNotAcquired", err)
@@ -355,14 +340,7 @@ func testMultiBadInput(t *testing.T, e env) {
 		{"a zero TTL", "TTL", c.MultiLock(ns, core.WithTTL(0)), ctx},
 		{"a nil context", "context", c.MultiLock(ns), nil},
 	} {
-		for op, call := range map[string]func(context.Context) (*core.Lease, error){"TryLock": bad.m.TryLock, "Lock": bad.m.Lock} {
-			l, err := call(bad.ctx)
-			if !errors.Is(err, core.ErrInvalid) || l != nil {
-				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
-			} else if !strings.Contains(err.Error(), bad.says) {
-				t.Errorf("%s with %s: the message %q does not say what was wrong (%q)", op, bad.what, err, bad.says)
-			}
-		}
+		expectInvalid(t, bad.ctx, bad.what, bad.says, leaseCalls{"TryLock": bad.m.TryLock, "Lock": bad.m.Lock})
 	}
 	for _, n := range ns {
 		for _, k := range []string{lockKey(n), fenceKey(n)} {
@@ -384,18 +362,12 @@ func testMultiExclusiveWithMutex(t *testing.T, e env) {
 	mc, mlc := e.client(t), e.client(t)
 	var last uint64
 	for range 3 { // puts the first name's counter ahead of the second's
-		l, err := mc.Mutex(ns[0]).TryLock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustLock(t, ctx, mc.Mutex(ns[0]).TryLock)
 		last = l.Token()
 		l.Unlock(ctx)
 	}
 	ml := mlc.MultiLock(ns)
-	l, err := ml.TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, ml.TryLock)
 	if l.Token() <= last {
 		t.Fatalf("MultiLock token %d is not above the Mutex token %d of one of its names", l.Token(), last)
 	}
@@ -407,10 +379,7 @@ func testMultiExclusiveWithMutex(t *testing.T, e env) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := mc.Mutex(ns[1]).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustLock(t, ctx, mc.Mutex(ns[1]).TryLock)
 	if m.Token() <= l.Token() {
 		t.Fatalf("Mutex %s token %d after the MultiLock's %d: not increasing", ns[1], m.Token(), l.Token())
 	}
@@ -480,20 +449,9 @@ func testMultiLeaseCoversAll(t *testing.T, e env) {
 func testMultiLockWaitsForAll(t *testing.T, e env) {
 	ctx := ctxFor(t, 20*time.Second)
 	ns := e.multiNames(t, ctx, 3)
-	first, err := e.client(t).Mutex(ns[0]).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := e.client(t).Mutex(ns[2]).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan locked, 1)
-	ml := e.client(t).MultiLock(reversed(ns))
-	go func() {
-		l, err := ml.Lock(ctx)
-		got <- locked{l, err, time.Now()}
-	}()
+	first := mustLock(t, ctx, e.client(t).Mutex(ns[0]).Lock)
+	last := mustLock(t, ctx, e.client(t).Mutex(ns[2]).Lock)
+	got := startLock(ctx, e.client(t).MultiLock(reversed(ns)).Lock)
 	time.Sleep(200 * time.Millisecond)
 	if err := first.Unlock(ctx); err != nil {
 		t.Fatal(err)

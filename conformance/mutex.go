@@ -76,12 +76,7 @@ func runMutex(t *testing.T, e env) {
 		cases["StalledContextBounds"] = testStalledContextBounds
 		cases["LateGrantAfterUnlock"] = testLateGrantAfterUnlock
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
-	}
+	runCases(t, e, cases)
 	if len(e.addrs) >= 3 {
 		runQuorum(t, e)
 	}
@@ -97,17 +92,7 @@ func testExclusive(t *testing.T, e env) {
 	if _, err := b.TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryLock on a held lock: got %v, want ErrNotAcquired", err)
 	}
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock: %v", err)
-	}
-	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
-		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
-	}
-	select {
-	case <-l.Done():
-	default:
-		t.Fatal("Done is open after Unlock")
-	}
+	unlockOnce(t, ctx, l)
 	l2, err := b.TryLock(ctx)
 	if err != nil {
 		t.Fatalf("TryLock after Unlock: %v", err)
@@ -120,13 +105,27 @@ func testExclusive(t *testing.T, e env) {
 	}
 }
 
+// unlockOnce checks that l's Unlock ends it, closing Done, and that a
+// second Unlock finds it not held.
+func unlockOnce(t *testing.T, ctx context.Context, l *core.Lease) {
+	t.Helper()
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("Done is open after Unlock")
+	}
+}
+
 func testLockWaitsForRelease(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	a, b := e.client(t).Mutex(n), e.client(t).Mutex(n)
-	la, err := a.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	la := mustLock(t, ctx, a.Lock)
 	got := make(chan error, 1)
 	released := make(chan time.Time, 1)
 	go func() {
@@ -213,10 +212,7 @@ func testExpiryLosesLease(t *testing.T, e env) {
 
 func testExtend(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	l, err := e.client(t).Mutex(n, core.WithTTL(500*time.Millisecond)).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, e.client(t).Mutex(n, core.WithTTL(500*time.Millisecond)).Lock)
 	if err := l.Extend(ctx, 0); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("Extend(0): got %v, want ErrInvalid", err)
 	}
@@ -233,10 +229,7 @@ func testExtend(t *testing.T, e env) {
 	for i := range e.addrs {
 		e.admin(t, i).Del(ctx, lockKey(n))
 	}
-	other, err := e.client(t).Mutex(n).TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := mustLock(t, ctx, e.client(t).Mutex(n).TryLock)
 	if err := l.Extend(ctx, time.Second); !errors.Is(err, core.ErrLost) {
 		t.Fatalf("Extend of a lock another owner holds: got %v, want ErrLost", err)
 	}
@@ -294,10 +287,7 @@ func testReentrant(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.client(t)
 	owned := c.Mutex(n, core.WithOwner("worker-1"))
-	l1, err := owned.TryLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1 := mustLock(t, ctx, owned.TryLock)
 	l2, err := owned.TryLock(ctx)
 	if err != nil {
 		t.Fatalf("re-entry by the same owner: %v", err)

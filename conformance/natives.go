@@ -19,10 +19,7 @@ func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 	e := env{h: h, addrs: []string{addr}, strategy: core.Poll}
 	c := e.client(t, core.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	ctx := ctxFor(t, 10*time.Second)
-	l, err := c.Mutex(name(t)).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, c.Mutex(name(t)).Lock)
 	if err := l.Extend(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redlockgo/redlock/core"
 )
 
 // testNewMasterNotifies: a master that joins a Redis Cluster after the
@@ -24,18 +22,17 @@ import (
 func testNewMasterNotifies(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	lc := ownServers(t, ctx, e, 1)
-	seeds := strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")
-	c := e.clientOn(t, []string{seeds}, core.WithTTL(20*time.Second), core.WithNodeTimeout(time.Second))
+	seeds := allNodes(lc)
+	c := e.ownClient(t, lc, 20*time.Second)
 	added, err := lc.AddMaster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), Protocol: 2, DisableIdentity: true})
-	defer cc.Close()
+	cc := plainCluster(t, seeds)
 	from, to := plain(t, lc.Masters[0]), plain(t, added)
 	key := "redlock:{" + n + "}:latch"
 	slot := cc.ClusterKeySlot(ctx, key).Val()
-	nodes := slices.Concat(lc.Masters, lc.Replicas)
+	nodes := allNodes(lc)
 	handOver(t, ctx, slot, from, to, nodes)
 	if flags := to.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
 		t.Fatalf("the new master has notify-keyspace-events %q before the Client met it", flags)
@@ -88,10 +85,7 @@ func testNewMasterNotifies(t *testing.T, e env) {
 			t.Fatalf("the server that left the cluster still has %d subscriptions of the Client after 20 waits", subscribers())
 		}
 		other := c.Mutex(fmt.Sprintf("%s/after/%d", n, i))
-		held, err := other.TryLock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		held := mustLock(t, ctx, other.TryLock)
 		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		if _, err := other.Lock(wctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Lock while held: %v", err)
@@ -106,17 +100,8 @@ func testNewMasterNotifies(t *testing.T, e env) {
 // reloads the slots then learns it from any node.
 func handOver(t *testing.T, ctx context.Context, slot int64, from, to *redis.Client, addrs []string) {
 	t.Helper()
-	for {
-		keys, err := from.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		if err := moveKeys(ctx, from, to, keys...); err != nil {
-			t.Fatal(err)
-		}
+	if err := moveSlotKeys(ctx, slot, from, to); err != nil {
+		t.Fatal(err)
 	}
 	toID := to.ClusterMyID(ctx).Val()
 	for _, m := range []*redis.Client{to, from} {

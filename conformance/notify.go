@@ -129,16 +129,22 @@ func testWakesOnDel(t *testing.T, e env) {
 	expectWoken(t, got, start).Unlock(ctx)
 }
 
+// untilAllWait returns once the waiters made no attempt for 200ms: all of
+// them wait.
+func untilAllWait(attempts *atomic.Int64) {
+	for seen := int64(-1); seen != attempts.Load(); {
+		seen = attempts.Load()
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // testWakesOneWaiter checks that a release wakes one waiter, not all:
 // with four waiters in one Client, each release hands the lock to one of
 // them with no attempt at all (the release grants it), so none of the
 // others was woken to try.
 func testWakesOneWaiter(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	var attempts atomic.Int64
 	c := e.countingClient(t, &attempts)
 	const waiters = 4
@@ -147,10 +153,7 @@ func testWakesOneWaiter(t *testing.T, e env) {
 		lockAsync(ctx, c.Mutex(n), got)
 	}
 	e.awaitSubscribed(t, ctx, lockKey(n))
-	for seen := int64(-1); seen != attempts.Load(); { // until all wait
-		seen = attempts.Load()
-		time.Sleep(200 * time.Millisecond)
-	}
+	untilAllWait(&attempts)
 	for i := range waiters {
 		before := attempts.Load()
 		start := time.Now()
@@ -173,10 +176,7 @@ func testWakesOneWaiter(t *testing.T, e env) {
 // leaves.
 func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	d := e.h.Open(t, e.addrs[0])
 	lock, fence, queue, ticket := lockKey(n), lockKey(n)+":fence", lockKey(n)+":q", lockKey(n)+":t:leaver:1"
 	const token = "leaver"
@@ -207,10 +207,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 // waiter's earlier token, landing late, is refused.
 func testGrantFoundSaysSo(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	d := e.h.Open(t, e.addrs[0])
 	// The waiter's tokens are its stem and a number that grows as it gives
 	// one up (see lib/take_over.lua).
@@ -264,10 +261,7 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	names := []string{n + "/a", n + "/b"}
 	holder := e.client(t).MultiLock(names)
-	held, err := holder.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, holder.Lock)
 	var attempts atomic.Int64
 	waiters := e.countingClient(t, &attempts)
 	queue := lockKey(names[0]) + ":q"
@@ -275,10 +269,7 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 	for i := range got {
 		got[i] = e.inLine(t, ctx, queue, int64(i+1), waiters.MultiLock(names).Lock)
 	}
-	for seen := int64(-1); seen != attempts.Load(); { // until both wait
-		seen = attempts.Load()
-		time.Sleep(200 * time.Millisecond)
-	}
+	untilAllWait(&attempts)
 	for i := range got {
 		before := attempts.Load()
 		start := time.Now()
@@ -342,10 +333,7 @@ func exclusive(t *testing.T, h Harness, addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := c.Mutex("conformance/notify-spare").Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustLock(t, ctx, c.Mutex("conformance/notify-spare").Lock)
 	t.Cleanup(func() { l.Unlock(context.Background()); c.Close() })
 }
 
@@ -381,10 +369,7 @@ func testConfigMergesFlags(t *testing.T, h Harness, addr string) {
 func testListenerReconnects(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	exclusive(t, e.h, e.addrs[0])
-	held, err := e.client(t).Mutex(n).Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
 	admin := e.admin(t, 0)
 	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {

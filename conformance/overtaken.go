@@ -54,11 +54,7 @@ func overtakenJoinLandsLate(t *testing.T, e env, x exclusiveLock) {
 	if err != nil {
 		t.Fatalf("the holder's Lock: %v", err)
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := x.lock(ctx, w, n)
-		done <- lockResult{l, err}
-	}()
+	done := startTaking(ctx, x.lock, w, n)
 	// Its later attempts come after the held-back one was sent; once none
 	// is pending, it has landed.
 	for {
@@ -86,7 +82,7 @@ func overtakenJoinLandsLate(t *testing.T, e env, x exclusiveLock) {
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatalf("the holder's Unlock: %v", err)
 	}
-	var r lockResult
+	var r locked
 	select {
 	case r = <-done:
 	case <-time.After(3 * time.Second):

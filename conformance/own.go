@@ -3,11 +3,15 @@ package conformance
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/conformance/matrix"
+	"github.com/redlockgo/redlock/core"
 )
 
 // ownServers starts servers for the case alone, of the cell's server,
@@ -27,6 +31,28 @@ func ownServers(t *testing.T, ctx context.Context, e env, masters int) *matrix.L
 	}
 	t.Cleanup(lc.Close)
 	return lc
+}
+
+// allNodes lists lc's masters, then their replicas.
+func allNodes(lc *matrix.LocalCluster) []string { return slices.Concat(lc.Masters, lc.Replicas) }
+
+// ownClient returns a Client over lc, servers of the case's own: the
+// Cluster, with all its nodes as seeds, or the pair's master. Its leases
+// last ttl; a node has a second to answer, as a loaded machine may need.
+func (e env) ownClient(t *testing.T, lc *matrix.LocalCluster, ttl time.Duration) *core.Client {
+	addr := lc.Masters[0]
+	if e.cluster {
+		addr = strings.Join(allNodes(lc), ",")
+	}
+	return e.clientOn(t, []string{addr}, core.WithTTL(ttl), core.WithNodeTimeout(time.Second))
+}
+
+// plainCluster returns a go-redis cluster client over nodes, closed at
+// t.Cleanup.
+func plainCluster(t *testing.T, nodes []string) *redis.ClusterClient {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 // binary is the program of the cell's server: redis-server on PATH, or

@@ -36,11 +36,7 @@ func testOwnedJoinLandsDuringLaterLease(kind faults.Kind) func(*testing.T, env) 
 		if err != nil {
 			t.Fatalf("holder: %v", err)
 		}
-		done := make(chan lockResult, 1)
-		go func() {
-			l, err := w.Mutex(n, core.WithOwner("waiter")).Lock(ctx)
-			done <- lockResult{l, err}
-		}()
+		done := startLock(ctx, w.Mutex(n, core.WithOwner("waiter")).Lock)
 		awaitCalls(t, fds[len(fds)-1], "MutexAcquireOwned", 2, done)
 		time.Sleep(300 * time.Millisecond) // the attempt's undo ran
 		if err := h.Unlock(ctx); err != nil {

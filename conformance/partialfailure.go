@@ -129,10 +129,7 @@ func testLostLeaseUnlockSparesNewer(t *testing.T, e env) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, n := ctxFor(t, 30*time.Second), name(t)
 			cl, o := e.client(t), owner()
-			a, err := cl.Mutex(n, o, core.WithTTL(300*time.Millisecond)).TryLock(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := mustLock(t, ctx, cl.Mutex(n, o, core.WithTTL(300*time.Millisecond)).TryLock)
 			<-a.Done()
 			e.gone(t, ctx, 10*time.Second, lockKey(n))
 			newer, err := cl.Mutex(n, o, core.WithTTL(10*time.Second)).TryLock(ctx)

@@ -94,10 +94,7 @@ func runQuorum(t *testing.T, e env) {
 	})
 	t.Run("DeletedOnMajority", func(t *testing.T) {
 		ctx, n := ctxFor(t, 10*time.Second), name(t)
-		l, err := e.client(t, unhurried).Mutex(n).Lock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := mustLock(t, ctx, e.client(t, unhurried).Mutex(n).Lock)
 		// Lock returns once a majority answered: the last node's take may
 		// land after the deletes below, and hold the lock on a majority.
 		for i := range e.addrs {
@@ -177,6 +174,28 @@ func (e env) majorityDown(t *testing.T, keys func(name string) []string, locks .
 	}
 	if k, _ := e.admin(t, 0).Exists(ctx, keys(n)...).Result(); k != 0 {
 		t.Fatalf("the failed acquisitions left %d keys on the node that answered", k)
+	}
+}
+
+// namedCall is a call of a case, and what it is called in messages.
+type namedCall struct {
+	op   string
+	call func() error
+}
+
+// failFastWithMajorityDown makes the calls in turn, each of which a
+// majority of nodes down must fail with ErrNoQuorum, and all of them
+// within 5s.
+func failFastWithMajorityDown(t *testing.T, calls []namedCall) {
+	t.Helper()
+	start := time.Now()
+	for _, c := range calls {
+		if err := c.call(); !errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("%s with a majority down: got %v, want ErrNoQuorum", c.op, err)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("calls with a majority down took %v; they should fail fast", took)
 	}
 }
 

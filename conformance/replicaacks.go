@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +22,8 @@ func testReplicaAcks(t *testing.T, e env) {
 	pair := ownServers(t, ctx, e, 0)
 	master, replica := pair.Masters[0], pair.Replicas[0]
 	m, r := plain(t, master), plain(t, replica)
-	// A second: a replica resumed on a loaded machine acknowledges late.
-	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
-	a, b := e.clientOn(t, []string{master}, opts...), e.clientOn(t, []string{master}, opts...)
+	// A second for a node: a replica resumed on a loaded machine acknowledges late.
+	a, b := e.ownClient(t, pair, 10*time.Second), e.ownClient(t, pair, 10*time.Second)
 	paused := func(f func()) {
 		t.Helper()
 		if err := pair.Pause(replica); err != nil {
@@ -124,15 +122,9 @@ func testFailoverLosesNoGrant(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	lc := ownServers(t, ctx, e, 1)
 	master, replica := lc.Masters[0], lc.Replicas[0]
-	seeds := []string{strings.Join(slices.Concat(lc.Masters, lc.Replicas), ",")}
-	opts := []core.Option{core.WithTTL(10 * time.Second), core.WithNodeTimeout(time.Second)}
-	a, b := e.clientOn(t, seeds, opts...), e.clientOn(t, seeds, opts...)
+	a, b := e.ownClient(t, lc, 10*time.Second), e.ownClient(t, lc, 10*time.Second)
 	for _, c := range []*core.Client{a, b} { // each has heard from the cluster, and counted its replicas
-		l, err := c.Mutex(n + "/before").TryLock(ctx)
-		if err == nil {
-			err = l.Unlock(ctx)
-		}
-		if err != nil {
+		if err := takeAndRelease(ctx, c.Mutex(n+"/before").TryLock); err != nil {
 			t.Fatal(err)
 		}
 	}

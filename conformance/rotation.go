@@ -23,14 +23,8 @@ import (
 // waiter that rotated its token takes over only grants to tokens it gave
 // up, and counts no grant heard before the rotation.
 
-// lockResult is a Lock's outcome.
-type lockResult struct {
-	l   *core.Lease
-	err error
-}
-
 // awaitQueued waits until the queue key has a member on node i.
-func awaitQueued(t *testing.T, ctx context.Context, e env, i int, queue string, done <-chan lockResult) {
+func awaitQueued(t *testing.T, ctx context.Context, e env, i int, queue string, done <-chan locked) {
 	t.Helper()
 	admin := e.admin(t, i)
 	for {
@@ -65,11 +59,7 @@ func testMultiMarkSparesLiveWaiter(t *testing.T, e env) {
 		t.Fatalf("X's Lock of b: %v", err)
 	}
 	w := e.client(t, core.WithTTL(ttl))
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.MultiLock(names).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.MultiLock(names).Lock)
 	awaitQueued(t, ctx, e, 0, lockKey(b)+":q", done)
 	ha, err := c.Mutex(a).Lock(ctx)
 	if err != nil {
@@ -152,11 +142,7 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 		}
 		return nil
 	})
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := w.MultiLock(names).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, w.MultiLock(names).Lock)
 	awaitQueued(t, ctx, e, 2, lockKey(a)+":q", done)
 	for {
 		mu.Lock()
@@ -235,11 +221,7 @@ func heldBackAttemptSparesLease(t *testing.T, e env, x exclusiveLock) {
 	if err != nil {
 		t.Fatalf("the holder's Lock: %v", err)
 	}
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := x.lock(ctx, w, n)
-		done <- lockResult{l, err}
-	}()
+	done := startTaking(ctx, x.lock, w, n)
 	// Wait for the first attempt after the held-back ones (quorum+2),
 	// which joins the line on every node with the current token.
 	for {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,41 +12,27 @@ import (
 )
 
 func runRWMutex(t *testing.T, e env) {
-	cases := map[string]func(*testing.T, env){
-		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("RWMutex"),
-		"LostLeaveRetried":        testLostLeaveRetried("RWMutex"),
-		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp("RWMutex"),
-		"BadInput":                testRWBadInput,
-		"ReadersShare":            testRWReadersShare,
-		"WriterWaitsForReaders":   testRWWriterWaits,
-		"WriterKeepsReadersOut":   testRWWriterKeepsReadersOut,
-		"WriterNotStarved":        testRWWriterNotStarved,
-		"CrashedReader":           testRWCrashedReader,
-		"CrashedWriter":           testRWCrashedWriter,
-		"CrashedWaitingWriter":    testRWCrashedWaitingWriter,
-		"GiveUpLeaves":            testRWGiveUp,
-		"AutoExtend":              testRWAutoExtend,
-		"ExpiryLosesLease":        testRWExpiry,
-		"History":                 testRWHistory,
-		"LateExtendCannotShorten": testLateExtendCannotShorten("RWMutex"),
-	}
-	maps.Copy(cases, hostile(e, "RWMutex"))
-	maps.Copy(cases, randomFaults(e, "RWMutex"))
+	cases := linedLockCases(e, "RWMutex")
+	maps.Copy(cases, map[string]func(*testing.T, env){
+		"BadInput":              testRWBadInput,
+		"ReadersShare":          testRWReadersShare,
+		"WriterWaitsForReaders": testRWWriterWaits,
+		"WriterKeepsReadersOut": testRWWriterKeepsReadersOut,
+		"WriterNotStarved":      testRWWriterNotStarved,
+		"CrashedReader":         testRWCrashedReader,
+		"CrashedWriter":         testRWCrashedWriter,
+		"CrashedWaitingWriter":  testRWCrashedWaitingWriter,
+		"GiveUpLeaves":          testRWGiveUp,
+		"AutoExtend":            testRWAutoExtend,
+		"ExpiryLosesLease":      testRWExpiry,
+		"History":               testRWHistory,
+	})
 	if len(e.addrs) >= 3 {
-		cases["StalledRounds"] = testStalledRounds("RWMutex")
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
-		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant("RWMutex")
-		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("RWMutex")
-		maps.Copy(cases, landsLateCasesFor(e, "RWMutex", ""))
 		maps.Copy(cases, landsLateCasesFor(e, "RWMutexRead", "Read"))
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
-	}
+	runCases(t, e, cases)
 }
 
 // rwKey is one of the keys of the reader/writer lock called name: ":w" the
@@ -58,30 +43,11 @@ func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
 func testRWBadInput(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.client(t)
-	for _, bad := range []struct {
-		what string
-		m    *core.RWMutex
-		ctx  context.Context
-	}{
-		{"an empty name", c.RWMutex(""), ctx},
-		{"a zero TTL", c.RWMutex(n, core.WithTTL(0)), ctx},
-		{"a negative TTL", c.RWMutex(n, core.WithTTL(-time.Second)), ctx},
-		{"a TTL below the drift allowance", c.RWMutex(n, core.WithTTL(2*time.Millisecond)), ctx},
-		{"a negative attempt count", c.RWMutex(n, core.WithMaxAttempts(-1)), ctx},
-		{"an owner (not reentrant)", c.RWMutex(n, core.WithOwner("worker-1")), ctx},
-		{"a nil context", c.RWMutex(n), nil},
-	} {
-		for op, call := range map[string]func(context.Context) (*core.Lease, error){
-			"TryRLock": bad.m.TryRLock, "RLock": bad.m.RLock, "TryLock": bad.m.TryLock, "Lock": bad.m.Lock,
-		} {
-			l, err := call(bad.ctx)
-			if !errors.Is(err, core.ErrInvalid) || l != nil {
-				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
-			} else if !strings.Contains(err.Error(), "invalid argument: ") {
-				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
-			}
-		}
-	}
+	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
+		m := c.RWMutex(name, opts...)
+		return leaseCalls{"TryRLock": m.TryRLock, "RLock": m.RLock, "TryLock": m.TryLock, "Lock": m.Lock}
+	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)},
+		badOption{"an owner (not reentrant)", core.WithOwner("worker-1")})
 	if k, _ := e.admin(t, 0).Exists(ctx, rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")).Result(); k != 0 {
 		t.Errorf("bad input wrote %d keys", k)
 	}
@@ -99,10 +65,7 @@ func testRWBadInput(t *testing.T, e env) {
 func testRWReadersShare(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	a, b, w := e.client(t).RWMutex(n), e.client(t).RWMutex(n), e.client(t).RWMutex(n)
-	ra, err := a.RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra := mustLock(t, ctx, a.RLock)
 	rb, err := b.TryRLock(ctx)
 	if err != nil {
 		t.Fatalf("TryRLock beside another reader: %v", err)
@@ -151,14 +114,18 @@ func testRWReadersShare(t *testing.T, e env) {
 	r.Unlock(ctx)
 }
 
+// writerBehindReader takes a read lease of the RWMutex n, then starts a
+// writer's Lock and returns once the writer waits in line.
+func (e env) writerBehindReader(t *testing.T, ctx context.Context, n string) (*core.Lease, <-chan locked) {
+	t.Helper()
+	r := mustLock(t, ctx, e.client(t).RWMutex(n).RLock)
+	return r, e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t, patient).RWMutex(n).Lock)
+}
+
 // testRWWriterWaits: the last reader's release wakes a waiting writer.
 func testRWWriterWaits(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	r, err := e.client(t).RWMutex(n).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t, patient).RWMutex(n).Lock)
+	r, got := e.writerBehindReader(t, ctx, n)
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
 	if err := r.Unlock(ctx); err != nil {
@@ -171,11 +138,7 @@ func testRWWriterWaits(t *testing.T, e env) {
 // when it is through, the waiting readers are woken.
 func testRWWriterKeepsReadersOut(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	r1, err := e.client(t).RWMutex(n).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, e.client(t, patient).RWMutex(n).Lock)
+	r1, writer := e.writerBehindReader(t, ctx, n)
 	if _, err := e.client(t).RWMutex(n).TryRLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryRLock while a writer waits: got %v, want ErrNotAcquired", err)
 	}
@@ -276,10 +239,7 @@ func testRWCrashedWriter(t *testing.T, e env) { e.crashHolder(t, writeLock, read
 func testRWCrashedWaitingWriter(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = shortTTL
-	r1, err := e.client(t, patient).RWMutex(n).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r1 := mustLock(t, ctx, e.client(t, patient).RWMutex(n).RLock)
 	defer r1.Unlock(ctx)
 	crashed := e.client(t, patient)
 	writer := e.inLine(t, ctx, rwKey(n, ":wq"), 1, crashed.RWMutex(n, core.WithTTL(ttl)).Lock)
@@ -306,21 +266,11 @@ func testRWCrashedWaitingWriter(t *testing.T, e env) {
 // keeping readers out at once.
 func testRWGiveUp(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	r, err := e.client(t).RWMutex(n).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustLock(t, ctx, e.client(t).RWMutex(n).RLock)
 	defer r.Unlock(ctx)
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	if _, err := e.client(t).RWMutex(n).Lock(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, core.ErrNotAcquired) {
-		t.Fatalf("Lock past its deadline: got %v, want only context.DeadlineExceeded", err)
-	}
-	e.expectCard(t, ctx, rwKey(n, ":wq"), 0, "after a writer's ctx ended")
-	if _, err := e.client(t).RWMutex(n, core.WithMaxAttempts(3)).Lock(ctx); !errors.Is(err, core.ErrNotAcquired) || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock out of attempts: got %v, want only ErrNotAcquired", err)
-	}
-	e.expectCard(t, ctx, rwKey(n, ":wq"), 0, "after a writer ran out of attempts")
+	e.giveUpsLeaveLine(t, ctx, rwKey(n, ":wq"), "writer", func(opts ...core.Option) func(context.Context) (*core.Lease, error) {
+		return e.client(t).RWMutex(n, opts...).Lock
+	})
 	l, err := e.client(t).RWMutex(n).TryRLock(ctx)
 	if err != nil {
 		t.Fatalf("TryRLock after the writers gave up: %v", err)
@@ -369,10 +319,7 @@ func testRWAutoExtend(t *testing.T, e env) {
 func testRWExpiry(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	const ttl = shortTTL
-	r, err := e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).RLock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustLock(t, ctx, e.client(t, patient).RWMutex(n, core.WithTTL(ttl)).RLock)
 	select {
 	case <-r.Done():
 		if time.Now().Before(r.Until()) {
@@ -407,16 +354,10 @@ func testRWExpiry(t *testing.T, e env) {
 func testRWHistory(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	const clients = 4
-	total := int64(200)
-	if e.longHistory(t) {
-		total = 5000
-	}
-	ms := make([]*core.RWMutex, clients)
-	for i := range ms {
-		ms[i] = e.client(t, fastPoll).RWMutex(n, core.WithTTL(5*time.Second))
-	}
-	h := fencedHistory(t, ctx, clients, total, func(i, r int) turn {
-		m, try := ms[i], r%7 == 0
+	total := e.historyTotal(t, 200)
+	open := func(c *core.Client) *core.RWMutex { return c.RWMutex(n, core.WithTTL(5*time.Second)) }
+	h := fencedHistory(t, ctx, e, clients, total, open, func(m *core.RWMutex, i, r int) turn {
+		try := r%7 == 0
 		lock, rlock := m.Lock, m.RLock
 		if try {
 			lock, rlock = m.TryLock, m.TryRLock

@@ -49,12 +49,7 @@ func runSemaphore(t *testing.T, e env) {
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot
 	}
-	for n, f := range cases {
-		t.Run(n, func(t *testing.T) {
-			t.Parallel()
-			f(t, e)
-		})
-	}
+	runCases(t, e, cases)
 }
 
 // testSemaphoreCrashedHolder abandons a lease without releasing it: its
@@ -250,17 +245,7 @@ func testSemaphoreLease(t *testing.T, e env) {
 	if _, err := other.TryAcquire(ctx, 1); !errors.Is(err, core.ErrNotAcquired) {
 		t.Fatalf("TryAcquire of an extended permit: got %v, want ErrNotAcquired", err)
 	}
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock: %v", err)
-	}
-	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
-		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
-	}
-	select {
-	case <-l.Done():
-	default:
-		t.Fatal("Done is open after Unlock")
-	}
+	unlockOnce(t, ctx, l)
 	l2, err := other.TryAcquire(ctx, 1)
 	if err != nil {
 		t.Fatalf("TryAcquire after Unlock: %v", err)
@@ -291,14 +276,10 @@ func testSemaphoreBadInput(t *testing.T, e env) {
 		{"a zero TTL", c.Semaphore(n, 3, core.WithTTL(0)), 1, ctx},
 		{"a nil context", c.Semaphore(n, 3), 1, nil},
 	} {
-		for op, call := range map[string]func(context.Context, int) (*core.Lease, error){"TryAcquire": bad.s.TryAcquire, "Acquire": bad.s.Acquire} {
-			l, err := call(bad.ctx, bad.n)
-			if !errors.Is(err, core.ErrInvalid) || l != nil {
-				t.Errorf("%s with %s: got (%v, %v), want ErrInvalid", op, bad.what, l, err)
-			} else if !strings.Contains(err.Error(), "invalid argument: ") {
-				t.Errorf("%s with %s: the message %q does not say what was wrong", op, bad.what, err)
-			}
-		}
+		expectInvalid(t, bad.ctx, bad.what, "invalid argument: ", leaseCalls{
+			"TryAcquire": func(ctx context.Context) (*core.Lease, error) { return bad.s.TryAcquire(ctx, bad.n) },
+			"Acquire":    func(ctx context.Context) (*core.Lease, error) { return bad.s.Acquire(ctx, bad.n) },
+		})
 	}
 	if _, err := c.Semaphore(n, 0).Available(ctx); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("Available of a semaphore of 0 permits: got %v, want ErrInvalid", err)

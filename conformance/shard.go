@@ -23,12 +23,8 @@ import (
 func testHandOffsStayInShard(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	lc := ownServers(t, ctx, e, 2)
-	nodes := slices.Concat(lc.Masters, lc.Replicas)
-	seeds := []string{strings.Join(nodes, ",")}
-	opts := []core.Option{core.WithTTL(20 * time.Second), core.WithNodeTimeout(time.Second)}
-	holder, waiter := e.clientOn(t, seeds, opts...), e.clientOn(t, seeds, opts...)
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, Protocol: 2, DisableIdentity: true})
-	defer cc.Close()
+	holder, waiter := e.ownClient(t, lc, 20*time.Second), e.ownClient(t, lc, 20*time.Second)
+	cc := plainCluster(t, allNodes(lc))
 	slot, here, there := slotOf(t, ctx, cc, lockKey(n))
 	shardOf := func(master *redis.Client) []string { // the master and its replica
 		i := slices.Index(lc.Masters, master.Options().Addr)
@@ -39,15 +35,8 @@ func testHandOffsStayInShard(t *testing.T, e env) {
 	// once the waiter's sharded channel is subscribed on owner.
 	queued := func(owner *redis.Client) (*core.Lease, <-chan locked) {
 		t.Helper()
-		held, err := holder.Mutex(n).Lock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan locked, 1)
-		go func() {
-			l, err := waiter.Mutex(n).Lock(ctx)
-			got <- locked{l, err, time.Now()}
-		}()
+		held := mustLock(t, ctx, holder.Mutex(n).Lock)
+		got := startLock(ctx, waiter.Mutex(n).Lock)
 		if !eventually(10*time.Second, func() bool { return shardSubscribed(ctx, owner, n) }) {
 			t.Fatalf("the waiter's sharded channel was not subscribed on the lock's master %s within 10s", owner.Options().Addr)
 		}

@@ -3,13 +3,10 @@ package conformance
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/core"
 )
@@ -40,12 +37,9 @@ func crc16(s string) uint16 {
 func testCloseWhileShardsDropped(t *testing.T, e env) {
 	ctx, base := ctxFor(t, 3*time.Minute), name(t)
 	lc := ownServers(t, ctx, e, 2)
-	nodes := slices.Concat(lc.Masters, lc.Replicas)
-	seeds := []string{strings.Join(nodes, ",")}
+	seeds := []string{strings.Join(allNodes(lc), ",")}
 	opts := []core.Option{core.WithTTL(30 * time.Second), core.WithNodeTimeout(time.Second)}
 	holder := e.clientOn(t, seeds, opts...)
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, Protocol: 2, DisableIdentity: true})
-	defer cc.Close()
 	const k = 100
 	slot := int64(crc16(base) % 16384)
 	var names []string
@@ -77,17 +71,8 @@ func testCloseWhileShardsDropped(t *testing.T, e env) {
 			t.Fatalf("trial %d: %d sharded channels subscribed on %s", trial, len(here.Do(ctx, "PUBSUB", "SHARDCHANNELS", "*").Val().([]any)), here.Options().Addr)
 		}
 		migrate(t, ctx, slot, here, there, lockKey(names[0]))
-		for {
-			keys, err := here.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(keys) == 0 {
-				break
-			}
-			if err := moveKeys(ctx, here, there, keys...); err != nil {
-				t.Fatal(err)
-			}
+		if err := moveSlotKeys(ctx, slot, here, there); err != nil {
+			t.Fatal(err)
 		}
 		toID := there.ClusterMyID(ctx).Val()
 		if err := there.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err(); err != nil {

@@ -55,8 +55,8 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 		t.Fatalf("the holder's Lock: %v", err)
 	}
 	order := make(chan string, 2)
-	lock := func(who string, c *core.Client) chan lockResult {
-		done := make(chan lockResult, 1)
+	lock := func(who string, c *core.Client) <-chan locked {
+		done := make(chan locked, 1)
 		go func() {
 			l, err := c.Mutex(n).Lock(ctx)
 			if err == nil {
@@ -65,7 +65,7 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 				defer cancel()
 				l.Unlock(uctx)
 			}
-			done <- lockResult{l, err}
+			done <- locked{l, err, time.Now()}
 		}()
 		return done
 	}
@@ -85,7 +85,7 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatalf("the holder's Unlock: %v", err)
 	}
-	for _, done := range []chan lockResult{doneA, doneB} {
+	for _, done := range []<-chan locked{doneA, doneB} {
 		select {
 		case r := <-done:
 			if r.err != nil {
@@ -100,17 +100,24 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 	}
 }
 
+// heldOnNodesOneAndTwo has someone else hold the lock n on nodes 1 and 2
+// for 30s, behind the library's back.
+func (e env) heldOnNodesOneAndTwo(t *testing.T, ctx context.Context, n string) {
+	t.Helper()
+	for i := 1; i <= 2; i++ {
+		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // testOwnerWaiterUndoes: an owner's (WithOwner) queued waiter whose attempt
 // took node 0 but was refused at nodes 1 and 2 must undo its hold on
 // node 0. Once it gives up and node 1 is free, another owner must get the
 // lock at once (nodes 0 and 1), not after the waiter's TTL.
 func testOwnerWaiterUndoes(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	for i := 1; i <= 2; i++ {
-		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.heldOnNodesOneAndTwo(t, ctx, n)
 	w := e.client(t, core.WithTTL(10*time.Second)).Mutex(n, core.WithOwner("waiter"))
 	wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
@@ -154,11 +161,7 @@ func testPartialHolderNoPolling(t *testing.T, e env) {
 		calls.Add(1)
 		return faults.Fault{}
 	}, core.WithTTL(10*time.Second))
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := wc.Mutex(n).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, wc.Mutex(n).Lock)
 	time.Sleep(3 * time.Second)
 	before := calls.Load()
 	if err := h.Unlock(ctx); err != nil {
@@ -179,17 +182,9 @@ func testPartialHolderNoPolling(t *testing.T, e env) {
 // client must get the lock (nodes 0 and 1) at once.
 func testClosedWaiterKeepsNothing(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	for i := 1; i <= 2; i++ {
-		if err := e.admin(t, i).Set(ctx, lockKey(n), "someone-else", 30*time.Second).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.heldOnNodesOneAndTwo(t, ctx, n)
 	wc := e.client(t, core.WithTTL(10*time.Second))
-	done := make(chan lockResult, 1)
-	go func() {
-		l, err := wc.Mutex(n).Lock(ctx)
-		done <- lockResult{l, err}
-	}()
+	done := startLock(ctx, wc.Mutex(n).Lock)
 	time.Sleep(time.Second)
 	if err := wc.Close(); err != nil {
 		t.Fatal(err)

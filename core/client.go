@@ -134,7 +134,13 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if o.wait == Notify && c.opts.wait == Poll {
 		return invalid("WithWaitStrategy(Notify) given to a %s of a Client that waits by Poll; give New WithWaitStrategy(Notify), or leave it out here", o.what)
 	}
-	return ended(ctx)
+	if err := ended(ctx); err != nil {
+		return err
+	}
+	if o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex") {
+		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
+	}
+	return nil
 }
 
 // keyNames are the keys of one primitive; they share the hash tag {name},

@@ -69,8 +69,9 @@ func (o *options) validate(name string) error {
 }
 
 // check reports bad options: for a primitive (what), also those that do
-// not apply to it. It is the one place options are checked; New checks
-// its own with it.
+// not apply to it. New checks its own with it. (WithOwner on a lock that
+// is not reentrant is reported by Client.check, after a context that
+// ended: a Client-wide owner is no error until such a lock is used.)
 func (o *options) check() error {
 	if extra := o.given &^ applies[o.what]; o.what != "" && extra != 0 {
 		return invalid("%s does not apply to a %s; leave it out (given to New, an option is a default and applies only where it can)", extra, o.what)
@@ -94,8 +95,6 @@ func (o *options) check() error {
 		return invalid("node timeout %v is not positive; leave WithNodeTimeout out for the default", o.nodeTimeout)
 	case o.given&optReplicaAcks != 0 && o.replicaAcks < 0:
 		return invalid("replica acks %d is negative; pass 0 to wait for no replica, or leave WithReplicaAcks out for the default", o.replicaAcks)
-	case o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex"):
-		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
 	case o.maxAttempts < 0:
 		return invalid("max attempts %d is negative", o.maxAttempts)
 	case o.idle < time.Millisecond || o.idle%time.Millisecond != 0:
