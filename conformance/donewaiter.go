@@ -27,14 +27,8 @@ import (
 func testDoneWaiterTakesNothing(p string) func(*testing.T, env) {
 	x := exclusiveLocks[p]
 	return func(t *testing.T, e env) {
-		for try := 1; ; try++ {
-			if doneWaiterRound(t, e, x) {
-				return
-			}
-			if try == 5 {
-				t.Fatal("in 5 rounds, the holder missed a node or an attempt sent before the release won every time")
-			}
-		}
+		inTries(t, 5, "the holder missed a node or an attempt sent before the release won every time",
+			func(int) bool { return doneWaiterRound(t, e, x) })
 	}
 }
 

@@ -43,6 +43,19 @@ func flush(fds []*faults.Driver) {
 	}
 }
 
+// inTries runs round (given its try, from 1) until it returns true, at
+// most tries times, and fails t with why if it never does. A round returns
+// false when the machine's timing left what it checks unproved.
+func inTries(t *testing.T, tries int, why string, round func(try int) bool) {
+	t.Helper()
+	for try := 1; try <= tries; try++ {
+		if round(try) {
+			return
+		}
+	}
+	t.Fatalf("in %d tries, %s", tries, why)
+}
+
 // later is a Delay that lands only at flush: no sleep races a timer.
 var later = faults.Fault{Kind: faults.Delay, After: time.Hour}
 

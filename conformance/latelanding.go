@@ -160,12 +160,8 @@ func testFirstUndoLandsLate(t *testing.T, e env) {
 // first; on a busy machine it may land a moment before and W wins on
 // nodes 0 and 1 alone, which proves nothing: the case tries again.
 func testLeaveBehindSparesLease(t *testing.T, e env) {
-	const tries = 5
-	for try := 1; !leaveBehindSparesLease(t, e, fmt.Sprintf("%s/%d", name(t), try)); try++ {
-		if try == tries {
-			t.Fatalf("in %d tries the waiter never won with node 2 holding its token", tries)
-		}
-	}
+	inTries(t, 5, "the waiter never won with node 2 holding its token",
+		func(try int) bool { return leaveBehindSparesLease(t, e, fmt.Sprintf("%s/%d", name(t), try)) })
 }
 
 // leaveBehindSparesLease is one try of testLeaveBehindSparesLease on the
