@@ -223,22 +223,8 @@ func testFairExclusive(t *testing.T, e env) {
 		t.Fatalf("a Mutex of the same name is another lock: %v", err)
 	}
 	ml.Unlock(ctx)
-	if err := l.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock: %v", err)
-	}
-	if err := l.Unlock(ctx); !errors.Is(err, core.ErrNotHeld) {
-		t.Fatalf("second Unlock: got %v, want ErrNotHeld", err)
-	}
-	l2, err := b.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock after Unlock: %v", err)
-	}
-	if l2.Token() <= l.Token() {
-		t.Fatalf("token %d after token %d: not increasing", l2.Token(), l.Token())
-	}
-	if err := l2.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	unlockOnce(t, ctx, l)
+	nextTokenHigher(t, ctx, b.Lock, l)
 	e.expectCard(t, ctx, fairKey(n, ":q"), 0, "after the last Unlock")
 }
 

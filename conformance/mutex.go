@@ -93,14 +93,21 @@ func testExclusive(t *testing.T, e env) {
 		t.Fatalf("TryLock on a held lock: got %v, want ErrNotAcquired", err)
 	}
 	unlockOnce(t, ctx, l)
-	l2, err := b.TryLock(ctx)
+	nextTokenHigher(t, ctx, b.TryLock, l)
+}
+
+// nextTokenHigher takes the lock that prev held, with take, and checks
+// that its fencing token is higher; then releases it.
+func nextTokenHigher(t *testing.T, ctx context.Context, take func(context.Context) (*core.Lease, error), prev *core.Lease) {
+	t.Helper()
+	l, err := take(ctx)
 	if err != nil {
-		t.Fatalf("TryLock after Unlock: %v", err)
+		t.Fatalf("taking the lock after Unlock: %v", err)
 	}
-	if l2.Token() <= l.Token() {
-		t.Fatalf("token %d after token %d: not increasing", l2.Token(), l.Token())
+	if l.Token() <= prev.Token() {
+		t.Fatalf("token %d after token %d: not increasing", l.Token(), prev.Token())
 	}
-	if err := l2.Unlock(ctx); err != nil {
+	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
