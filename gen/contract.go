@@ -13,7 +13,7 @@ import (
 
 const (
 	driverPkg  = module + "/driver"
-	adapterPkg = module + "/internal/adapter"
+	adapterPkg = module + "/driver/adapter"
 	luaPkg     = module + "/scripts/lua"
 )
 

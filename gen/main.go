@@ -48,7 +48,7 @@ func write(root string) error {
 func render(ops []spec.Op) (map[string][]byte, error) {
 	files := map[string]*jen.File{
 		"driver/zz_generated.go":             contract(ops),
-		"internal/adapter/zz_generated.go":   scripts(ops),
+		"driver/adapter/zz_generated.go":     scripts(ops),
 		"conformance/faults/zz_generated.go": faults(ops),
 	}
 	for _, c := range clients {

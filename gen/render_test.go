@@ -76,7 +76,7 @@ func TestRenderedFilesAreMarkedGenerated(t *testing.T) {
 // The freshness test only guards the files render knows about: a client
 // dropped from the list would leave its old adapter behind unchecked.
 func TestRenderedPaths(t *testing.T) {
-	want := []string{"driver/zz_generated.go", "internal/adapter/zz_generated.go", "conformance/faults/zz_generated.go"}
+	want := []string{"driver/zz_generated.go", "driver/adapter/zz_generated.go", "conformance/faults/zz_generated.go"}
 	for _, c := range clients {
 		want = append(want, "drivers/"+c.pkg+"/zz_generated.go")
 	}

@@ -1,8 +1,10 @@
 package auto
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"slices"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/redlockgo/redlock/core"
 	"github.com/redlockgo/redlock/driver"
-	"github.com/redlockgo/redlock/internal/testserver"
 )
 
 // clients maps each driver to the module of the client it wraps.
@@ -65,7 +66,7 @@ func TestSelectedByTag(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
-	d, err := Open(testserver.Addr())
+	d, err := Open(cmp.Or(strings.Split(os.Getenv("REDLOCK_TEST_NODES"), ",")[0], "localhost:6379"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 )
 
 // listenCluster listens on every master of the cluster, each with a

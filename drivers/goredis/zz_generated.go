@@ -7,7 +7,7 @@ import (
 	"errors"
 	"github.com/redis/go-redis/v9"
 	driver "github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 	"time"
 )
 

@@ -6,7 +6,7 @@ import (
 	"context"
 	"github.com/gomodule/redigo/redis"
 	driver "github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 	"time"
 )
 

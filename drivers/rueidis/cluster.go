@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 )
 
 // listenCluster listens on every node the cluster client knows, each on a

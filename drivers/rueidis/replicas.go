@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 )
 
 var _ driver.Replicated = (*Driver)(nil)

@@ -6,7 +6,7 @@ import (
 	"context"
 	rueidis "github.com/redis/rueidis"
 	driver "github.com/redlockgo/redlock/driver"
-	adapter "github.com/redlockgo/redlock/internal/adapter"
+	adapter "github.com/redlockgo/redlock/driver/adapter"
 	"strconv"
 	"time"
 )

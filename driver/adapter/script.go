@@ -1,8 +1,11 @@
-// Package adapter holds what the generated adapters (drivers/*) share and
-// the contract in package driver does not need to show: the embedded
-// scripts, the decoders of their replies, and the helpers of the
-// hand-written parts (a Listener over a Redis Cluster's nodes, the parse of
-// INFO replication). Package core and the adapters are its only users.
+// Package adapter is for the authors of drivers, not for applications:
+// what the generated adapters (drivers/*) share and the contract in package
+// driver does not need to show: the embedded scripts, the decoders of
+// their replies, and the helpers of the hand-written parts (a Listener
+// over a Redis Cluster's nodes, the parse of INFO replication). It is
+// versioned with the root module, whose version each driver module
+// requires, so a driver always builds against the adapter it was
+// generated for.
 package adapter
 
 import (
