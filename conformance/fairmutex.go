@@ -44,6 +44,9 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 	}
 	maps.Copy(cases, hostile(e, p))
 	maps.Copy(cases, randomFaults(e, p))
+	if e.eavesdropped() {
+		cases["ForgedWakesIgnored"] = testForgedWakesIgnored(p)
+	}
 	if len(e.addrs) >= 3 {
 		cases["StalledRounds"] = testStalledRounds(p)
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant(p)

@@ -54,6 +54,9 @@ func runMultiLock(t *testing.T, e env) {
 	if e.strategy == core.Notify && !e.cluster {
 		cases["LostGiveBackRetried"] = testMultiLostGiveBackRetried
 	}
+	if e.eavesdropped() {
+		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("MultiLock")
+	}
 	if e.strategy == core.Notify && e.cluster {
 		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
 	}

@@ -33,6 +33,11 @@ func runMutex(t *testing.T, e env) {
 	if e.strategy == core.Notify {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored
+		if e.eavesdropped() {
+			cases["EavesdropperCannotForge"] = testEavesdropperCannotForge
+			cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Mutex")
+			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
+		}
 		cases["WakesOnDel"] = testWakesOnDel
 		if !e.cluster {
 			cases["LateGrantIgnored"] = testLateGrantIgnored

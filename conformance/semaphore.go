@@ -37,6 +37,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 	}
+	if e.eavesdropped() {
+		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
+	}
 	if len(e.addrs) >= 3 {
 		cases["LostUndoRetried"] = testLostUndoRetried
 		cases["StalledRounds"] = testStalledRounds("Semaphore")

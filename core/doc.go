@@ -160,19 +160,22 @@
 // next waiter. A Poll client releasing a lock that Notify clients wait on
 // does not wake them; they retry at the holder's TTL.
 //
-// A waiter trusts a grant only when it carries the secret that its last
-// attempt stored in its ticket on that node (a fresh one per node and
-// attempt), which the release script reads and echoes, and only the first
-// such grant from a node between two attempts; a grant heard before the
-// last attempt no longer counts once it started. So a grant made before
-// that attempt and delivered late, or heard before it (the lock may have
-// expired since, while the waiter's validity counts from the attempt's
-// start, and another client took it), is ignored, and so is
-// a message from anyone who cannot read the ticket's value: seeing ticket
-// names in the queue or in keyspace events is not enough to forge one, and
-// a subscriber of the Clients' channels, who reads a grant's secret once
-// the grant is made, can neither use it on another node nor change the
-// token of the grant it read.
+// A waiter trusts a grant only when it carries the MAC (HMAC-SHA1) of
+// its fencing token and ticket keyed by the secret that its last attempt
+// stored in its ticket on that node (a fresh one per node and attempt),
+// and only the first such grant from a node between two attempts; a
+// grant heard before the last attempt no longer counts once it started.
+// The secret never leaves the server: the release script computes the MAC.
+// So a grant made before that attempt and delivered late, or heard before
+// it (the lock may have expired since, while the waiter's validity counts
+// from the attempt's start, and another client took it), is ignored, and
+// so is a message from anyone who cannot read the ticket's value: a
+// subscriber of the Clients' channels reads grants, but can neither change
+// the token or the ticket of one nor make another, and a copy it sends
+// again is not heard twice. Wake-ups carry a MAC too, so publishing on
+// the Clients' channels cannot make a waiter attempt either (publishing
+// on the keyspace channels, __keyspace@<db>__:<prefix>*, can: grant that
+// to no untrusted user).
 //
 // # Access control
 //
@@ -197,7 +200,9 @@
 // users: none may write the library's keys (a writer can set any lock); a
 // user that can publish and subscribe on <prefix>client:* but cannot read
 // the library's keys cannot make a waiter believe it holds a lock, nor
-// give it a token; a user that can also read them can learn a waiter's
-// secret, so give untrusted users neither (for example "resetchannels
+// give it a token (though, by subscribing a waiter's sharded channel on a
+// standalone server, it can take a hand-off's message from it, which then
+// waits for its safety net); a user that can also read them can learn a
+// waiter's secret, so give untrusted users neither (for example "resetchannels
 // &app:*" and key patterns that exclude the prefix).
 package core

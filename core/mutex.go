@@ -311,7 +311,7 @@ func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *t
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle})
+		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
 		g, err = grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL, First: r.First}, e
 	} else {
 		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})

@@ -222,8 +222,8 @@ func (n *notifier) deliverer(node int, prefix string) func(channel, event string
 			fence, rest, _ := strings.Cut(event, " ")
 			// A channel speaks for the tickets under its prefix only: a
 			// sharded one for its own name's.
-			if secret, ticket, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(ticket, tickets) {
-				n.handedOn(node, ticket, fence, secret)
+			if mac, ticket, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(ticket, tickets) {
+				n.handedOn(node, ticket, fence, mac)
 			}
 			return
 		}

@@ -9,9 +9,10 @@ import (
 // FuzzHandOffMessage delivers arbitrary messages, on the Client's own
 // channel and on others, from any of three nodes, to a Client with one
 // queued ticket whose last attempt stored a secret on each node: a grant
-// is heard only from a message that names the ticket, carries the secret
-// of the node it came from and a positive fencing token, and nothing
-// panics. A message names a node's secret by a placeholder, ${0}, ${1} or
+// is heard only from a message that names the ticket and a positive
+// fencing token and carries their MAC by the secret of the node it came
+// from, and nothing panics. A message names the MAC of its own first
+// field and the ticket by a node's secret by a placeholder, ${0}, ${1} or
 // ${2}, replaced before delivery. Its seeds run in every go test; to fuzz:
 //
 //	go test -run '^$' -fuzz FuzzHandOffMessage -fuzztime 30s ./core/
@@ -27,6 +28,7 @@ func FuzzHandOffMessage(f *testing.F) {
 		{1, own, "7 ${0} " + ticketKey},
 		{2, own, "7 ${2}" + ticketKey},
 		{1, own, "999 forged " + ticketKey},
+		{1, own, "999 ${0} " + ticketKey},
 		{2, own, "999 " + ticketKey},
 		{0, own, "0 ${0} " + ticketKey},
 		{1, own, "-5 ${1} " + ticketKey},
@@ -48,14 +50,16 @@ func FuzzHandOffMessage(f *testing.F) {
 		tk := n.register(ticketKey, "token", nil)
 		tk.grants.expect()
 		at := int(node) % len(c.nodes)
+		fence, _, _ := strings.Cut(message, " ")
 		for i := range c.nodes {
-			message = strings.ReplaceAll(message, "${"+strconv.Itoa(i)+"}", tk.grants.secret(i))
+			message = strings.ReplaceAll(message, "${"+strconv.Itoa(i)+"}", macHex(tk.grants.secret(i), fence+" "+ticketKey))
 		}
 		n.deliverer(at, "__keyspace@0__:")(channel, message)
 
 		fence, rest, _ := strings.Cut(message, " ")
 		f, err := strconv.ParseInt(fence, 10, 64)
-		genuine := (channel == own || channel == shard) && err == nil && f > 0 && rest == tk.grants.secret(at)+" "+ticketKey
+		genuine := (channel == own || channel == shard) && err == nil && f > 0 &&
+			rest == macHex(tk.grants.secret(at), fence+" "+ticketKey)+" "+ticketKey
 		for i, heard := range tk.grants.heard {
 			switch {
 			case heard != 0 && !genuine:

@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
-	"crypto/subtle"
+	"crypto/sha1"
+	"encoding/hex"
 	"math"
 	"slices"
 	"strconv"
@@ -36,26 +38,45 @@ func newGrants(nodes int) grants {
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,
-// which a grant made there echoes, and whether a grant with one was heard
-// yet. The tickets of a MultiLock waiter share them: its attempt stores
-// them at whichever name it queues.
+// which keys the MAC of a message a release there sends (see
+// lib/hmac.lua), and whether a grant or a wake-up with one was heard yet.
+// The tickets of a MultiLock waiter share them: its attempt stores them at
+// whichever name it queues.
 type secrets struct {
 	mu    sync.Mutex
 	value []string // by node
-	heard []bool   // by node
+	heard []bool   // by node: a grant
+	woke  []bool   // by node: a wake-up
 }
 
-// claim reports whether secret is node's and whether it is the first grant
-// heard with it (then noted).
-func (s *secrets) claim(node int, secret string) (ok, first bool) {
+// claim reports whether mac is the MAC of message by node's secret, and
+// whether it is the first grant (fence > 0) or wake-up heard with it (then
+// noted).
+func (s *secrets) claim(node int, fence int64, mac, message string) (ok, first bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if subtle.ConstantTimeCompare([]byte(secret), []byte(s.value[node])) != 1 {
+	if !macOf(s.value[node], mac, message) {
 		return false, false
 	}
-	first = !s.heard[node]
-	s.heard[node] = true
+	seen := s.woke
+	if fence > 0 {
+		seen = s.heard
+	}
+	first = !seen[node]
+	seen[node] = true
 	return true, first
+}
+
+// macOf reports whether mac is the hex HMAC-SHA1 of message keyed by
+// secret, as lib/hmac.lua computes it; never for an empty secret.
+func macOf(secret, mac, message string) bool {
+	got, err := hex.DecodeString(mac)
+	if err != nil || secret == "" {
+		return false
+	}
+	h := hmac.New(sha1.New, []byte(secret))
+	h.Write([]byte(message))
+	return hmac.Equal(got, h.Sum(nil))
 }
 
 // heardOn reports whether a grant with s was heard on node; false for a
@@ -79,29 +100,30 @@ func (g *grants) refused(node int) bool {
 }
 
 // handedOn wakes the waiter of a ticket of which node's release told the
-// Client: a fencing token and a secret when it granted the lock, 0 when it
-// reserved it or freed it for an attempt. A grant whose secret is not the
-// one the waiter's last attempt stored in its ticket is dropped, wake-up
-// and all: it was made before that attempt (and may be gone, while its
-// validity would count from the attempt's start), or published by someone
-// who could not read the ticket.
-func (n *notifier) handedOn(node int, ticketKey, fence, secret string) {
+// Client: a fencing token when it granted the lock, 0 when it reserved it
+// or freed it for an attempt, with the MAC of "<fence> <ticket>" by the
+// secret an attempt stored in the ticket (lib/tell.lua). A message is
+// heard once per node and secret, as a grant or as a wake-up: a grant
+// with the last attempt's secret counts towards the waiter's lease; one
+// with an earlier attempt's wakes it only (it was made before the last
+// attempt, whose validity counts from its start; that attempt's request
+// landed after the last one's, see vote, and the next attempt finds the
+// grant its own), as does one of any earlier attempt while the waiter's
+// token rotated (its next attempt takes over a grant to the earlier
+// token, see mutex_acquire.lua). A message without a valid MAC is
+// dropped, wake-up and all.
+func (n *notifier) handedOn(node int, ticketKey, fence, mac string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.tickets[ticketKey]
-	if t == nil {
+	f, err := strconv.ParseInt(fence, 10, 64)
+	if t == nil || err != nil || f < 0 {
 		return
 	}
-	// A grant without the last attempt's secret is ignored, but wakes a
-	// waiter whose token rotated: its next attempt takes over a grant to
-	// the earlier token (see mutex_acquire.lua). So does, once per node and
-	// attempt, one with an earlier attempt's secret: that attempt's request
-	// landed after the last one's (the node was stalled, see vote), and the
-	// next attempt finds the grant its own.
-	if f, err := strconv.ParseInt(fence, 10, 64); err == nil && f > 0 && !t.grants.hear(node, f, secret) && !t.grants.rotated() && !t.grants.stale(node, secret) {
-		return
+	g, message := &t.grants, fence+" "+ticketKey
+	if g.hear(node, f, mac, message) || g.stale(node, f, mac, message) {
+		t.signal()
 	}
-	t.signal()
 }
 
 // expect starts an attempt, which stores in the waiter's ticket on each
@@ -113,7 +135,7 @@ func (g *grants) expect() {
 	if g == nil {
 		return
 	}
-	s := &secrets{value: make([]string, len(g.heard)), heard: make([]bool, len(g.heard))}
+	s := &secrets{value: make([]string, len(g.heard)), heard: make([]bool, len(g.heard)), woke: make([]bool, len(g.heard))}
 	for i := range s.value {
 		s.value[i] = rand.Text()
 	}
@@ -131,14 +153,15 @@ func (g *grants) keep() {
 	}
 }
 
-// stale reports whether secret is one that an earlier attempt stored on
-// node, heard for the first time (then noted): a wake-up, not a grant.
-func (g *grants) stale(node int, secret string) bool {
+// stale reports whether mac authenticates message by a secret that an
+// earlier attempt stored on node: heard for the first time (then noted),
+// or heard while the waiter's token rotated. A wake-up, not a grant.
+func (g *grants) stale(node int, fence int64, mac, message string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, s := range g.earlier {
-		if ok, first := s.claim(node, secret); ok {
-			return first
+		if ok, first := s.claim(node, fence, mac, message); ok {
+			return first || g.secrets == nil
 		}
 	}
 	return false
@@ -172,23 +195,23 @@ func (g *grants) secret(node int) string {
 	return g.secrets.value[node]
 }
 
-// hear notes a grant on node, and reports whether it carried the secret
-// that the last attempt stored there. Only the first such grant counts,
-// for all the tickets that share the secrets: a node grants a waiter once
-// between two of its attempts, and a later message with the secret comes
-// from someone who read the first (a subscriber of the channel), with a
-// token and a ticket of their choice.
-func (g *grants) hear(node int, fence int64, secret string) bool {
+// hear notes a grant on node, and reports whether mac authenticates it by
+// the secret that the last attempt stored there. A wake-up (fence 0)
+// counts as one heard, a grant only when it is the first such grant, for
+// all the tickets that share the secrets: a node grants a waiter once
+// between two of its attempts, and a later message with the same MAC is
+// a copy, sent again by someone who read the first.
+func (g *grants) hear(node int, fence int64, mac, message string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.secrets == nil {
 		return false
 	}
-	ok, first := g.secrets.claim(node, secret)
-	if first {
+	ok, first := g.secrets.claim(node, fence, mac, message)
+	if first && fence > 0 {
 		g.heard[node] = max(g.heard[node], fence)
 	}
-	return ok
+	return ok && first
 }
 
 // rotate forgets the grants heard: they were made to the token the waiter
@@ -200,14 +223,6 @@ func (g *grants) rotate() {
 	g.keep()
 	g.secrets = nil
 	clear(g.heard)
-}
-
-// rotated reports whether the waiter gave up its token and has not
-// attempted with the new one yet (see ticket.rotate).
-func (g *grants) rotated() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.secrets == nil
 }
 
 // observe notes one node's answer to an attempt. A nil g (a waiter that

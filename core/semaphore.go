@@ -125,7 +125,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	return waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
 		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.tickets + token
-			w.join = g != nil // under Poll no one would wake it
+			w.join, w.grants = g != nil, g // under Poll no one would wake it
 			return s.attempt(ctx, n, w)
 		})
 }
@@ -133,8 +133,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // semaphoreWaiter is an Acquire's place in line.
 type semaphoreWaiter struct {
 	ticket string
-	join   bool  // wait in line: under Notify
-	place  int64 // with a quorum, the time Acquire began; else the server gives it
+	join   bool    // wait in line: under Notify
+	grants *grants // its attempts' secrets, which key the MAC of its wake-ups
+	place  int64   // with a quorum, the time Acquire began; else the server gives it
 	wait   time.Duration
 }
 
@@ -203,10 +204,15 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
+	secrets := make([]string, len(c.nodes)) // keying the MAC of the waiter's wake-ups, by node
 	if w != nil {
 		ticket, place, wait = w.ticket, w.place, w.wait
 		if w.join {
 			join = 1
+			w.grants.expect()
+			for i := range secrets {
+				secrets[i] = w.grants.secret(i)
+			}
 		}
 	}
 	// The lease's release, and the undo, leave the waiter in line: its
@@ -218,8 +224,8 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	seed := mrand.Int64N(digestBound)
 	var t permitTally
 	p := round[permitReply]{c: c, o: o, names: s.names,
-		ask: func(ctx context.Context, _ int, nd *node) (permitReply, error) {
-			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle})
+		ask: func(ctx context.Context, i int, nd *node) (permitReply, error) {
+			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i]})
 		},
 		granted: func(r permitReply) bool { return r.Status == 1 },
 		agree:   func(r permitReply) int64 { return r.Slots },

@@ -141,6 +141,7 @@ type MutexAcquireOwnedRequest struct {
 	Join    int64         // ARGV[4]
 	Arrival int64         // ARGV[5]
 	Idle    time.Duration // ARGV[6]
+	Secret  string        // ARGV[7]
 }
 
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
@@ -336,6 +337,7 @@ type SemaphoreAcquireRequest struct {
 	Place       int64         // ARGV[7]
 	Wait        time.Duration // ARGV[8]
 	Idle        time.Duration // ARGV[9]
+	Secret      string        // ARGV[10]
 }
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.

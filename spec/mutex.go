@@ -21,7 +21,7 @@ var mutexOps = []Op{
 		Script: "mutex_acquire_owned",
 		Doc:    "takes or re-enters a reentrant lock for an owner and draws a fencing token.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
-		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}},
+		Args:   []Param{{"owner", String}, {"lease", String}, {"ttl", Millis}, {"join", Int}, {"arrival", Int}, {"idle", Millis}, {"secret", String}},
 		Reply: []Field{
 			{"Acquired", Bool, "the owner now holds the lock (first hold or re-entry)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},

@@ -8,7 +8,7 @@ var semaphoreOps = []Op{
 		Script: "semaphore_acquire",
 		Doc:    "takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
-		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}, {"seed", Int}, {"join", Int}, {"place", Int}, {"wait", Millis}, {"idle", Millis}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}, {"seed", Int}, {"join", Int}, {"place", Int}, {"wait", Millis}, {"idle", Millis}, {"secret", String}},
 		Reply: []Field{
 			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free, another waiter is first in line, or the bounded scan from the seed found too few free slots, -1 when n exceeds the number of permits (nothing written)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "4349aa3ea30432ee34653dcfb8dbd09e9450ddfd",
+	SHA1:   "611c1a2a9baf096687255e4eb1cfa8ef204cdd2d",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "5fc9f43670a1cded3af30497fb4dbc05f6b74f6c",
+	SHA1:   "3d687c26204be17fb09a3c491ef1b5ad7888f1bc",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "9b9d4dd65beffa498b8ee565ef0bec6d76d240d7",
+	SHA1:   "a074031c3ac41b9f54827195ef4e407131ee8875",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "77fd2e3f1651e64dcbc607ce78cd39f8f604cf37",
+	SHA1:   "acd880dd973f1b50a182910994ca152141cc3a96",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "6c745bf380c2058faf700060ff31741993e48715",
+	SHA1:   "4b24d66a62e28e6db5f1f517454f7fd51e7ae9cc",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "1f0f9b9a6c86b4e21a0e80e5acfcf32a63863061",
+	SHA1:   "568979e7e9ba1e8eca28fa458487e53703396d89",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "eb94d0e7f38d7d71181c6840ce8ade1b44268db2",
+	SHA1:   "7a7703123940a345163494e92c88fa1b51d6ace9",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "713a74678a85aa83ef42de01365bab85997df90a",
+	SHA1:   "77c0b074587b8061548f97b5335c88115060e859",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "98dd8a8aa551f4e941e4f3b33ef9142ee89c5758",
+	SHA1:   "18087a5710d35e37415eee5c4a58f99cb413871e",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "72afd444cbfc0ef785c7e810a214e02489c29642",
+	SHA1:   "f9978cf5cb0a3a10529519b3af66622ec06d1cf1",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "eb2c2e2e5c0ff09d3687230cb7a7bb9be4d3f722",
+	SHA1:   "8ea239665ba2124b896cac9c84c94f7ec123c5b2",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "4c75a8cdce196dc6a2f02118b33d31a7202790da",
+	SHA1:   "b8ce469c6b2c29c45d5c7f260f2867e70ead2c24",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "f38f0d478e0add72939be60789d68c4cf9032ba9",
+	SHA1:   "af418a4467099bacdd254028c25e57e482d2311e",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "6a2b69a83ac042cd60df51d65d21e9dc0ceb195a",
+	SHA1:   "4954395876a3cc21aa6b74c8c429ef8bf1c22dd5",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "ad092b09491d3b8a15eba9b3cfaa4555b099d911",
+	SHA1:   "e570b21f3acbd2c0cbfaf4a4267cfb8501b0ac29",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "e8694b36632bcc82f31539aa328de4a92e975b63",
+	SHA1:   "071d262ce7b61c26f300db0cfaafadab7bda4d6b",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

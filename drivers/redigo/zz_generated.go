@@ -19,7 +19,7 @@ func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest)
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds()))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds(), r.Secret))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -114,7 +114,7 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds()))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds(), r.Secret))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.

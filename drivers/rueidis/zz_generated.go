@@ -20,7 +20,7 @@ func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest)
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -115,7 +115,7 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.

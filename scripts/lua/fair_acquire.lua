@@ -18,7 +18,7 @@
 -- ARGV[3] place: the waiter's place in line; 0 joins behind the last waiter
 -- ARGV[4] wait: how long the place lasts without a refresh, in milliseconds;
 -- 0 does not queue (TryLock: granted only when no one waits)
--- ARGV[5] secret: this attempt's secret, which a grant echoes (see lib/tell.lua)
+-- ARGV[5] secret: this attempt's secret, which keys a grant's MAC (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when acquired (or granted to the token before: the
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the

@@ -15,7 +15,7 @@
 -- ARGV[3] join: 1 to join the queue of the name held by another on failure, 0 not to
 -- ARGV[4] arrival: the waiter's place in that queue (µs since the epoch)
 -- ARGV[5] reserve: how long a reserved waiter has a handed-on name to itself, in ms
--- ARGV[6] secret: this attempt's secret, which a grant from the ticket echoes (see lib/tell.lua)
+-- ARGV[6] secret: this attempt's secret, which keys the MAC of a grant from the ticket (see lib/tell.lua)
 -- ARGV[7] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[8] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[9] spend: 1 when the tickets are this attempt's own, which it marks

@@ -19,6 +19,8 @@
 -- ARGV[4] join: 1 to join the queue on failure, 0 not to
 -- ARGV[5] arrival: the waiter's place in the queue (µs since the epoch)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[7] secret: this attempt's secret, which the waiter's ticket holds
+-- ("o:<secret>") and which keys the MAC of its wake-up (see lib/tell.lua)
 -- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
@@ -49,4 +51,4 @@ if kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARG
   redis.call('zrem', KEYS[3], KEYS[4])
   return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
 end
-return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 1, ARGV[3])
+return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])

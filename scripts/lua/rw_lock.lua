@@ -16,7 +16,7 @@
 -- ARGV[3] wait: how long the writer's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryLock)
 -- ARGV[4] secret: when the waiter hears grants (Notify), this attempt's
--- secret, which a grant echoes (see lib/tell.lua): its ticket holds the
+-- secret, which keys a grant's MAC (see lib/tell.lua): its ticket holds the
 -- TTL a grant gives it and the secret ("<ttl>:<secret>"); empty when no
 -- one would tell it (Poll): its ticket holds 0 and a release leaves the
 -- lock free for the next attempt

@@ -17,7 +17,8 @@
 -- KEYS[3] size: the number of permits stored by SetPermits, kept for ARGV[9] after the last acquisition; absent until then
 -- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
 -- KEYS[5] queue: sorted set of waiting tickets, by place
--- KEYS[6] ticket: this waiter's ticket key, holding n; it lapses unless an attempt refreshes it
+-- KEYS[6] ticket: this waiter's ticket key, holding n and the secret
+-- ("<n>:<secret>", see semaphoreTicket); it lapses unless an attempt refreshes it
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take
@@ -28,6 +29,7 @@
 -- ARGV[7] place: the waiter's place in line (µs since the epoch, the same on every node); 0 for the server's time
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
 -- ARGV[9] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[10] secret: this attempt's secret, which keys the MAC of the waiter's wake-ups (see lib/tell.lua)
 -- Returns: {status, fence, retry, size, slots}: status 1 when acquired,
 -- 0 when fewer than n permits are free, another waiter is first in line,
 -- or the scan from the seed found fewer than n free slots within
@@ -70,7 +72,7 @@ local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')
 local ttl = tonumber(ARGV[3])
-local head = liveHead(KEYS[5], isCount)
+local head = liveHead(KEYS[5], isSemaphoreTicket)
 if ARGV[6] == '1' then
   local place = tonumber(ARGV[7])
   if place == 0 then -- the server gives places in line: its time in µs
@@ -78,9 +80,9 @@ if ARGV[6] == '1' then
     place = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
   redis.call('zadd', KEYS[5], 'NX', place, KEYS[6])
-  redis.call('set', KEYS[6], ARGV[2], 'PX', ARGV[8])
+  redis.call('set', KEYS[6], ARGV[2] .. ':' .. ARGV[10], 'PX', ARGV[8])
   lengthen(KEYS[5], ARGV[8])
-  head = liveHead(KEYS[5], isCount)
+  head = liveHead(KEYS[5], isSemaphoreTicket)
 end
 if free < n then
   -- n <= size, so at least n - free live slots are held: the (n - free)-th
@@ -151,9 +153,12 @@ redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)
 end
-local after, wants = liveHead(KEYS[5], isCount)
-if after and free - n >= tonumber(wants) then
-  tell(after, 0)
+local after, value = liveHead(KEYS[5], isSemaphoreTicket)
+if after then
+  local wants, secret = semaphoreTicket(value)
+  if free - n >= tonumber(wants) then
+    tell(after, 0, secret)
+  end
 end
 if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
   redis.call('pexpire', KEYS[3], ARGV[9])

@@ -65,9 +65,9 @@ if left == 1 then
   redis.call('del', KEYS[4])
 end
 if expired + held + left > 0 then
-  local head = liveHead(KEYS[3], isCount)
+  local head, value = liveHead(KEYS[3], isSemaphoreTicket)
   if head then
-    tell(head, 0)
+    tell(head, 0, select(2, semaphoreTicket(value)))
   end
 end
 if held == n then

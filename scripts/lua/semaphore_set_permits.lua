@@ -12,8 +12,8 @@
 
 local prev = tonumber(redis.call('get', KEYS[1]) or '0')
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local head = liveHead(KEYS[2], isCount)
+local head, value = liveHead(KEYS[2], isSemaphoreTicket)
 if head then
-  tell(head, 0)
+  tell(head, 0, select(2, semaphoreTicket(value)))
 end
 return prev

@@ -1,7 +1,7 @@
 -- Grants an exclusive lock (a FairMutex's, an RWMutex's write lock) to a
 -- waiting token: the token in the lock key for the TTL its ticket holds
--- ("<ttl>:<secret>"), and the fencing token told to its client with the
--- secret (see tell.lua), so that it holds the lock without another
+-- ("<ttl>:<secret>"), and the fencing token told to its client with a
+-- MAC by the secret (see tell.lua), so that it holds the lock without another
 -- request. A waiter whose ticket lapsed, or holds 0 (it would not hear),
 -- gets nothing.
 

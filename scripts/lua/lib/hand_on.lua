@@ -2,13 +2,14 @@
 -- tells that waiter's client (see tell.lua).
 -- A plain Lock's ticket holds its grant ("g:<ttl>:<token>:<secret>"): the
 -- lock is set to its token at once and the message is the fencing token
--- with the secret, so the waiter returns without another request. A
+-- with its MAC, so the waiter returns without another request. A
 -- MultiLock waiter's ticket ("m:<names>:<ttl>:<token>:<secret>", see
 -- multi_acquire.lua) is granted this name too, but told 0: it still needs
--- its other names, which its next attempt takes. Any other waiter gets the
--- lock reserved a moment (message 0) and takes it with an attempt. With no
--- one waiting, the lock is deleted. A grant draws the fencing token with
--- fence.lua (idle: how long the counter lives).
+-- its other names, which its next attempt takes (the message has a MAC
+-- too). Any other waiter (an owner's, "o:<secret>") gets the lock
+-- reserved a moment (message 0) and takes it with an attempt. With no one waiting, the lock is deleted. A
+-- grant draws the fencing token with fence.lua (idle: how long the
+-- counter lives).
 
 -- #include lib/tell.lua
 -- #include lib/live_head.lua
@@ -30,13 +31,14 @@ local function handOn(lock, fence, queue, reserve, idle)
     tell(ticket, drawFence(fence, idle), secret)
     return
   end
-  ttl, token = string.match(value, '^m:%x+:(%d+):(%w+):%w+$')
+  ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
   if token then
     redis.call('set', lock, token, 'PX', ttl)
     redis.call('pexpire', ticket, ttl)
     drawFence(fence, idle)
   else
     redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
+    secret = string.match(value, '^o:(%w+)$')
   end
-  tell(ticket, 0)
+  tell(ticket, 0, secret)
 end

@@ -18,6 +18,23 @@ local function isMutexTicket(value)
   return true
 end
 
+-- semaphoreTicket returns what a Semaphore waiter's ticket holds: how
+-- many permits it wants and the secret that keys its wake-ups' MAC
+-- ("<n>:<secret>"; "<n>" from an earlier version, with no secret); nil
+-- for anything else.
+local function semaphoreTicket(value)
+  local n, secret = string.match(value or '', '^(%d+):(%w*)$')
+  n = n or string.match(value or '', '^(%d+)$')
+  if isCount(n) then
+    return n, secret
+  end
+  return nil
+end
+
+local function isSemaphoreTicket(value)
+  return semaphoreTicket(value) ~= nil
+end
+
 -- liveHead returns the queue's oldest live ticket and what it holds; nil
 -- when no one waits. A release writes to a ticket and publishes on its
 -- name, so it takes only what a waiter of this queue writes: a string key

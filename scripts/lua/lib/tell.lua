@@ -1,11 +1,14 @@
 -- Tells a waiter's client that a release handed the waiter on: the
--- message is "<fence> <secret> <ticket>": the fencing token of a grant, or
+-- message is "<fence> <mac> <ticket>": the fencing token of a grant, or
 -- 0 for a wake-up (a reservation, or a lock freed for readers); the
--- secret, empty for a wake-up; and the waiter's ticket key. A grant
--- also carries the secret that the waiter's last attempt stored in its
--- ticket: the waiter trusts a grant only with the secret of its last
--- attempt, so a grant made before that attempt (delivered late), or a
--- message published by anyone who could not read the ticket, is ignored.
+-- HMAC of "<fence> <ticket>" keyed by the secret that the waiter's last
+-- attempt stored in its ticket (see hmac.lua), empty where the ticket
+-- holds none (a Semaphore's, an owner's); and the waiter's ticket key.
+-- The secret itself never leaves the server: a subscriber of the channel
+-- reads the message but can neither change its token or ticket nor make
+-- another, and the waiter trusts a grant only with the MAC of its last
+-- attempt's secret, so a grant made before that attempt (delivered late)
+-- is ignored too.
 -- On a Redis Cluster a classic PUBLISH goes to every node, so it goes
 -- first to the channel of the client's that is sharded with the lock:
 -- the ticket key before ":t:", then ":c:" and the client id, in the same
@@ -19,12 +22,18 @@
 -- two always reaches it, never both.
 
 -- #include lib/formats.lua
+-- #include lib/hmac.lua
 
 local function tell(ticket, fence, secret)
   local stem, id = string.match(ticket, '^(.*)' .. ticketInfix .. '([^:]+):[^:]*$')
   local prefix = string.match(ticket, '^([^{]*){')
   if id and prefix then
-    local message = string.format('%.0f %s %s', fence, secret or '', ticket)
+    local told = string.format('%.0f', fence)
+    local mac = ''
+    if secret and secret ~= '' then
+      mac = hmac(secret, told .. ' ' .. ticket)
+    end
+    local message = told .. ' ' .. mac .. ' ' .. ticket
     local heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
     if type(heard) ~= 'number' or heard == 0 then
       redis.call('publish', prefix .. clientInfix .. id, message)

@@ -1,0 +1,275 @@
+package conformance
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testEavesdropperCannotForge: a Redis user who may only subscribe and
+// publish on the library's channels, and read no key of it, listens to a
+// queued waiter's hand-offs: it subscribes the waiter Client's own
+// channel and the waiter's sharded channel (which, on a standalone
+// server, takes the release's message away from the waiter), sends
+// wake-ups of its own, and sends the grant it read again with fencing
+// tokens of its choice. The grant it reads holds no secret of the
+// ticket's, only their MAC (lib/hmac.lua, checked here against Go's
+// HMAC-SHA1); its wake-ups cost the waiter no attempt; and the waiter's
+// lease carries the token the release drew, above the holder's, never one
+// the eavesdropper chose.
+func testEavesdropperCannotForge(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	// The holder's TTL bounds the waiter's safety net: it attempts by
+	// then when no hand-off reaches it.
+	held := mustLock(t, ctx, e.client(t, core.WithTTL(4*time.Second)).Mutex(n).Lock)
+	spy := &scriptSpy{}
+	queue := lockKey(n) + ":q"
+	got := e.inLine(t, ctx, queue, 1, e.spyClient(t, spy, patient).Mutex(n).Lock)
+	eves := e.eavesdroppers(t, ctx)
+	heard := make([]<-chan *redis.Message, len(e.addrs))
+	var ticket, id string
+	for i, eve := range eves {
+		tickets, err := e.admin(t, i).ZRange(ctx, queue, 0, -1).Result()
+		if err != nil || len(tickets) != 1 {
+			t.Fatalf("node %d: the queue holds %v (%v), want the waiter's ticket", i, tickets, err)
+		}
+		stem, cid, ok := ticketParts(tickets[0])
+		if !ok {
+			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", tickets[0])
+		}
+		ticket, id = tickets[0], cid
+		// Its own channel, where the waiter's Client hears hand-offs, is
+		// one PUBSUB CHANNELS lists.
+		if chs, err := eve.PubSubChannels(ctx, "redlock:client:*").Result(); err != nil || !slices.Contains(chs, "redlock:client:"+id) {
+			t.Fatalf("node %d: PUBSUB CHANNELS as the eavesdropper: %v (%v), want redlock:client:%s", i, chs, err, id)
+		}
+		classic, sharded := eve.Subscribe(ctx, "redlock:client:"+id), eve.SSubscribe(ctx, stem+":c:"+id)
+		for _, sub := range []*redis.PubSub{classic, sharded} {
+			t.Cleanup(func() { sub.Close() })
+			if _, err := sub.Receive(ctx); err != nil {
+				t.Fatalf("node %d: subscribing as the eavesdropper: %v", i, err)
+			}
+		}
+		heard[i] = merge(classic.Channel(), sharded.Channel())
+	}
+	time.Sleep(300 * time.Millisecond) // the waiter's own calls as it joins are done
+	if calls := forgeWakeUps(t, ctx, eves, spy, id, ticket); calls > 0 {
+		t.Errorf("20 forged wake-ups per node made the waiter send %d script calls, want none", calls)
+	}
+
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every node's grant is read first: once the eavesdropper sends one
+	// on, the waiter may attempt, which stores new secrets.
+	var fence uint64
+	grants := make([]string, len(e.addrs))
+	for i := range e.addrs {
+		// Its own messages come back to it first.
+		for grants[i] == "" || strings.HasPrefix(grants[i], "0 ") || strings.Contains(grants[i], " "+forgedMAC+" ") {
+			select {
+			case m := <-heard[i]:
+				grants[i] = m.Payload
+			case <-time.After(5 * time.Second):
+				t.Fatalf("node %d: the eavesdropper heard no grant within 5s of the release", i)
+			}
+		}
+		told, mac, named := splitHandOff(t, grants[i])
+		secret := grantSecret(t, ctx, e.admin(t, i), named)
+		if strings.Contains(grants[i], secret) {
+			t.Errorf("node %d: the hand-off %q carries the ticket's secret", i, grants[i])
+		} else if want := hmacHex(secret, strconv.FormatUint(told, 10)+" "+named); mac != want {
+			t.Errorf("node %d: the hand-off %q carries MAC %s, want HMAC-SHA1 of %q by the ticket's secret, %s", i, grants[i], mac, fmt.Sprint(told)+" "+named, want)
+		}
+		fence = max(fence, told)
+	}
+	// The grants again, as they were and with tokens of the
+	// eavesdropper's.
+	for i, grant := range grants {
+		_, mac, named := splitHandOff(t, grant)
+		for _, forged := range []string{"1 " + mac + " " + named, "4611686018427387904 " + mac + " " + named, grant} {
+			if err := eves[i].Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter after the release: %v", r.err)
+		}
+		defer r.l.Unlock(ctx)
+		// On one node, the token the release drew; on a quorum, where
+		// the nodes' counters may differ, one above the holder's.
+		if r.l.Token() <= held.Token() || r.l.Token() > fence || len(e.addrs) == 1 && r.l.Token() != fence {
+			t.Errorf("the waiter's token is %d after the holder's %d, want the %d the release drew, not one the eavesdropper chose", r.l.Token(), held.Token(), fence)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not acquire within 10s of the release")
+	}
+}
+
+// splitHandOff reads a hand-off message, "<fence> <mac> <ticket>".
+func splitHandOff(t *testing.T, message string) (fence uint64, mac, ticket string) {
+	t.Helper()
+	parts := strings.Split(message, " ")
+	f, err := strconv.ParseUint(parts[0], 10, 64)
+	if len(parts) != 3 || err != nil || f == 0 {
+		t.Fatalf("the hand-off %q is not a grant \"<fence> <mac> <ticket>\"", message)
+	}
+	return f, parts[1], parts[2]
+}
+
+// grantSecret reads, as an administrator, the secret that a plain Lock's
+// ticket holds ("g:<ttl>:<token>:<secret>", see lib/hand_on.lua).
+func grantSecret(t *testing.T, ctx context.Context, admin redis.UniversalClient, ticket string) string {
+	t.Helper()
+	value, err := admin.Get(ctx, ticket).Result()
+	fields := strings.Split(value, ":")
+	if err != nil || len(fields) != 4 || fields[0] != "g" || fields[3] == "" {
+		t.Fatalf("ticket %s holds %q (%v), want g:<ttl>:<token>:<secret>", ticket, value, err)
+	}
+	return fields[3]
+}
+
+func hmacHex(key, message string) string {
+	h := hmac.New(sha1.New, []byte(key))
+	h.Write([]byte(message))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// merge returns one channel with the messages of both, which ends with
+// them; it drops what finds it full, so its senders never block.
+func merge(a, b <-chan *redis.Message) <-chan *redis.Message {
+	out := make(chan *redis.Message, 256)
+	pass := func(in <-chan *redis.Message) {
+		for m := range in {
+			select {
+			case out <- m:
+			default:
+			}
+		}
+	}
+	go pass(a)
+	go pass(b)
+	return out
+}
+
+// testForgedWakesIgnored: a user who may only publish on the library's
+// channels sends wake-ups to a waiter of p in line: without a MAC, with a
+// made-up one, and as a grant. The waiter sends no script call for them;
+// the holder's release then wakes it at once (its wake-up or grant carries
+// the MAC the waiter checks), long before its safety net at the holder's
+// TTL.
+func testForgedWakesIgnored(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 30*time.Second), name(t)
+		hold := x.lock
+		if x.holder != nil {
+			hold = x.holder
+		}
+		held, err := hold(ctx, e.client(t, core.WithTTL(15*time.Second)), n)
+		if err != nil {
+			t.Fatalf("the holder: %v", err)
+		}
+		spy := &scriptSpy{}
+		waiter := e.spyClient(t, spy, patient)
+		admin := e.admin(t, 0)
+		before, err := admin.ZRange(ctx, x.line(n), 0, -1).Result() // a fair lock's holder stays in line
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.inLine(t, ctx, x.line(n), int64(len(before))+1, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, waiter, n) })
+		eves := e.eavesdroppers(t, ctx)
+		members, err := admin.ZRange(ctx, x.line(n), 0, -1).Result()
+		if err != nil || len(members) != len(before)+1 {
+			t.Fatalf("the line holds %v (%v), want %v and the waiter", members, err, before)
+		}
+		ticket := members[len(members)-1]
+		if !strings.Contains(ticket, ":t:") { // a line of tokens: the ticket is under the line's prefix
+			ticket = strings.TrimSuffix(strings.TrimSuffix(x.line(n), "q"), "w") + "t:" + ticket
+		}
+		_, id, ok := ticketParts(ticket)
+		if !ok {
+			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
+		}
+		time.Sleep(300 * time.Millisecond) // the waiter's own calls as it joins are done
+		if calls := forgeWakeUps(t, ctx, eves, spy, id, ticket); calls > 0 {
+			t.Errorf("30 forged messages per node made the waiter send %d script calls, want none", calls)
+		}
+		released := time.Now()
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-got:
+			if r.err != nil {
+				t.Fatalf("the waiter after the release: %v", r.err)
+			}
+			r.l.Unlock(ctx)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the waiter did not hold within 5s of the release (its safety net is the holder's 15s TTL): the release's wake-up was not heard")
+		}
+		t.Logf("held %v after the release", time.Since(released).Round(time.Millisecond))
+	}
+}
+
+// eavesdropped reports whether the cell runs the cases of a user with
+// rights on channels only: under Notify, where hand-offs travel by
+// message; on real servers (miniredis has no ACL); not on a Cluster, where
+// the Client's own channel is no one node's.
+func (e env) eavesdropped() bool {
+	return e.strategy == core.Notify && !e.cluster && e.server != "miniredis"
+}
+
+// eavesdroppers connects to each node as a new ACL user who may only
+// subscribe and publish on the library's channels, and read no key.
+func (e env) eavesdroppers(t *testing.T, ctx context.Context) []*redis.Client {
+	user, password := e.aclUser(t, ctx, "-@all", "+ping", "+hello", "+auth",
+		"+pubsub|channels", "+subscribe", "+ssubscribe", "+publish", "resetkeys", "resetchannels", "&redlock:*")
+	eves := make([]*redis.Client, len(e.addrs))
+	for i, addr := range e.addrs {
+		eves[i] = redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password})
+		t.Cleanup(func() { eves[i].Close() })
+		if err := eves[i].Get(ctx, "redlock:{x}").Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+			t.Fatalf("node %d: the eavesdropper read a key (%v): its user must have none", i, err)
+		}
+	}
+	return eves
+}
+
+// forgedMAC is a MAC made up: of the right length, by no secret.
+var forgedMAC = strings.Repeat("ab", 20)
+
+// forgeWakeUps sends, ten times on every node, wake-ups for ticket on
+// the channel of the Client called id: without a MAC, with a made-up one,
+// and a grant with a made-up one; it returns how many script calls the
+// waiter's Client sent meanwhile (spy).
+func forgeWakeUps(t *testing.T, ctx context.Context, eves []*redis.Client, spy *scriptSpy, id, ticket string) int64 {
+	t.Helper()
+	before := spy.calls.Load()
+	for range 10 {
+		for _, eve := range eves {
+			for _, forged := range []string{"0  " + ticket, "0 " + forgedMAC + " " + ticket, "7 " + forgedMAC + " " + ticket} {
+				if err := eve.Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	return spy.calls.Load() - before
+}
