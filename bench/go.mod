@@ -5,10 +5,10 @@ go 1.26.0
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
-	github.com/redlockgo/redlock v0.0.0
-	github.com/redlockgo/redlock/conformance v0.0.0
-	github.com/redlockgo/redlock/drivers/goredis v0.0.0
-	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
+	github.com/redlockgo/redlock v0.1.0
+	github.com/redlockgo/redlock/conformance v0.1.0
+	github.com/redlockgo/redlock/drivers/goredis v0.1.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.1.0
 )
 
 require (

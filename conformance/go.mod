@@ -10,10 +10,10 @@ require (
 	github.com/prometheus/client_golang v1.13.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
-	github.com/redlockgo/redlock v0.0.0
-	github.com/redlockgo/redlock/drivers/goredis v0.0.0
-	github.com/redlockgo/redlock/drivers/redigo v0.0.0
-	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
+	github.com/redlockgo/redlock v0.1.0
+	github.com/redlockgo/redlock/drivers/goredis v0.1.0
+	github.com/redlockgo/redlock/drivers/redigo v0.1.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.1.0
 	github.com/rs/zerolog v1.28.0
 	go.uber.org/goleak v1.3.0
 )

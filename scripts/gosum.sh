@@ -19,7 +19,7 @@ run() {
 }
 
 # sums_of prints the modules in the go.sum of an application that requires
-# modules (module@version, a redlock module at v0.0.0) and whose main
+# modules (module@version) and whose main
 # imports imports and runs body.
 sums_of() {
   rm -rf "${app:?}"/*
@@ -66,7 +66,10 @@ for driver in goredis redigo rueidis; do
   [[ -n $version ]] || { echo "FAIL: drivers/$driver/go.mod requires no ${module[$driver]}" >&2; exit 1; }
   sums_of "${module[$driver]}@$version" "${import[$driver]}" "${use[$driver]}" >/dev/null
   own=$(graph_of)
-  with=$(sums_of "github.com/redlockgo/redlock@v0.0.0 github.com/redlockgo/redlock/drivers/$driver@v0.0.0" \
+  # This repository's modules at the version the driver requires (replaced
+  # by this tree).
+  ours=$(awk '$1 == "github.com/redlockgo/redlock" && $2 ~ /^v/ {print $2}' "$root/drivers/$driver/go.mod")
+  with=$(sums_of "github.com/redlockgo/redlock@$ours github.com/redlockgo/redlock/drivers/$driver@$ours" \
     "\"github.com/redlockgo/redlock/core\"
 _ \"github.com/redlockgo/redlock/drivers/$driver\"" "_ = core.New")
   extra=$(comm -13 <(echo "$own") <(echo "$with"))

@@ -40,6 +40,9 @@ GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 section "an application of core and one driver: nothing in its go.sum beyond its client's module graph"
 bash scripts/gosum.sh
 
+section "the modules released from a copy of the tree, and applications built from the tags: scripts/release-check.sh"
+bash scripts/release-check.sh
+
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   section "go generate ./... (generated code must be up to date)"
   before=$(tree_state)

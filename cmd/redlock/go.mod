@@ -7,11 +7,11 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
-	github.com/redlockgo/redlock v0.0.0
-	github.com/redlockgo/redlock/conformance v0.0.0
-	github.com/redlockgo/redlock/drivers/goredis v0.0.0
-	github.com/redlockgo/redlock/drivers/redigo v0.0.0
-	github.com/redlockgo/redlock/drivers/rueidis v0.0.0
+	github.com/redlockgo/redlock v0.1.0
+	github.com/redlockgo/redlock/conformance v0.1.0
+	github.com/redlockgo/redlock/drivers/goredis v0.1.0
+	github.com/redlockgo/redlock/drivers/redigo v0.1.0
+	github.com/redlockgo/redlock/drivers/rueidis v0.1.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/term v0.44.0
 )

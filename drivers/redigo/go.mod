@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gomodule/redigo v1.9.3
-	github.com/redlockgo/redlock v0.0.0
+	github.com/redlockgo/redlock v0.1.0
 )
 
 replace github.com/redlockgo/redlock => ../../
