@@ -28,6 +28,7 @@ func runClient(t *testing.T, e env) {
 	}
 	if own {
 		cases["ReplicaAcks"] = testReplicaAcks
+		cases["NewWhileServersDown"] = testNewWhileServersDown
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
 	if e.h.OpenAs != nil && !e.cluster && len(e.addrs) == 1 && e.server != "miniredis" {
@@ -60,9 +61,7 @@ func runClient(t *testing.T, e env) {
 	if e.cluster { // they move the slots of the cell's cluster
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
-		if e.strategy == core.Poll { // under Notify, New fails already
-			t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
-		}
+		t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
 	}
 }
 
@@ -297,4 +296,54 @@ func testShortTTLNodeTimeout(t *testing.T, e env) {
 		errs = append(errs, err)
 	}
 	t.Errorf("TryLock and Unlock of a free 100ms lease, each call taking 10ms, failed three times: %v", errors.Join(errs...))
+}
+
+// testNewWhileServersDown: New sends nothing, so a Client made while its
+// server is down (stopped: it accepts no command, and answers nothing)
+// returns at once; its calls fail until the server is back, and then work,
+// waiting included (under Notify the first wait configures the server),
+// and Ping says so.
+func testNewWhileServersDown(t *testing.T, e env) {
+	ctx, n := ctxFor(t, time.Minute), name(t)
+	pair := ownServers(t, ctx, e, 0)
+	master := pair.Masters[0]
+	ds := e.drivers(t, []string{master}) // some clients connect as they are made
+	if err := pair.Pause(master); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c, err := core.New(ds, core.WithWaitStrategy(e.strategy), core.WithNodeTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatalf("New while the server is stopped: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if took := time.Since(start); took > 400*time.Millisecond {
+		t.Errorf("New while the server is stopped took %v, at least a node timeout: it waited for the server", took.Round(time.Millisecond))
+	}
+	down, cancel := context.WithTimeout(ctx, time.Second)
+	if err := c.Ping(down); err == nil {
+		t.Error("Ping while the server is stopped: nil, want an error")
+	}
+	cancel()
+	if err := pair.Resume(master); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the server is back: %v", err)
+	}
+	held := mustLock(t, ctx, c.Mutex(n).Lock)
+	got := startLock(ctx, c.Mutex(n).Lock)
+	time.Sleep(200 * time.Millisecond) // the waiter waits
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter once the server is back: %v", r.err)
+		}
+		r.l.Unlock(ctx)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not hold within 10s of the release")
+	}
 }

@@ -116,23 +116,39 @@ func testConfinedToPrefix(t *testing.T, e env) {
 	}
 }
 
-// testConfigRefused: under Notify, New as a user refused CONFIG fails with
-// ErrConfigRefused and says what to run, unless WithNotifyConfig(false)
-// (for a server configured by hand).
+// testConfigRefused: under Notify, a Client of a user refused CONFIG is
+// made (New sends nothing), takes a free lock, and then fails with
+// ErrConfigRefused, saying what to run, in Ping and in a Lock that must
+// wait, unless WithNotifyConfig(false) (for a server configured by hand).
 func testConfigRefused(t *testing.T, e env) {
-	ctx := ctxFor(t, 10*time.Second)
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	user, password := e.aclUser(t, ctx, "~*", "&*", "-config")
-	_, err := core.New([]core.Driver{e.h.OpenAs(t, e.addrs[0], user, password)})
-	if !errors.Is(err, core.ErrConfigRefused) {
-		t.Fatalf("New as a user without CONFIG: got %v, want ErrConfigRefused", err)
+	c, err := core.New([]core.Driver{e.h.OpenAs(t, e.addrs[0], user, password)})
+	if err != nil {
+		t.Fatalf("New as a user without CONFIG: %v; it sends nothing", err)
 	}
+	defer c.Close()
+	held := mustLock(t, ctx, c.Mutex(n).TryLock)
+	defer held.Unlock(ctx)
 	hint := `cannot configure keyspace notifications; run: CONFIG SET notify-keyspace-events "Kgx" or use the Poll wait strategy`
-	if !strings.Contains(err.Error(), hint) {
-		t.Errorf("the error %q does not give the hint %q", err, hint)
+	for what, call := range map[string]func() error{
+		"Ping": func() error { return c.Ping(ctx) },
+		"Lock": func() error { _, err := c.Mutex(n).Lock(ctx); return err },
+	} {
+		err := call()
+		if !errors.Is(err, core.ErrConfigRefused) {
+			t.Fatalf("%s as a user without CONFIG: got %v, want ErrConfigRefused", what, err)
+		}
+		if !strings.Contains(err.Error(), hint) {
+			t.Errorf("%s: the error %q does not give the hint %q", what, err, hint)
+		}
 	}
-	c, err := core.New([]core.Driver{e.h.OpenAs(t, e.addrs[0], user, password)}, core.WithNotifyConfig(false))
+	byHand, err := core.New([]core.Driver{e.h.OpenAs(t, e.addrs[0], user, password)}, core.WithNotifyConfig(false))
 	if err != nil {
 		t.Fatalf("New with WithNotifyConfig(false): %v", err)
 	}
-	c.Close()
+	defer byHand.Close()
+	if err := byHand.Ping(ctx); err != nil {
+		t.Fatalf("Ping with WithNotifyConfig(false): %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -41,11 +42,12 @@ type Client struct {
 	sending    sync.RWMutex   // read-held by each fan-out; Close takes it to wait for them
 }
 
-// New returns a Client over drivers, one per independent node. It fails
-// with ErrInvalid for no drivers, a nil one, or an option that cannot
-// work, and, with the Notify wait
-// strategy (the default), with ErrNotifyUnsupported or ErrConfigRefused
-// when a node cannot deliver keyspace notifications.
+// New returns a Client over drivers, one per independent node. It sends
+// nothing (call Ping to check the servers), so a Client made while Redis
+// is down works as soon as it is back. It fails with ErrInvalid for no
+// drivers, a nil one, or an option that cannot work, and, with the
+// Notify wait strategy (the default), with ErrNotifyUnsupported when a
+// driver cannot deliver keyspace notifications (RESP2).
 func New(drivers []Driver, opts ...Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -82,6 +84,43 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 	}
 	c.wait = w
 	return c, nil
+}
+
+// Ping checks that the servers can serve the Client, as an application
+// may at start-up to fail fast: New sends nothing, so that a Client made
+// while Redis is down works as soon as it is back. Every node runs a
+// read-only script (so Ping also finds a user refused EVALSHA) and, under
+// Notify, is made to publish the keyspace events that waiters need
+// (unless WithNotifyConfig(false)), as the Client's first wait would. It
+// returns ErrConfigRefused or ErrNotifyUnsupported when a server refuses
+// them (a wait would return it too), ErrNoQuorum with each node's error
+// when a majority did not answer, and the context's error when it ended
+// first. It costs a round trip to each node.
+func (c *Client) Ping(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return invalid("nil context; pass context.Background() or a context with a deadline")
+	case c.closed.Load():
+		return ErrClosed
+	}
+	if err := ended(ctx); err != nil {
+		return err
+	}
+	probe := key(c.opts, "redlock:ping", ":latch")
+	replies := fanout(ctx, c, &c.opts, func(ctx context.Context, _ int, n *node) (struct{}, error) {
+		_, err := n.d.LatchRead(ctx, probe)
+		return struct{}{}, err
+	})
+	if n, ok := c.wait.(*notifier); ok {
+		refusal, errs := n.ping(ctx)
+		if refusal != nil {
+			return refusal
+		}
+		for i, err := range errs {
+			replies[i].err = cmp.Or(replies[i].err, err)
+		}
+	}
+	return noQuorum(ctx, c, replies)
 }
 
 // Close stops every watchdog, every waiting call (which returns

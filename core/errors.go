@@ -70,15 +70,16 @@ var (
 	// the primitives and leases it made.
 	ErrClosed = errors.New("redlock: client closed")
 
-	// ErrNotifyUnsupported is returned by New when the Notify wait strategy
-	// (the default) cannot work with a node: its driver does not speak
-	// RESP3, or its server has no keyspace notifications. Use
-	// WithWaitStrategy(Poll) for such nodes.
+	// ErrNotifyUnsupported is returned when the Notify wait strategy (the
+	// default) cannot work with a node: by New when its driver does not
+	// speak RESP3; by Ping, and by a call that waits, when its server has
+	// no keyspace notifications. Use WithWaitStrategy(Poll) for such nodes.
 	ErrNotifyUnsupported = errors.New("redlock: the Notify wait strategy is not supported here")
 
-	// ErrConfigRefused is returned by New with the Notify strategy when the
-	// server refused CONFIG GET or CONFIG SET of notify-keyspace-events; the
-	// message gives the command to run by hand.
+	// ErrConfigRefused is returned by Ping, and by a call that waits, with
+	// the Notify strategy when a server refused CONFIG GET or CONFIG SET of
+	// notify-keyspace-events; the message gives the command to run by hand
+	// (or use WithNotifyConfig(false) on servers configured so).
 	ErrConfigRefused = errors.New("redlock: cannot configure keyspace notifications")
 )
 

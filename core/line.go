@@ -54,7 +54,11 @@ func (q *line) wait(ctx context.Context) (*Lease, error) {
 			return nil, q.quit(err)
 		}
 		if !join {
-			if n.subscribeTickets(ctx, o); n.ticketsReady(o) {
+			n.subscribeTickets(ctx, o)
+			if err := n.refusal(); err != nil {
+				return nil, q.quit(err)
+			}
+			if n.ticketsReady(o) {
 				continue
 			}
 		}

@@ -44,10 +44,12 @@ type subscriber struct {
 	tickets map[string]bool // key prefixes whose channel of the Client's is subscribed (see notify_queue.go)
 
 	configured sync.Map // addresses of the servers given the flags Notify needs (see notify_config.go)
+	refused    error    // ErrConfigRefused or ErrNotifyUnsupported, which do not go away
 }
 
-// newNotifier checks that every node can deliver keyspace notifications
-// and, unless WithNotifyConfig(false), makes the servers publish them.
+// newNotifier checks that every node's driver can deliver keyspace
+// notifications. It sends nothing: the servers are configured to publish
+// them at the first wait (see subscriber.listener), or by Ping.
 func newNotifier(c *Client) (waiter, error) {
 	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}, shards: map[string]*shardSub{}}
 	for i, nd := range c.nodes {
@@ -58,11 +60,6 @@ func newNotifier(c *Client) (waiter, error) {
 		}
 		n.subs = append(n.subs, &subscriber{nt: nt, node: i})
 		n.sharded = n.sharded || nd.cluster
-	}
-	if c.opts.notifyConfig {
-		if err := configure(c, n.subs); err != nil {
-			return nil, err
-		}
 	}
 	return n, nil
 }
@@ -137,13 +134,6 @@ func (n *notifier) subscribe(ctx context.Context, o *options, key string) {
 		if err != nil {
 			return err
 		}
-		if n.c.opts.notifyConfig && n.c.nodes[s.node].cluster {
-			// A server that joined the cluster since (a new master, a
-			// replica) publishes nothing until it has the flags; the
-			// Listener subscribes it below. One that does not answer was
-			// logged at New, or is a master that died.
-			configureNode(ctx, n.c, s, n.c.opts.logger.Debug)
-		}
 		return l.Subscribe(ctx, prefix+key)
 	})
 }
@@ -185,8 +175,15 @@ func (n *notifier) each(ctx context.Context, o *options, what string, op func(co
 	}
 }
 
-// listener opens the node's Listener on first use.
+// listener opens the node's Listener on first use. Each use first gives
+// the flags Notify needs to the node's servers that lack them (see
+// notify_config.go): all of them at the Client's first wait on the node,
+// then those that joined a Cluster since (a new master, a replica), which
+// publish nothing until they have them; configured ones cost nothing.
 func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener, string, error) {
+	if err := n.configure(ctx, s); err != nil {
+		return nil, "", err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {

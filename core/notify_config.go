@@ -17,35 +17,64 @@ const (
 	// generic events (g: del, which our scripts and DELEX/DELIFEQ cause)
 	// and expiry (x: expired).
 	notifyFlags = "Kgx"
-	// configTimeout bounds New's CONFIG round trips, as New has no context.
-	configTimeout = 3 * time.Second
 )
 
-// configure makes every node publish the events Notify needs. A refusal
-// fails New, as it will not go away; a node that does not answer is
-// tolerated like in any Redlock round, as long as a majority does.
-func configure(c *Client, subs []*subscriber) error {
-	o := c.opts
-	o.nodeTimeout = configTimeout
-	ctx := context.Background()
-	replies := fanout(ctx, c, &o, func(ctx context.Context, i int, nd *node) (struct{}, error) {
-		return struct{}{}, configureNode(ctx, c, subs[i], c.opts.logger.Warn)
-	})
-	for _, r := range replies {
-		if errors.Is(r.err, ErrNotifyUnsupported) || errors.Is(r.err, ErrConfigRefused) {
-			return r.err
+// configure gives the flags Notify needs to the servers of s's node that
+// lack them, unless WithNotifyConfig(false). A refusal (ErrConfigRefused,
+// ErrNotifyUnsupported) does not go away: it is logged once, kept, and
+// returned by every later call, which sends nothing more. A node that does
+// not answer is tried again at the next call.
+func (n *notifier) configure(ctx context.Context, s *subscriber) error {
+	if !n.c.opts.notifyConfig {
+		return nil
+	}
+	s.mu.Lock()
+	refused := s.refused
+	s.mu.Unlock()
+	if refused != nil {
+		return refused
+	}
+	err := configureNode(ctx, n.c, s, n.c.opts.logger.Debug)
+	if errors.Is(err, ErrConfigRefused) || errors.Is(err, ErrNotifyUnsupported) {
+		s.mu.Lock()
+		if s.refused == nil {
+			s.refused = err
+			n.c.opts.logger.Warn("redlock: "+err.Error(), "node", s.node, "driver", n.c.nodes[s.node].d.Name())
 		}
+		s.mu.Unlock()
 	}
-	if err := noQuorum(ctx, c, replies); err != nil {
-		return err
-	}
-	for i, r := range replies {
-		if r.err != nil {
-			c.opts.logger.Warn("redlock: cannot configure keyspace notifications on a node that does not answer; its waiters fall back to retrying at the holder's TTL",
-				"node", i, "driver", c.nodes[i].d.Name(), "error", r.err)
+	return err
+}
+
+// refusal returns the first node's refusal to publish the events Notify
+// needs (see configure), which a wait returns: without them its waiters
+// would wait for their TTL.
+func (n *notifier) refusal() error {
+	for _, s := range n.subs {
+		s.mu.Lock()
+		err := s.refused
+		s.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// ping configures every node (see configure) at once, bounded by the
+// node timeout, and returns a refusal first, then the failures of the
+// nodes, by node.
+func (n *notifier) ping(ctx context.Context) (refusal error, errs []error) {
+	o := n.c.opts
+	o.nodeTimeout = max(o.perNodeTimeout(), time.Second)
+	replies := fanout(ctx, n.c, &o, func(ctx context.Context, i int, _ *node) (struct{}, error) {
+		return struct{}{}, n.configure(ctx, n.subs[i])
+	})
+	errs = make([]error, len(replies))
+	for i, r := range replies {
+		errs[i] = r.err
+	}
+	return n.refusal(), errs
 }
 
 // configureNode adds the flags Notify needs to those of every server

@@ -109,7 +109,11 @@ type ticketWatch struct {
 func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
 	if !w.subscribed {
 		w.subscribed = true
-		if w.n.subscribeTickets(ctx, w.o); w.n.ticketsReady(w.o) {
+		w.n.subscribeTickets(ctx, w.o)
+		if err := w.n.refusal(); err != nil {
+			return err
+		}
+		if w.n.ticketsReady(w.o) {
 			w.t.join = true
 			return nil
 		}

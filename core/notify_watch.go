@@ -65,7 +65,10 @@ type notifyWatch struct {
 
 func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
 	if w.kw == nil {
-		return w.n.join(ctx, w) // see notifier.watch
+		if err := w.n.join(ctx, w); err != nil { // see notifier.watch
+			return err
+		}
+		return w.n.refusal()
 	}
 	w.woken = false
 	start := time.Now()

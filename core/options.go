@@ -165,8 +165,9 @@ func WithKeyPrefix(p string) Option { return set(optKeyPrefix, func(o *options) 
 // debug. It applies to New only.
 func WithLogger(l *slog.Logger) Option { return set(optLogger, func(o *options) { o.logger = l }) }
 
-// WithNotifyConfig(false) stops New from setting notify-keyspace-events
-// itself, for servers configured by hand. It applies to New only.
+// WithNotifyConfig(false) stops the Client from setting
+// notify-keyspace-events itself (at its first wait on a node, or in Ping),
+// for servers configured by hand. It applies to New only.
 func WithNotifyConfig(on bool) Option {
 	return set(optNotifyConfig, func(o *options) { o.notifyConfig = on })
 }

@@ -20,11 +20,14 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := core.New([]core.Driver{d})
+	c, err := core.New([]core.Driver{d}) // sends nothing: works once Redis is up
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
+	if err := c.Ping(ctx); err != nil { // at start-up, to fail fast
+		log.Fatal(err)
+	}
 
 	lease, err := c.Mutex("invoice:42").Lock(ctx)
 	if err != nil {
