@@ -108,10 +108,9 @@ func (g *grants) refused(node int) bool {
 // with an earlier attempt's wakes it only (it was made before the last
 // attempt, whose validity counts from its start; that attempt's request
 // landed after the last one's, see vote, and the next attempt finds the
-// grant its own), as does one of any earlier attempt while the waiter's
-// token rotated (its next attempt takes over a grant to the earlier
-// token, see mutex_acquire.lua). A message without a valid MAC is
-// dropped, wake-up and all.
+// grant its own; after a rotation, the next attempt takes over a grant to
+// the earlier token, see mutex_acquire.lua). A message without a valid
+// MAC is dropped, wake-up and all, and so is a copy of one heard already.
 func (n *notifier) handedOn(node int, ticketKey, fence, mac string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -154,14 +153,16 @@ func (g *grants) keep() {
 }
 
 // stale reports whether mac authenticates message by a secret that an
-// earlier attempt stored on node: heard for the first time (then noted),
-// or heard while the waiter's token rotated. A wake-up, not a grant.
+// earlier attempt stored on node, heard for the first time (then noted):
+// a wake-up, not a grant. A copy of one heard already wakes no one, also
+// while the waiter's token rotated: a grant made to the earlier token
+// then is heard for the first time.
 func (g *grants) stale(node int, fence int64, mac, message string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, s := range g.earlier {
 		if ok, first := s.claim(node, fence, mac, message); ok {
-			return first || g.secrets == nil
+			return first
 		}
 	}
 	return false

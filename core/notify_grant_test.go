@@ -137,3 +137,45 @@ func TestSiblingTicketCannotBeForged(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayAfterRotationIgnored: a subscriber that read a grant the
+// waiter heard sends it again after the waiter's token rotated (an undo
+// failed: it waits, its next attempt not started): the copy must not wake
+// the waiter, which would attempt on every node for each copy.
+func TestReplayAfterRotationIgnored(t *testing.T) {
+	c := &Client{id: "cid", nodes: make([]*node, 3), quorum: 2}
+	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
+	tk := n.register("redlock:{a}:t:cid:RA", "tok0", nil)
+	tk.stem = "tok"
+	deliver := func(message string) { n.deliverer(0, "__keyspace@0__:")(c.channel("redlock:"), message) }
+	woke := func() bool {
+		select {
+		case <-tk.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	tk.grants.expect()
+	mac, message := signed(tk.grants.secret(0), 42, tk.key)
+	fence, ticket, _ := strings.Cut(message, " ")
+	genuine := fence + " " + mac + " " + ticket
+	if deliver(genuine); !woke() {
+		t.Fatal("the genuine grant did not wake the waiter")
+	}
+	if deliver(genuine); woke() {
+		t.Fatal("a copy of the grant woke the waiter")
+	}
+	tk.grants.expect() // the next attempt, which failed unsure:
+	tk.rotate()        // the waiter rotated its token and waits
+	for i := range 3 {
+		if deliver(genuine); woke() {
+			t.Fatalf("copy %d of a grant the waiter heard, sent after its rotation, woke it", i+1)
+		}
+	}
+	late, lateMessage := signed(tk.grants.earlier[len(tk.grants.earlier)-1].value[0], 43, tk.key)
+	f, tkt, _ := strings.Cut(lateMessage, " ")
+	if deliver(f + " " + late + " " + tkt); !woke() {
+		t.Fatal("a grant to the rotated attempt, heard for the first time, did not wake the waiter")
+	}
+}
