@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -21,6 +22,7 @@ func runLatch(t *testing.T, e env) {
 		"WaitSeesRearm":      testLatchRearm,
 		"ContextEndsWait":    testLatchContextEndsWait,
 		"BadInput":           testLatchBadInput,
+		"LateSetRefused":     testLatchLateSetRefused,
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))
@@ -363,4 +365,38 @@ func testLatchCountHighest(t *testing.T, e env) {
 // time out at the cells' 150ms.
 func (e env) latchClient(t testing.TB) *core.Client {
 	return e.client(t, core.WithNodeTimeout(time.Second))
+}
+
+// testLatchLateSetRefused: TrySetCount's requests to a majority of nodes
+// are held back past its node timeout, so it fails (ErrNoQuorum) and is
+// undone; then they land. The latch must stay unset: Count is 0 and a
+// TrySetCount of 3 sets it, which one CountDown does not open. (A latch set
+// by the late requests would hold count 1 for the latch expiry, a day by
+// default, though its TrySetCount said it was not set.)
+func testLatchLateSetRefused(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	late := len(e.addrs)/2 + 1
+	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Op == "LatchTrySet" && call.Node < late && call.N == 1 {
+			return faults.Fault{Kind: faults.Delay, After: 300 * time.Millisecond}
+		}
+		return faults.Fault{}
+	}, core.WithNodeTimeout(100*time.Millisecond))
+	if ok, err := c.Latch(n).TrySetCount(ctx, 1); ok || !errors.Is(err, core.ErrNoQuorum) {
+		t.Fatalf("TrySetCount with its requests to %d of %d nodes held back: got (%v, %v), want ErrNoQuorum", late, len(e.addrs), ok, err)
+	}
+	time.Sleep(time.Second) // the held-back requests land meanwhile
+	l := e.latchClient(t).Latch(n)
+	if count, err := l.Count(ctx); err != nil || count != 0 {
+		t.Fatalf("Count after the failed TrySetCount's requests landed: got (%d, %v), want 0: they set the latch", count, err)
+	}
+	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+		t.Fatalf("TrySetCount(3) after the failed one: got (%v, %v), want true", ok, err)
+	}
+	if err := l.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count, err := l.Count(ctx); err != nil || count != 2 {
+		t.Fatalf("Count after TrySetCount(3) and a CountDown: got (%d, %v), want 2", count, err)
+	}
 }

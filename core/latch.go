@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -66,8 +67,11 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	// A random generation (below 2^53, which Lua numbers hold exactly) lets
 	// a waiter see that the latch opened and was set again before it looked.
 	gen := rand.Int64N(1<<53-1) + 1
+	// The undo marks the setting where it has not landed, so that it never
+	// lands after (a latch set while TrySetCount said it was not).
+	undone := l.key + ":undone:" + strconv.FormatInt(gen, 10)
 	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
-		return nd.d.LatchTrySet(ctx, l.key, count, gen, l.opts.latchExpiry)
+		return nd.d.LatchTrySet(ctx, l.key, undone, count, gen, l.opts.latchExpiry)
 	})
 	if held(replies) >= l.c.quorum {
 		return true, nil
@@ -77,14 +81,16 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		if r := replies[i]; r.err == nil && !r.v {
 			return false, nil
 		}
-		return nd.d.LatchUnset(ctx, l.key, gen)
+		return nd.d.LatchUnset(ctx, l.key, undone, gen, l.opts.latchExpiry)
 	})
 	return false, noQuorum(ctx, l.c, replies)
 }
 
 // CountDown lowers the count by one; the count-down that reaches zero
 // wakes every waiter. On a latch with no count set it does nothing. It
-// returns ErrNoQuorum when fewer than a majority applied it.
+// returns ErrNoQuorum when fewer than a majority applied it; its requests
+// may still land later, so a CountDown sent again after ErrNoQuorum may
+// count down twice: send it again only where that is harmless.
 func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err

@@ -5,8 +5,8 @@ var latchOps = []Op{
 	{
 		Name:   "LatchTrySet",
 		Script: "latch_try_set",
-		Doc:    "sets a latch's count and generation, only when no count is set.",
-		Keys:   []Param{{"latch", String}},
+		Doc:    "sets a latch's count and generation, only when no count is set and this setting was not undone already.",
+		Keys:   []Param{{"latch", String}, {"undone", String}},
 		Args:   []Param{{"count", Int}, {"gen", Int}, {"expiry", Millis}},
 		Reply:  []Field{{"Set", Bool, "the count was set"}},
 	},
@@ -31,9 +31,9 @@ var latchOps = []Op{
 	{
 		Name:   "LatchUnset",
 		Script: "latch_unset",
-		Doc:    "undoes a setting of a latch that did not reach a majority.",
-		Keys:   []Param{{"latch", String}},
-		Args:   []Param{{"gen", Int}},
+		Doc:    "undoes a setting of a latch that did not reach a majority, or, where it has not landed yet, marks it undone.",
+		Keys:   []Param{{"latch", String}, {"undone", String}},
+		Args:   []Param{{"gen", Int}, {"expiry", Millis}},
 		Reply:  []Field{{"Deleted", Bool, "the latch held that setting and was deleted"}},
 	},
 }

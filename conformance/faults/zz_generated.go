@@ -193,9 +193,9 @@ func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen i
 }
 
 // LatchTrySet asks the hook, then runs the inner driver's LatchTrySet.
-func (d *Driver) LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch}, func(ctx context.Context) (bool, error) {
-		return d.inner.LatchTrySet(ctx, latch, count, gen, expiry)
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone}, func(ctx context.Context) (bool, error) {
+		return d.inner.LatchTrySet(ctx, latch, undone, count, gen, expiry)
 	})
 }
 
@@ -214,8 +214,8 @@ func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadR
 }
 
 // LatchUnset asks the hook, then runs the inner driver's LatchUnset.
-func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool, error) {
-	return run(ctx, d, "LatchUnset", "LatchUnset", []string{latch}, func(ctx context.Context) (bool, error) {
-		return d.inner.LatchUnset(ctx, latch, gen)
+func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error) {
+	return run(ctx, d, "LatchUnset", "LatchUnset", []string{latch, undone}, func(ctx context.Context) (bool, error) {
+		return d.inner.LatchUnset(ctx, latch, undone, gen, expiry)
 	})
 }

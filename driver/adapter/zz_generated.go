@@ -376,7 +376,7 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",
-	SHA1:   "6e409b14df5417178775bd09cbb834819136c4b1",
+	SHA1:   "a091d8f4575644b2dc4d476398c196c568358e26",
 	Source: lua.Source("latch_try_set.lua"),
 }
 
@@ -422,7 +422,7 @@ func DecodeLatchRead(v []int64, err error) (driver.LatchReadReply, error) {
 // LatchUnsetScript is scripts/lua/latch_unset.lua.
 var LatchUnsetScript = Script{
 	Name:   "latch_unset",
-	SHA1:   "1e39dccc691e0128bb9ae3d097d4e1e471f4cb66",
+	SHA1:   "0cc8f588d98eb316bbabd3f24dc4727d789c13e4",
 	Source: lua.Source("latch_unset.lua"),
 }
 

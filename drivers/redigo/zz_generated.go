@@ -143,8 +143,8 @@ func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen i
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
-func (d *Driver) LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch}, count, gen, expiry.Milliseconds()))
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch, undone}, count, gen, expiry.Milliseconds()))
 }
 
 // LatchCountDown runs scripts/lua/latch_count_down.lua.
@@ -158,8 +158,8 @@ func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadR
 }
 
 // LatchUnset runs scripts/lua/latch_unset.lua.
-func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool, error) {
-	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch}, gen))
+func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch, undone}, gen, expiry.Milliseconds()))
 }
 
 func (d *Driver) send(ctx context.Context, name string, args ...any) (any, error) {

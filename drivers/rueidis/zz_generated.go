@@ -144,8 +144,8 @@ func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen i
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
-func (d *Driver) LatchTrySet(ctx context.Context, latch string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch, undone}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
 // LatchCountDown runs scripts/lua/latch_count_down.lua.
@@ -159,8 +159,8 @@ func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadR
 }
 
 // LatchUnset runs scripts/lua/latch_unset.lua.
-func (d *Driver) LatchUnset(ctx context.Context, latch string, gen int64) (bool, error) {
-	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch}, strconv.FormatInt(gen, 10)))
+func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch, undone}, strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
 func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []string) rueidis.RedisResult {

@@ -1,11 +1,15 @@
--- Sets a count-down latch's count, only when none is set.
+-- Sets a count-down latch's count, only when none is set, and only when
+-- this setting was not undone already: a request that lands after the
+-- undo of its TrySetCount (held back on the way) sets nothing.
 -- KEYS[1] latch: a hash {count, gen}; absent while no count is set
+-- KEYS[2] undone: the mark of this setting's undo (see latch_unset.lua)
 -- ARGV[1] count: the count, above 0
 -- ARGV[2] gen: a random generation naming this setting, so that a waiter
 -- can tell the latch opened and was set again before it looked
 -- ARGV[3] expiry: milliseconds until an abandoned latch is dropped
--- Returns: 1 when set; 0 when a count is set already.
-if redis.call('exists', KEYS[1]) == 1 then
+-- Returns: 1 when set; 0 when a count is set already, or this setting
+-- was undone.
+if redis.call('exists', KEYS[1], KEYS[2]) > 0 then
   return 0
 end
 redis.call('hset', KEYS[1], 'count', ARGV[1], 'gen', ARGV[2])
