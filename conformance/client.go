@@ -29,6 +29,7 @@ func runClient(t *testing.T, e env) {
 	if own {
 		cases["ReplicaAcks"] = testReplicaAcks
 		cases["NewWhileServersDown"] = testNewWhileServersDown
+		cases["EvictionReported"] = testEvictionReported
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
 	if e.h.OpenAs != nil && !e.cluster && len(e.addrs) == 1 && e.server != "miniredis" {

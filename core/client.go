@@ -40,6 +40,8 @@ type Client struct {
 	closing    chan struct{}  // closed by Close; stops watchdogs and waits
 	background sync.WaitGroup // watchdogs, and queue clean-ups after a Lock
 	sending    sync.RWMutex   // read-held by each fan-out; Close takes it to wait for them
+
+	evictionOnce sync.Once // the servers' eviction policy is checked at the first call (see eviction.go)
 }
 
 // New returns a Client over drivers, one per independent node. It sends
@@ -94,8 +96,11 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 // (unless WithNotifyConfig(false)), as the Client's first wait would. It
 // returns ErrConfigRefused or ErrNotifyUnsupported when a server refuses
 // them (a wait would return it too), ErrNoQuorum with each node's error
-// when a majority did not answer, and the context's error when it ended
-// first. It costs a round trip to each node.
+// when a majority did not answer, the context's error when it ended
+// first, and else ErrEviction for each server that may evict the
+// library's keys (which the caller may choose to ignore; the Client's
+// first call logs it at warn level too). It costs a few round trips to
+// each node.
 func (c *Client) Ping(ctx context.Context) error {
 	switch {
 	case ctx == nil:
@@ -120,7 +125,10 @@ func (c *Client) Ping(ctx context.Context) error {
 			replies[i].err = cmp.Or(replies[i].err, err)
 		}
 	}
-	return noQuorum(ctx, c, replies)
+	if err := noQuorum(ctx, c, replies); err != nil {
+		return err
+	}
+	return errors.Join(c.evicting(ctx)...)
 }
 
 // Close stops every watchdog, every waiting call (which returns
@@ -176,6 +184,7 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if err := ended(ctx); err != nil {
 		return err
 	}
+	c.warnEviction()
 	if o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex") {
 		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
 	}

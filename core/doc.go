@@ -110,10 +110,13 @@
 // has (a master whose replica is promoted loses what the replica did not
 // take: see WithReplicaAcks, which waits for a replica before a grant
 // counts); and the validity window is respected by the caller, which is what
-// Lease.Until and Lease.Done are for. With persistence (appendfsync
-// always) and a maxmemory-policy that never evicts the library's keys
-// (noeviction, or volatile-* with other keys to evict first), a node
-// keeps its counters and locks across restarts, and the clock assumption
+// Lease.Until and Lease.Done are for. A server must never evict the
+// library's keys: an evicted lock key lets another client take a held
+// lock. Use maxmemory-policy noeviction, or a maxmemory the data never
+// reaches (every lock key has a TTL, so the volatile-* policies may evict
+// it too); Ping reports a server that may evict (ErrEviction), and the
+// Client's first call logs it. With persistence (appendfsync always), a
+// node keeps its counters and locks across restarts, and the clock assumption
 // is needed only for idle names. WithFencing(false) drops the extra round
 // trip (when one is needed) and with it the guarantee across holders.
 //

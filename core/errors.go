@@ -81,6 +81,15 @@ var (
 	// notify-keyspace-events; the message gives the command to run by hand
 	// (or use WithNotifyConfig(false) on servers configured so).
 	ErrConfigRefused = errors.New("redlock: cannot configure keyspace notifications")
+
+	// ErrEviction is returned by Ping, joined with the other servers', for
+	// a server that may evict the library's keys: it has a maxmemory limit
+	// and a maxmemory-policy other than noeviction (lock keys carry a TTL,
+	// so the volatile-* policies may evict them too), and an evicted lock
+	// key lets another client take a held lock. The Client's first call
+	// logs it at warn level. The message says what to set; a caller sure
+	// that its data never reaches maxmemory may ignore it.
+	ErrEviction = errors.New("redlock: a server may evict the lock keys")
 )
 
 func invalid(format string, args ...any) error {
