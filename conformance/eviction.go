@@ -15,7 +15,7 @@ import (
 
 // testEvictionReported: on a server with a maxmemory limit and an
 // eviction policy that may evict lock keys (allkeys-lru), the Client's
-// first call logs it at warn level, saying what to set, and Ping returns
+// first lease logs it at warn level, saying what to set, and Ping returns
 // ErrEviction; with noeviction, Ping returns nil. A driver that cannot
 // reach the server's CONFIG (no driver.Notifier) reports nothing.
 func testEvictionReported(t *testing.T, e env) {
@@ -50,7 +50,7 @@ func testEvictionReported(t *testing.T, e env) {
 		t.Fatalf("Ping on a server with allkeys-lru: got %v, want ErrEviction saying %q", err, advice)
 	}
 	if !eventually(5*time.Second, func() bool { return strings.Contains(log.String(), advice) }) {
-		t.Errorf("the Client's first call logged no warning %q:\n%s", advice, log.String())
+		t.Errorf("the Client's first lease logged no warning %q:\n%s", advice, log.String())
 	}
 	set("maxmemory-policy", "noeviction")
 	if err := c.Ping(ctx); err != nil {

@@ -41,7 +41,7 @@ type Client struct {
 	background sync.WaitGroup // watchdogs, and queue clean-ups after a Lock
 	sending    sync.RWMutex   // read-held by each fan-out; Close takes it to wait for them
 
-	evictionOnce sync.Once // the servers' eviction policy is checked at the first call (see eviction.go)
+	evictionOnce sync.Once // the servers' eviction policy is checked at the first lease (see eviction.go)
 }
 
 // New returns a Client over drivers, one per independent node. It sends
@@ -99,7 +99,7 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 // when a majority did not answer, the context's error when it ended
 // first, and else ErrEviction for each server that may evict the
 // library's keys (which the caller may choose to ignore; the Client's
-// first call logs it at warn level too). It costs a few round trips to
+// first lease logs it at warn level too). It costs a few round trips to
 // each node.
 func (c *Client) Ping(ctx context.Context) error {
 	switch {
@@ -184,7 +184,6 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if err := ended(ctx); err != nil {
 		return err
 	}
-	c.warnEviction()
 	if o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex") {
 		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
 	}

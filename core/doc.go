@@ -115,7 +115,7 @@
 // lock. Use maxmemory-policy noeviction, or a maxmemory the data never
 // reaches (every lock key has a TTL, so the volatile-* policies may evict
 // it too); Ping reports a server that may evict (ErrEviction), and the
-// Client's first call logs it. With persistence (appendfsync always), a
+// Client's first lease logs it. With persistence (appendfsync always), a
 // node keeps its counters and locks across restarts, and the clock assumption
 // is needed only for idle names. WithFencing(false) drops the extra round
 // trip (when one is needed) and with it the guarantee across holders.

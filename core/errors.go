@@ -86,7 +86,7 @@ var (
 	// a server that may evict the library's keys: it has a maxmemory limit
 	// and a maxmemory-policy other than noeviction (lock keys carry a TTL,
 	// so the volatile-* policies may evict them too), and an evicted lock
-	// key lets another client take a held lock. The Client's first call
+	// key lets another client take a held lock. The Client's first lease
 	// logs it at warn level. The message says what to set; a caller sure
 	// that its data never reaches maxmemory may ignore it.
 	ErrEviction = errors.New("redlock: a server may evict the lock keys")

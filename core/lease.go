@@ -47,6 +47,7 @@ type hold interface {
 }
 
 func newLease(c *Client, names []string, o options, h hold, fence uint64) *Lease {
+	c.warnEviction()
 	return &Lease{c: c, name: strings.Join(names, ","), names: names, opts: o, hold: h, fence: fence,
 		done: make(chan struct{}), extending: make(chan struct{}, 1)}
 }
