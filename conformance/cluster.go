@@ -106,17 +106,19 @@ func testNotifyConfiguresEveryServer(t *testing.T, e env) {
 	if err != nil || replica == "" {
 		t.Fatalf("the cluster needs a replica for this case (%q): %v", replica, err)
 	}
-	e.client(t)
+	if err := e.client(t).Ping(ctx); err != nil { // New sends nothing; Ping configures, as a first wait does
+		t.Fatalf("Ping: %v", err)
+	}
 	read()
 	for addr, f := range flags {
 		all := strings.ReplaceAll(f, "A", "g$lshzxetd")
 		for _, want := range "Kgx" {
 			if !strings.ContainsRune(all, want) {
-				t.Errorf("%s: notify-keyspace-events is %q after New, which lacks %c", addr, f, want)
+				t.Errorf("%s: notify-keyspace-events is %q after Ping, which lacks %c", addr, f, want)
 			}
 		}
 		if addr == replica && !(strings.ContainsRune(f, 'E') && strings.ContainsRune(all, 'l')) {
-			t.Errorf("replica %s: notify-keyspace-events is %q after New: its own flags El were not kept", addr, f)
+			t.Errorf("replica %s: notify-keyspace-events is %q after Ping: its own flags El were not kept", addr, f)
 		}
 	}
 	if len(flags) < 6 {
