@@ -22,7 +22,10 @@ func runLatch(t *testing.T, e env) {
 		"WaitSeesRearm":      testLatchRearm,
 		"ContextEndsWait":    testLatchContextEndsWait,
 		"BadInput":           testLatchBadInput,
-		"LateSetRefused":     testLatchLateSetRefused,
+		"LateSetRefused":     testLatchFailedSetStaysUnset(24*time.Hour, heldBackSet),
+		"LateSetShortExpiry": testLatchFailedSetStaysUnset(50*time.Millisecond, heldBackSet),
+		"LateCopyRefused":    testLatchFailedSetStaysUnset(24*time.Hour, copiedSet),
+		"SetSentTwice":       testLatchFailedSetStaysUnset(24*time.Hour, sentTwice),
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))
@@ -367,36 +370,62 @@ func (e env) latchClient(t testing.TB) *core.Client {
 	return e.client(t, core.WithNodeTimeout(time.Second))
 }
 
-// testLatchLateSetRefused: TrySetCount's requests to a majority of nodes
-// are held back past its node timeout, so it fails (ErrNoQuorum) and is
-// undone; then they land. The latch must stay unset: Count is 0 and a
-// TrySetCount of 3 sets it, which one CountDown does not open. (A latch set
-// by the late requests would hold count 1 for the latch expiry, a day by
-// default, though its TrySetCount said it was not set.)
-func testLatchLateSetRefused(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	late := len(e.addrs)/2 + 1
-	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
-		if call.Op == "LatchTrySet" && call.Node < late && call.N == 1 {
+// testLatchFailedSetStaysUnset: TrySetCount's requests are held back,
+// copied or sent twice (fault, by node, given the quorum), and its answer
+// says how it went; once every request landed, the latch holds a count
+// only if TrySetCount said it set one. Then a TrySetCount of 3 sets it,
+// which one CountDown does not open. (A latch set by requests landing
+// after its undo would hold count 1 for the latch expiry, a day by
+// default, though its TrySetCount said it was not set.) The latch expiry
+// is given, as a short one must not shorten the undo's guard.
+func testLatchFailedSetStaysUnset(expiry time.Duration, fault func(node, quorum int) faults.Fault) func(*testing.T, env) {
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		quorum := len(e.addrs)/2 + 1
+		c, fds := e.faultyClient(t, func(call faults.Call) faults.Fault {
+			if call.Op == "LatchTrySet" && call.N == 1 {
+				return fault(call.Node, quorum)
+			}
+			return faults.Fault{}
+		}, core.WithNodeTimeout(100*time.Millisecond), core.WithLatchExpiry(expiry))
+		ok, err := c.Latch(n).TrySetCount(ctx, 1)
+		time.Sleep(time.Second) // the held-back requests land meanwhile
+		flush(fds)              // and the copies
+		l := e.latchClient(t).Latch(n)
+		count, cerr := l.Count(ctx)
+		if cerr != nil || ok != (count == 1) {
+			t.Fatalf("TrySetCount returned (%v, %v); once its requests landed, Count is (%d, %v): the latch holds a setting only if TrySetCount set it", ok, err, count, cerr)
+		}
+		if ok {
+			return
+		}
+		if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+			t.Fatalf("TrySetCount(3) after the failed one: got (%v, %v), want true", ok, err)
+		}
+		if err := l.CountDown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if count, err := l.Count(ctx); err != nil || count != 2 {
+			t.Fatalf("Count after TrySetCount(3) and a CountDown: got (%d, %v), want 2", count, err)
+		}
+	}
+}
+
+// The requests to a majority held back past the undo; with a latch expiry
+// shorter than that; a copy of node 0's landing after the undo while the
+// others are lost; each request sent twice.
+var (
+	heldBackSet = func(node, quorum int) faults.Fault {
+		if node < quorum {
 			return faults.Fault{Kind: faults.Delay, After: 300 * time.Millisecond}
 		}
 		return faults.Fault{}
-	}, core.WithNodeTimeout(100*time.Millisecond))
-	if ok, err := c.Latch(n).TrySetCount(ctx, 1); ok || !errors.Is(err, core.ErrNoQuorum) {
-		t.Fatalf("TrySetCount with its requests to %d of %d nodes held back: got (%v, %v), want ErrNoQuorum", late, len(e.addrs), ok, err)
 	}
-	time.Sleep(time.Second) // the held-back requests land meanwhile
-	l := e.latchClient(t).Latch(n)
-	if count, err := l.Count(ctx); err != nil || count != 0 {
-		t.Fatalf("Count after the failed TrySetCount's requests landed: got (%d, %v), want 0: they set the latch", count, err)
+	copiedSet = func(node, _ int) faults.Fault {
+		if node == 0 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{Kind: faults.Drop}
 	}
-	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
-		t.Fatalf("TrySetCount(3) after the failed one: got (%v, %v), want true", ok, err)
-	}
-	if err := l.CountDown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if count, err := l.Count(ctx); err != nil || count != 2 {
-		t.Fatalf("Count after TrySetCount(3) and a CountDown: got (%d, %v), want 2", count, err)
-	}
-}
+	sentTwice = func(int, int) faults.Fault { return faults.Fault{Kind: faults.Retry} }
+)

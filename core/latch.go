@@ -49,6 +49,11 @@ func (c *Client) Latch(name string, opts ...Option) *Latch {
 // Name returns the latch's name.
 func (l *Latch) Name() string { return l.name }
 
+// undoneFor is the least an undone setting's mark lives (see
+// latch_unset.lua): its requests may be held back longer than a short
+// latch expiry, and the mark is a few bytes, written only on failure.
+const undoneFor = 24 * time.Hour
+
 // TrySetCount sets the count when no count is set (the latch is new,
 // opened, or expired), and reports whether it did. It returns ErrInvalid
 // for a count below 1 or above MaxLatchCount (the scripts count in Lua
@@ -81,7 +86,7 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		if r := replies[i]; r.err == nil && !r.v {
 			return false, nil
 		}
-		return nd.d.LatchUnset(ctx, l.key, undone, gen, l.opts.latchExpiry)
+		return nd.d.LatchUnset(ctx, l.key, undone, gen, max(l.opts.latchExpiry, undoneFor))
 	})
 	return false, noQuorum(ctx, l.c, replies)
 }

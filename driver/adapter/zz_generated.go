@@ -376,7 +376,7 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",
-	SHA1:   "a091d8f4575644b2dc4d476398c196c568358e26",
+	SHA1:   "6c7b7441e879dfad347a28976a24a6dfb945c76a",
 	Source: lua.Source("latch_try_set.lua"),
 }
 
@@ -422,7 +422,7 @@ func DecodeLatchRead(v []int64, err error) (driver.LatchReadReply, error) {
 // LatchUnsetScript is scripts/lua/latch_unset.lua.
 var LatchUnsetScript = Script{
 	Name:   "latch_unset",
-	SHA1:   "0cc8f588d98eb316bbabd3f24dc4727d789c13e4",
+	SHA1:   "516a0801a0f987148609d9462a79e0f01eca9578",
 	Source: lua.Source("latch_unset.lua"),
 }
 

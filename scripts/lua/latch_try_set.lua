@@ -7,9 +7,12 @@
 -- ARGV[2] gen: a random generation naming this setting, so that a waiter
 -- can tell the latch opened and was set again before it looked
 -- ARGV[3] expiry: milliseconds until an abandoned latch is dropped
--- Returns: 1 when set; 0 when a count is set already, or this setting
--- was undone.
+-- Returns: 1 when set, now or by an earlier copy of this request; 0 when
+-- another count is set already, or this setting was undone.
 if redis.call('exists', KEYS[1], KEYS[2]) > 0 then
+  if redis.call('type', KEYS[1]).ok == 'hash' and redis.call('hget', KEYS[1], 'gen') == ARGV[2] then
+    return 1
+  end
   return 0
 end
 redis.call('hset', KEYS[1], 'count', ARGV[1], 'gen', ARGV[2])
