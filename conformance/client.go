@@ -30,6 +30,9 @@ func runClient(t *testing.T, e env) {
 		cases["ReplicaAcks"] = testReplicaAcks
 		cases["NewWhileServersDown"] = testNewWhileServersDown
 		cases["EvictionReported"] = testEvictionReported
+		if e.strategy == core.Notify {
+			cases["ConfigBusyNotKept"] = testConfigBusyNotKept
+		}
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
 	if e.h.OpenAs != nil && !e.cluster && len(e.addrs) == 1 && e.server != "miniredis" {
@@ -346,5 +349,50 @@ func testNewWhileServersDown(t *testing.T, e env) {
 		r.l.Unlock(ctx)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter did not hold within 10s of the release")
+	}
+}
+
+// testConfigBusyNotKept: a server that answers BUSY (another client's
+// script runs past busy-reply-threshold) while the Client configures its
+// notifications fails that Ping, but is tried again: once the script
+// ended, Ping succeeds and a waiter is handed the lock. Only a refusal
+// (testConfigRefused) is kept.
+func testConfigBusyNotKept(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	pair := ownServers(t, ctx, e, 0)
+	master := pair.Masters[0]
+	admin := plain(t, master)
+	if err := admin.ConfigSet(ctx, "busy-reply-threshold", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := e.clientOn(t, []string{master}, core.WithNodeTimeout(time.Second))
+	busy := make(chan error, 1)
+	go func() {
+		busy <- plain(t, master).Eval(ctx, `local s = redis.call('time')
+while true do
+  local n = redis.call('time')
+  if (n[1] - s[1]) * 1000000 + n[2] - s[2] > 1500000 then return 1 end
+end`, nil).Err()
+	}()
+	time.Sleep(300 * time.Millisecond) // the script runs past the threshold
+	if err := c.Ping(ctx); err == nil || !strings.Contains(err.Error(), "BUSY") {
+		t.Fatalf("Ping while a script keeps the server busy: got %v, want its BUSY", err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatalf("the busy script: %v", err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the script ended: %v; a BUSY server was taken to refuse for good", err)
+	}
+	held := mustLock(t, ctx, c.Mutex(n).Lock)
+	got := startLock(ctx, c.Mutex(n).Lock)
+	time.Sleep(200 * time.Millisecond) // the waiter waits
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil {
+		t.Fatalf("the waiter once the script ended: %v", r.err)
+	} else {
+		r.l.Unlock(ctx)
 	}
 }

@@ -123,7 +123,8 @@ func configureServer(ctx context.Context, i int, d driver.Driver, s driver.Serve
 	switch {
 	case err == nil:
 		return nil
-	case !d.IsServerError(err):
+	case !d.IsServerError(err) || driver.IsTransient(err):
+		// No answer, or one that goes away (BUSY, LOADING): tried again.
 		return fmt.Errorf("%s: %w", s.Addr(), err)
 	case strings.Contains(strings.ToLower(err.Error()), "unknown command"):
 		// miniredis, and servers without CONFIG (which also lack keyspace
