@@ -52,9 +52,9 @@ func (c *Client) evicting(ctx context.Context) []error {
 
 // warnEviction logs, once per Client and in the background, the servers
 // that may evict the library's keys (see evicting): at the Client's first
-// lease, as New sends nothing. Not sooner: the servers answer by then,
-// and a cluster client that reaches no server is not kept busy with it
-// while the first calls fail.
+// lease that holds, as New sends nothing. Not sooner: the servers answer
+// by then, and a cluster client that reaches no server is not kept busy
+// with it while the first calls fail.
 func (c *Client) warnEviction() {
 	c.evictionOnce.Do(func() {
 		c.inBackground(func() {

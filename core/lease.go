@@ -47,7 +47,6 @@ type hold interface {
 }
 
 func newLease(c *Client, names []string, o options, h hold, fence uint64) *Lease {
-	c.warnEviction()
 	return &Lease{c: c, name: strings.Join(names, ","), names: names, opts: o, hold: h, fence: fence,
 		done: make(chan struct{}), extending: make(chan struct{}, 1)}
 }
@@ -116,6 +115,7 @@ func (l *Lease) Err() error {
 
 // start arms the expiry timer and, when asked for, the watchdog.
 func (l *Lease) start(until time.Time) {
+	l.c.warnEviction()
 	l.mu.Lock() // expire may run before AfterFunc returns
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
