@@ -338,18 +338,7 @@ func testNewWhileServersDown(t *testing.T, e env) {
 	held := mustLock(t, ctx, c.Mutex(n).Lock)
 	got := startLock(ctx, c.Mutex(n).Lock)
 	time.Sleep(200 * time.Millisecond) // the waiter waits
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-got:
-		if r.err != nil {
-			t.Fatalf("the waiter once the server is back: %v", r.err)
-		}
-		r.l.Unlock(ctx)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not hold within 10s of the release")
-	}
+	handOff(t, ctx, held, got, 10*time.Second)
 }
 
 // testConfigBusyNotKept: a server that answers BUSY (another client's
@@ -387,12 +376,5 @@ end`, nil).Err()
 	held := mustLock(t, ctx, c.Mutex(n).Lock)
 	got := startLock(ctx, c.Mutex(n).Lock)
 	time.Sleep(200 * time.Millisecond) // the waiter waits
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.err != nil {
-		t.Fatalf("the waiter once the script ended: %v", r.err)
-	} else {
-		r.l.Unlock(ctx)
-	}
+	handOff(t, ctx, held, got, 10*time.Second)
 }

@@ -115,6 +115,28 @@ func startLock(ctx context.Context, lock func(context.Context) (*core.Lease, err
 	return got
 }
 
+// handOff releases held and returns how long until the waiter got (which
+// waits for it) held, failing the case when it did not within d, or got
+// an error; the waiter's lease is released.
+func handOff(t *testing.T, ctx context.Context, held *core.Lease, got <-chan locked, d time.Duration) time.Duration {
+	t.Helper()
+	released := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter after the release: %v", r.err)
+		}
+		r.l.Unlock(ctx)
+		return r.at.Sub(released)
+	case <-time.After(d):
+		t.Fatalf("the waiter did not hold within %v of the release", d)
+		return 0
+	}
+}
+
 // takeAndRelease takes a lease with lock and releases it at once.
 func takeAndRelease(ctx context.Context, lock func(context.Context) (*core.Lease, error)) error {
 	l, err := lock(ctx)

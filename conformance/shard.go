@@ -42,27 +42,13 @@ func testHandOffsStayInShard(t *testing.T, e env) {
 		}
 		return held, got
 	}
-	handOff := func(held *core.Lease, got <-chan locked) {
-		t.Helper()
-		if err := held.Unlock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case w := <-got:
-			if w.err != nil {
-				t.Fatalf("the waiter's Lock: %v", w.err)
-			}
-			w.l.Unlock(ctx)
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiter did not hold the lock within 5s of the release")
-		}
-	}
 
 	const handOffs = 5
 	outside := shardOf(there)
 	before := publishesReceived(t, ctx, outside)
 	for range handOffs {
-		handOff(queued(here))
+		held, got := queued(here)
+		handOff(t, ctx, held, got, 5*time.Second)
 	}
 	if sent := publishesReceived(t, ctx, outside) - before; sent != 0 {
 		t.Errorf("%d hand-offs sent %d classic PUBLISH messages to the nodes outside the lock's shard (%v); want none", handOffs, sent, outside)
@@ -80,7 +66,7 @@ func testHandOffsStayInShard(t *testing.T, e env) {
 	t.Logf("the waiter's sharded channel was subscribed on the new master %v after the slot's move began", time.Since(moved).Round(time.Millisecond))
 	outside = shardOf(here)
 	before = publishesReceived(t, ctx, outside)
-	handOff(held, got)
+	handOff(t, ctx, held, got, 5*time.Second)
 	if sent := publishesReceived(t, ctx, outside) - before; sent != 0 {
 		t.Errorf("the hand-off after the slot moved sent %d classic PUBLISH messages to the nodes outside its new shard (%v); want none", sent, outside)
 	}

@@ -117,7 +117,7 @@ func (c *Client) Ping(ctx context.Context) error {
 		return struct{}{}, err
 	})
 	if n, ok := c.wait.(*notifier); ok {
-		refusal, errs := n.ping(ctx)
+		errs, refusal := n.ping(ctx)
 		if refusal != nil {
 			return refusal
 		}

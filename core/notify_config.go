@@ -62,9 +62,9 @@ func (n *notifier) refusal() error {
 }
 
 // ping configures every node (see configure) at once, bounded by the
-// node timeout, and returns a refusal first, then the failures of the
-// nodes, by node.
-func (n *notifier) ping(ctx context.Context) (refusal error, errs []error) {
+// node timeout, and returns the failures of the nodes, by node, and a
+// refusal.
+func (n *notifier) ping(ctx context.Context) (errs []error, refusal error) {
 	o := n.c.opts
 	o.nodeTimeout = max(o.perNodeTimeout(), time.Second)
 	replies := fanout(ctx, n.c, &o, func(ctx context.Context, i int, _ *node) (struct{}, error) {
@@ -74,7 +74,7 @@ func (n *notifier) ping(ctx context.Context) (refusal error, errs []error) {
 	for i, r := range replies {
 		errs[i] = r.err
 	}
-	return n.refusal(), errs
+	return errs, n.refusal()
 }
 
 // configureNode adds the flags Notify needs to those of every server
