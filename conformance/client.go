@@ -29,7 +29,6 @@ func runClient(t *testing.T, e env) {
 	if own {
 		cases["ReplicaAcks"] = testReplicaAcks
 		cases["NewWhileServersDown"] = testNewWhileServersDown
-		cases["EvictionReported"] = testEvictionReported
 		if e.strategy == core.Notify {
 			cases["ConfigBusyNotKept"] = testConfigBusyNotKept
 		}
@@ -43,6 +42,7 @@ func runClient(t *testing.T, e env) {
 	}
 	if own && e.strategy == core.Poll { // the wait strategy plays no part
 		cases["ReplicaCounts"] = testReplicaCounts
+		cases["EvictionReported"] = testEvictionReported
 	}
 	if ownCluster {
 		cases["Failover"] = testFailover

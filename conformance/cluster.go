@@ -67,9 +67,10 @@ func (e env) masters(t testing.TB, ctx context.Context, keys ...string) int {
 	return len(seen)
 }
 
-// testNotifyConfiguresEveryServer: under Notify, New adds the keyspace
-// event flags to every master and every replica of a cluster (a promoted
-// replica publishes its keys' events), each keeping the flags it had.
+// testNotifyConfiguresEveryServer: under Notify, Ping (as a first wait
+// does) adds the keyspace event flags to every master and every replica of
+// a cluster (a promoted replica publishes its keys' events), each keeping
+// the flags it had.
 // A replica is given flags of its own first; a master's flags are left as
 // they are, as other cases rely on them meanwhile.
 func testNotifyConfiguresEveryServer(t *testing.T, e env) {

@@ -19,7 +19,7 @@ import (
 const wokenWithin = time.Second
 
 // runNotify checks the Notify machinery of one Client: a release wakes one
-// local waiter, New configures the server, the listener reconnects. That
+// local waiter, Ping configures the server, the listener reconnects. That
 // waiters are woken at all is checked in every Notify cell (runMutex).
 // Drivers that do not speak RESP3 are covered by NotifyNeedsRESP3.
 func runNotify(t *testing.T, h Harness) {
@@ -337,8 +337,8 @@ func exclusive(t *testing.T, h Harness, addr string) {
 	t.Cleanup(func() { l.Unlock(context.Background()); c.Close() })
 }
 
-// testConfigMergesFlags starts from "Ex" and expects New to add what
-// Notify needs while keeping E.
+// testConfigMergesFlags starts from "Ex" and expects the Client (in Ping,
+// as at its first wait) to add what Notify needs while keeping E.
 func testConfigMergesFlags(t *testing.T, h Harness, addr string) {
 	ctx := ctxFor(t, 30*time.Second)
 	exclusive(t, h, addr)
@@ -355,11 +355,15 @@ func testConfigMergesFlags(t *testing.T, h Harness, addr string) {
 	if err != nil {
 		t.Fatalf("New with the Notify strategy: %v", err)
 	}
+	err = c.Ping(ctx)
 	c.Close()
+	if err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
 	flags := admin.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]
 	for _, f := range "EKgx" {
 		if !strings.ContainsRune(flags, f) {
-			t.Errorf(`notify-keyspace-events is %q after New over "Ex": %q is missing`, flags, f)
+			t.Errorf(`notify-keyspace-events is %q after Ping over "Ex": %q is missing`, flags, f)
 		}
 	}
 }

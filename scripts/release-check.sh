@@ -60,7 +60,8 @@ run git add -A
 run git commit -q -m "an upgrade whose driver needs its root module"
 run bash scripts/release.sh "$upgrade"
 
-# The proxy: every module at both versions, fetched from the tags by git
+# The proxy: every module at the release, and what the upgrade needs at the
+# later one, fetched from the tags by git
 # as from GitHub, into a module cache whose download directory is a
 # file-based proxy.
 cat >"$work/gitconfig" <<EOF
@@ -70,7 +71,8 @@ EOF
 modules=("$repo")
 mapfile -t -O 1 modules < <(git ls-files '*/go.mod' | xargs -n1 dirname | sed "s#^#$repo/#")
 fetch=()
-for m in "${modules[@]}"; do fetch+=("$m@$version" "$m@$upgrade"); done
+for m in "${modules[@]}"; do fetch+=("$m@$version"); done
+fetch+=("$repo@$upgrade" "$repo/drivers/goredis@$upgrade") # what the upgrade needs
 run env GOWORK=off GOFLAGS=-modcacherw GIT_CONFIG_GLOBAL="$work/gitconfig" GOPRIVATE="$repo" GOPROXY=direct \
   GOMODCACHE="$work/fetched" go mod download "${fetch[@]}"
 proxy=$work/fetched/cache/download
@@ -83,9 +85,10 @@ done
 # The applications, with a module cache of their own: this repository's
 # modules from the file proxy alone, the others from the usual proxy
 # (never "direct": no module of this repository is fetched from anywhere
-# else).
+# else). -trimpath lets the build cache serve the clients' packages,
+# whatever the module cache's temporary path.
 goproxy=$(go env GOPROXY)
-export GOWORK=off GOFLAGS=-mod=mod GONOSUMDB=$repo GOMODCACHE="$work/modcache"
+export GOWORK=off GOFLAGS="-mod=mod -trimpath" GONOSUMDB=$repo GOMODCACHE="$work/modcache"
 export GOPROXY="file://$proxy,${goproxy%,direct}"
 app() { # NAME IMPORT CODE: a new application in $work/NAME
   mkdir "$work/$1"

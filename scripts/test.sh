@@ -76,10 +76,10 @@ else
   # FuzzServerReplies and FuzzPublicAPI get a short minimization time:
   # minimizing a new input whose calls wait for their deadlines took one
   # rehearsal's FuzzServerReplies from 30s to 130s.
-  section "go test -fuzz FuzzServerReplies, 15000 inputs"
-  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 15000x -fuzzminimizetime 5s ./drivers/goredis/
-  section "go test -fuzz FuzzPublicAPI, 10000 inputs"
-  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 10000x -fuzzminimizetime 5s ./conformance/
+  section "go test -fuzz FuzzServerReplies, 6000 inputs"
+  go test -run '^$' -fuzz '^FuzzServerReplies$' -fuzztime 6000x -fuzzminimizetime 5s ./drivers/goredis/
+  section "go test -fuzz FuzzPublicAPI, 4000 inputs"
+  go test -run '^$' -fuzz '^FuzzPublicAPI$' -fuzztime 4000x -fuzzminimizetime 5s ./conformance/
   # The matrix runs on the real servers only, with the race detector.
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
