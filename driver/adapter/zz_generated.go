@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "a074031c3ac41b9f54827195ef4e407131ee8875",
+	SHA1:   "e14aaaddee585cfbe3f4da76070d238291355896",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "acd880dd973f1b50a182910994ca152141cc3a96",
+	SHA1:   "b68dd5a8569bad6e61c5fc45ccbddb9b172d0161",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "4b24d66a62e28e6db5f1f517454f7fd51e7ae9cc",
+	SHA1:   "e30a0b887d56c7bfe35da82e49e8a8cb82a3db8e",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "568979e7e9ba1e8eca28fa458487e53703396d89",
+	SHA1:   "2605f0a36bee5d433341d274da83d22c9e126300",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "7a7703123940a345163494e92c88fa1b51d6ace9",
+	SHA1:   "78cb67ef6ad0aa633ffd96e7a309096bfc796eae",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "77c0b074587b8061548f97b5335c88115060e859",
+	SHA1:   "0031f25bd0ba27bddbb0b847ceb89c188c660ba7",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "18087a5710d35e37415eee5c4a58f99cb413871e",
+	SHA1:   "d8486cc8603f01b9e3307539f50b71f816caa200",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f9978cf5cb0a3a10529519b3af66622ec06d1cf1",
+	SHA1:   "006b2fe15a57b398cf31726102b460da36367eec",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "8ea239665ba2124b896cac9c84c94f7ec123c5b2",
+	SHA1:   "173bbfd3e92e9993d7f576093dc2d3459f340473",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "af418a4467099bacdd254028c25e57e482d2311e",
+	SHA1:   "e86e1cb6ce16780c5fa40c673ffa75c67fd88e79",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "4954395876a3cc21aa6b74c8c429ef8bf1c22dd5",
+	SHA1:   "6b2b29ef8be71baaae3b9b37a8eebec2e9adf896",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "e570b21f3acbd2c0cbfaf4a4267cfb8501b0ac29",
+	SHA1:   "65d7b9af7643844103a457723d3efa7e752fb758",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "071d262ce7b61c26f300db0cfaafadab7bda4d6b",
+	SHA1:   "24b5f801060b1c195c88e252d87fa2387b8b46c8",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 

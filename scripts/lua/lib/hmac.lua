@@ -18,12 +18,13 @@ local bxor = rawget(_G, 'bit') and bit.bxor or function(a, b)
   return r
 end
 
+-- padded is the key XOR pad, filled to the block with the pad (XOR 0).
 local function padded(key, pad)
-  local out = {}
-  for i = 1, 64 do
-    out[i] = string.char(bxor(string.byte(key, i) or 0, pad))
+  local b = {string.byte(key, 1, -1)}
+  for i = 1, #b do
+    b[i] = bxor(b[i], pad)
   end
-  return table.concat(out)
+  return string.char(unpack(b)) .. string.rep(string.char(pad), 64 - #key)
 end
 
 local function hmac(key, message)
