@@ -143,6 +143,7 @@ func testOptionsThatCannotWork(t *testing.T, e env) {
 		{"a drift factor of +Inf", core.WithDriftFactor(math.Inf(1))},
 		{"a node timeout of 0", core.WithNodeTimeout(0)},
 		{"a negative node timeout", core.WithNodeTimeout(-time.Second)},
+		{"a node timeout of a nanosecond", core.WithNodeTimeout(time.Nanosecond)},
 		{"a node timeout not below the TTL", core.WithNodeTimeout(time.Hour)},
 		{"an unknown wait strategy", core.WithWaitStrategy(core.WaitStrategy(7))},
 		{"a negative attempt count", core.WithMaxAttempts(-1)},

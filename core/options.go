@@ -146,7 +146,8 @@ func WithDriftFactor(f float64) Option {
 }
 
 // WithNodeTimeout bounds each request to one node, so that one slow node
-// cannot eat the validity window; it must be positive and below the TTL.
+// cannot eat the validity window; it must be at least a millisecond and
+// below the TTL.
 // By default it is a tenth of the TTL, at least 50ms (what a loopback
 // round trip on a loaded machine clears) and at most 500ms, and never more
 // than half the validity the TTL leaves after the drift allowance: 48ms

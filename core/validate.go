@@ -93,6 +93,8 @@ func (o *options) check() error {
 		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance(o.ttl))
 	case o.given&optNodeTimeout != 0 && o.nodeTimeout <= 0:
 		return invalid("node timeout %v is not positive; leave WithNodeTimeout out for the default", o.nodeTimeout)
+	case o.given&optNodeTimeout != 0 && o.nodeTimeout < minNodeTimeout:
+		return invalid("node timeout %v is below %v, faster than any server answers, so every call would fail; leave WithNodeTimeout out for the default", o.nodeTimeout, minNodeTimeout)
 	case o.given&optReplicaAcks != 0 && o.replicaAcks < 0:
 		return invalid("replica acks %d is negative; pass 0 to wait for no replica, or leave WithReplicaAcks out for the default", o.replicaAcks)
 	case o.maxAttempts < 0:
@@ -104,6 +106,11 @@ func (o *options) check() error {
 	}
 	return o.backoff.validate()
 }
+
+// minNodeTimeout is the shortest node timeout: no server answers faster,
+// even on loopback, so a shorter one would fail every call as if the
+// servers were down.
+const minNodeTimeout = time.Millisecond
 
 // checkTimeout reports a node timeout not below the TTL: a request that
 // took that long would leave no validity. Not part of validate, which a
