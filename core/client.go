@@ -96,8 +96,9 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 // (unless WithNotifyConfig(false)), as the Client's first wait would. It
 // returns ErrConfigRefused or ErrNotifyUnsupported when a server refuses
 // them (a wait would return it too), ErrNoQuorum with each node's error
-// when a majority did not answer, the context's error when it ended
-// first, and else ErrEviction for each server that may evict the
+// when a majority did not answer (ErrServerError when enough answered but
+// too many refused the script: a user refused EVALSHA), the context's
+// error when it ended first, and else ErrEviction for each server that may evict the
 // library's keys (which the caller may choose to ignore; the Client's
 // first lease logs it at warn level too). It costs a few round trips to
 // each node.
