@@ -63,7 +63,7 @@ func testEavesdropperCannotForge(t *testing.T, e env) {
 		}
 		heard[i] = merge(classic.Channel(), sharded.Channel())
 	}
-	time.Sleep(300 * time.Millisecond) // the waiter's own calls as it joins are done
+	quiet(t, spy) // the waiter's own calls as it joins are done
 	if calls := forgeWakeUps(t, ctx, eves, spy, id, ticket); calls > 0 {
 		t.Errorf("20 forged wake-ups per node made the waiter send %d script calls, want none", calls)
 	}
@@ -185,7 +185,9 @@ func testForgedWakesIgnored(p string) func(*testing.T, env) {
 			t.Fatalf("the holder: %v", err)
 		}
 		spy := &scriptSpy{}
-		waiter := e.spyClient(t, spy, patient)
+		// A long TTL: a waiter in a FairMutex's, RWMutex's or Semaphore's
+		// line refreshes its place every quarter of its TTL.
+		waiter := e.spyClient(t, spy, patient, core.WithTTL(time.Minute))
 		admin := e.admin(t, 0)
 		before, err := admin.ZRange(ctx, x.line(n), 0, -1).Result() // a fair lock's holder stays in line
 		if err != nil {
@@ -205,7 +207,7 @@ func testForgedWakesIgnored(p string) func(*testing.T, env) {
 		if !ok {
 			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
 		}
-		time.Sleep(300 * time.Millisecond) // the waiter's own calls as it joins are done
+		quiet(t, spy) // the waiter's own calls as it joins are done
 		if calls := forgeWakeUps(t, ctx, eves, spy, id, ticket); calls > 0 {
 			t.Errorf("30 forged messages per node made the waiter send %d script calls, want none", calls)
 		}
@@ -238,6 +240,21 @@ func (e env) eavesdroppers(t *testing.T, ctx context.Context) []*redis.Client {
 		}
 	}
 	return eves
+}
+
+// quiet returns once the Client that spy watches sent no script call for
+// half a second: a waiter that joined its line (on a loaded machine its
+// subscription and second attempt may take a while) waits now.
+func quiet(t *testing.T, spy *scriptSpy) {
+	t.Helper()
+	for range 20 {
+		before := spy.calls.Load()
+		time.Sleep(500 * time.Millisecond)
+		if spy.calls.Load() == before {
+			return
+		}
+	}
+	t.Fatal("the waiter sent script calls for 10s after it joined its line")
 }
 
 // forgedMAC is a MAC made up: of the right length, by no secret.
