@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "e14aaaddee585cfbe3f4da76070d238291355896",
+	SHA1:   "194b82d1029876770179369474191b90a287394e",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "b68dd5a8569bad6e61c5fc45ccbddb9b172d0161",
+	SHA1:   "14de18c5014d305b9cd702f119d4f0018f18c017",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e30a0b887d56c7bfe35da82e49e8a8cb82a3db8e",
+	SHA1:   "2b3378abf6fb4ac6b0d3d599168bd8b0f4fd7daf",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "2605f0a36bee5d433341d274da83d22c9e126300",
+	SHA1:   "13224fe41f3f31950fa6d208e7964b32989faafe",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "78cb67ef6ad0aa633ffd96e7a309096bfc796eae",
+	SHA1:   "bdbf4728a671e3d4c416121233666145516f97de",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "0031f25bd0ba27bddbb0b847ceb89c188c660ba7",
+	SHA1:   "fe8cf8740ac5786c604cda4ebf1377d257995d02",
 	Source: lua.Source("multi_release.lua"),
 }
 

@@ -7,9 +7,9 @@
 -- multi_acquire.lua) is granted this name too, but told 0: it still needs
 -- its other names, which its next attempt takes (the message has a MAC
 -- too). Any other waiter (an owner's, "o:<secret>") gets the lock
--- reserved a moment (message 0) and takes it with an attempt. With no one waiting, the lock is deleted. A
--- grant draws the fencing token with fence.lua (idle: how long the
--- counter lives).
+-- reserved a moment (message 0) and takes it with an attempt. With no
+-- one waiting, the lock is deleted. A grant draws the fencing token with
+-- fence.lua (idle: how long the counter lives).
 
 -- #include lib/tell.lua
 -- #include lib/live_head.lua
