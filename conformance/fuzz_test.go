@@ -201,7 +201,7 @@ func (in fuzzInput) check(t *testing.T, ctx context.Context, what string, err er
 
 // over reports whether ctx has ended, also once its deadline has passed
 // but its timer has not fired yet: a call then already returns
-// context.DeadlineExceeded (see ended in client.go), and on a loaded
+// context.DeadlineExceeded (see quorum.Ended), and on a loaded
 // machine ctx.Err() can stay nil for a few milliseconds more.
 func over(ctx context.Context) bool {
 	if ctx.Err() != nil {

@@ -2,8 +2,9 @@ package core
 
 import (
 	"math"
-	"math/rand/v2"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/line"
 )
 
 // Backoff is exponential backoff with full jitter: before retry n (from 0)
@@ -18,17 +19,7 @@ type Backoff struct {
 }
 
 // Delay is the random sleep before retry n.
-func (b Backoff) Delay(n int) time.Duration {
-	ceiling := float64(b.Base)
-	for i := 0; i < n && ceiling < float64(b.Cap); i++ {
-		ceiling *= b.Multiplier
-	}
-	ceiling = min(ceiling, float64(b.Cap))
-	if ceiling < 1 {
-		return 0
-	}
-	return time.Duration(rand.Int64N(int64(ceiling)))
-}
+func (b Backoff) Delay(n int) time.Duration { return line.Backoff(b).Delay(n) }
 
 func (b Backoff) validate() error {
 	if b.Base <= 0 || b.Cap < b.Base || b.Cap > maxDuration || !(b.Multiplier >= 1) || math.IsInf(b.Multiplier, 1) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
 )
 
 var (
@@ -21,7 +23,7 @@ var (
 	// free, and by the waiting calls when WithMaxAttempts attempts all
 	// failed so. A cancelled or expired context is reported as the
 	// context's error instead, so the two can be told apart.
-	ErrNotAcquired = errors.New("redlock: not acquired: held by another owner (or too few permits free); retry later, or wait with Lock, RLock or Acquire")
+	ErrNotAcquired = quorum.ErrNotAcquired
 
 	// ErrNotHeld is returned by Unlock and Extend on a lease that no longer
 	// holds its lock: it was released already, it expired, or another owner
@@ -47,15 +49,7 @@ var (
 	// 30s of the cluster's last answer counts as such an answer: a master
 	// that died is replaced by its replica. So does a node whose replicas
 	// did not take a grant within the node timeout (WithReplicaAcks).
-	ErrNoQuorum = errors.New("redlock: no quorum: a majority of nodes did not answer")
-
-	// errUnreachable follows ErrNoQuorum when nodes did not answer.
-	errUnreachable = errors.New("check that the Redis servers are up and reachable")
-
-	// errChanging follows ErrNoQuorum when every node that failed
-	// answered with a transient error reply (driver.IsTransient) or is a
-	// Redis Cluster whose connection broke (see node.changing).
-	errChanging = errors.New("the servers cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy, replicas behind); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
+	ErrNoQuorum = quorum.ErrNoQuorum
 
 	// ErrServerError is returned, joined with each node's error reply,
 	// when nodes answered but too few of them without an error for a
@@ -64,23 +58,23 @@ var (
 	// NOPERM: an ACL forbids it; OOM: the server is out of memory). The
 	// nodes are up: retrying will not help until what the reply names is
 	// fixed.
-	ErrServerError = errors.New("redlock: a server answered with an error")
+	ErrServerError = quorum.ErrServerError
 
 	// ErrClosed is returned by every call on a Client after Close, and on
 	// the primitives and leases it made.
-	ErrClosed = errors.New("redlock: client closed")
+	ErrClosed = quorum.ErrClosed
 
 	// ErrNotifyUnsupported is returned when the Notify wait strategy (the
 	// default) cannot work with a node: by New when its driver does not
 	// speak RESP3; by Ping, and by a call that waits, when its server has
 	// no keyspace notifications. Use WithWaitStrategy(Poll) for such nodes.
-	ErrNotifyUnsupported = errors.New("redlock: the Notify wait strategy is not supported here")
+	ErrNotifyUnsupported = line.ErrNotifyUnsupported
 
 	// ErrConfigRefused is returned by Ping, and by a call that waits, with
 	// the Notify strategy when a server refused CONFIG GET or CONFIG SET of
 	// notify-keyspace-events; the message gives the command to run by hand
 	// (or use WithNotifyConfig(false) on servers configured so).
-	ErrConfigRefused = errors.New("redlock: cannot configure keyspace notifications")
+	ErrConfigRefused = line.ErrConfigRefused
 
 	// ErrEviction is returned by Ping, joined with the other servers', for
 	// a server that may evict the library's keys: it has a maxmemory limit

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
@@ -16,8 +18,8 @@ import (
 // Only a driver that reaches each server (driver.Notifier) can tell, where
 // the server allows CONFIG GET; the others report nothing.
 func (c *Client) evicting(ctx context.Context) []error {
-	replies := fanout(ctx, c, &c.opts, func(ctx context.Context, i int, n *node) ([]error, error) {
-		nt, ok := n.d.(driver.Notifier)
+	replies := quorum.Fanout(ctx, c.q, c.opts.timing(), func(ctx context.Context, i int, n *quorum.Node) ([]error, error) {
+		nt, ok := n.Driver.(driver.Notifier)
 		if !ok {
 			return nil, nil
 		}
@@ -35,17 +37,17 @@ func (c *Client) evicting(ctx context.Context) []error {
 			mu.Lock()
 			defer mu.Unlock()
 			found = append(found, fmt.Errorf("%w: node %d (%s, %s) has maxmemory-policy %s with maxmemory %s: set maxmemory-policy noeviction, or a maxmemory the data never reaches",
-				ErrEviction, i, n.d.Name(), s.Addr(), policy, limit))
+				ErrEviction, i, n.Driver.Name(), s.Addr(), policy, limit))
 			return nil
 		})
 		if err != nil {
-			c.opts.logger.Debug("redlock: cannot read a server's eviction policy", "node", i, "driver", n.d.Name(), "error", err)
+			c.opts.logger.Debug("redlock: cannot read a server's eviction policy", "node", i, "driver", n.Driver.Name(), "error", err)
 		}
 		return found, nil
 	})
 	var errs []error
 	for _, r := range replies {
-		errs = append(errs, r.v...)
+		errs = append(errs, r.V...)
 	}
 	return errs
 }
@@ -57,7 +59,7 @@ func (c *Client) evicting(ctx context.Context) []error {
 // with it while the first calls fail.
 func (c *Client) warnEviction() {
 	c.evictionOnce.Do(func() {
-		c.inBackground(func() {
+		c.q.InBackground(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), max(c.opts.perNodeTimeout(), time.Second))
 			defer cancel()
 			for _, err := range c.evicting(ctx) {

@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
@@ -19,7 +22,7 @@ import (
 // holds the line up no longer than a dead holder would; a waiter whose ctx
 // ends or whose attempts run out leaves the line at once. A release grants
 // the lock to the waiter first in line and, under Notify, tells only that
-// waiter, through its own ticket (see notify_grant.go), so that it holds
+// waiter, through its own ticket, so that it holds
 // the lock without another request once a majority of nodes granted it.
 // Every waiter also retries at the holder's TTL or a quarter TTL,
 // whichever comes first (plus backoff jitter), and under Poll at its
@@ -47,7 +50,7 @@ import (
 type FairMutex struct {
 	c     *Client
 	name  string
-	names []string // name alone, as a lease takes it
+	names leaseNames // name alone, as a lease takes it
 	opts  options
 	keys  fairKeys
 }
@@ -66,7 +69,7 @@ func newFairKeys(o options, name string) fairKeys {
 // the Client's for this lock. Bad options are reported by its methods.
 func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
 	o := c.options("FairMutex", opts)
-	return &FairMutex{c: c, name: name, names: []string{name}, opts: o, keys: newFairKeys(o, name)}
+	return &FairMutex{c: c, name: name, names: newLeaseNames(o, name), opts: o, keys: newFairKeys(o, name)}
 }
 
 // Name returns the lock's name.
@@ -91,26 +94,26 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	var place int64 // on one node, the server gives the next place in line
-	if len(m.c.nodes) > 1 {
+	if len(m.c.q.Nodes) > 1 {
 		place = time.Now().UnixMicro()
 	}
 	wait, _ := lineTimes(&m.opts)
 	out := func(token string) hold { return m.hold(token, false) }
 	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out,
-		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
+		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 			return m.attempt(ctx, token, place, wait, g)
 		})
 }
 
 // attempt is one Redlock round; wait 0 does not join the line (TryLock).
 // A waiter in line passes its grants, for the attempt to note what it found.
-func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
+func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait time.Duration, g *line.Grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
-	g.expect()
-	ask := func(ctx context.Context, i int, n *node) (grant, error) {
-		r, err := n.d.FairMutexAcquire(ctx, driver.FairMutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: token, TTL: o.ttl, Place: place, Wait: wait, Secret: g.secret(i), Idle: o.idle})
+	g.Expect()
+	ask := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
+		r, err := n.Driver.FairMutexAcquire(ctx, driver.FairMutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: token, TTL: o.ttl, Place: place, Wait: wait, Secret: g.Secret(i), Idle: o.idle})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
-		g.observe(i, a, err)
+		g.Observe(i, a.Acquired, a.Fence, err)
 		return a, err
 	}
 	return grantRound(ctx, m.c, o, m.names, m.hold(token, false), m.hold(token, wait > 0), wait > 0, ask,
@@ -128,28 +131,13 @@ type fairHold struct {
 	lineHold
 }
 
-// lineHold is what the hold of a lock with a line of waiters (FairMutex,
-// RWMutex) knows besides its keys.
-type lineHold struct {
-	token string
-	keep  bool          // an attempt's undo, which keeps the waiter in line
-	idle  time.Duration // how long the fencing counter outlives its last draw
-	ttl   time.Duration // how long a late attempt of a waiter that left is refused
-}
-
-func newLineHold(o *options, token string, keep bool) lineHold {
-	return lineHold{token: token, keep: keep, idle: o.idle, ttl: o.ttl}
-}
-
-func (h lineHold) id() string { return h.token }
-
-func (h fairHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
-	v, err := n.d.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
+func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
+	v, err := n.Driver.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 
-func (h fairHold) release(ctx context.Context, n *node) (bool, error) {
+func (h fairHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
-	v, err := n.d.FairMutexRelease(ctx, driver.FairMutexReleaseRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
+	v, err := n.Driver.FairMutexRelease(ctx, driver.FairMutexReleaseRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
 	return v == 1, err
 }

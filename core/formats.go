@@ -1,13 +1,13 @@
 package core
 
-// The string formats core shares with the scripts, each declared once
-// here and once in scripts/lua/lib/formats.lua; spec/formats.go documents
+import "github.com/redlockgo/redlock/internal/line"
+
+// The formats core shares with the scripts (those of tickets and channels
+// are internal/line's), each declared once here and once in
+// scripts/lua/lib/formats.lua; spec/formats.go documents
 // them, and a test checks both sides against it.
 const (
-	ticketInfix     = ":t:"     // <key>:t:<client id>:<random>: the scripts find the Client's channel there
-	clientInfix     = "client:" // <key prefix>client:<client id>: where the scripts tell its waiters
-	shardInfix      = ":c:"     // <ticket key before ticketInfix>:c:<client id>: the sharded channel on a Cluster
-	digestHexDigits = 13        // a Semaphore lease's slot digest: 52 bits
+	digestHexDigits = 13 // a Semaphore lease's slot digest: 52 bits
 )
 
 // How a release marks its attempt's tickets (see mutexHold.release).
@@ -20,3 +20,7 @@ const (
 // digestBound bounds slot digests and scan seeds: 2^52, exact in a Lua
 // double.
 const digestBound = 1 << (4 * digestHexDigits)
+
+// ticketInfix is where a waiter's ticket key names its Client (see
+// line.TicketInfix).
+const ticketInfix = line.TicketInfix

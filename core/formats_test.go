@@ -2,21 +2,23 @@ package core
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/redlockgo/redlock/internal/line"
 	"github.com/redlockgo/redlock/spec"
 )
 
 // TestFormatsMatchSpec checks core's side of the formats it shares with
 // the scripts (spec_test checks the scripts' side), and that no other
-// file of core writes one of them out again.
+// file of core or of its engines writes one of them out again.
 func TestFormatsMatchSpec(t *testing.T) {
 	ours := map[string]string{
-		"ticketInfix":     ticketInfix,
-		"clientInfix":     clientInfix,
-		"shardInfix":      shardInfix,
+		"ticketInfix":     line.TicketInfix,
+		"clientInfix":     line.ClientInfix,
+		"shardInfix":      line.ShardInfix,
 		"digestHexDigits": strconv.Itoa(digestHexDigits),
 		"marksNone":       strconv.Itoa(marksNone),
 		"marksMissed":     strconv.Itoa(marksMissed),
@@ -24,20 +26,20 @@ func TestFormatsMatchSpec(t *testing.T) {
 	}
 	for _, f := range spec.Formats {
 		if got, ok := ours[f.Name]; !ok || got != f.Value {
-			t.Errorf("core/formats.go: %s = %q, spec/formats.go says %q", f.Name, got, f.Value)
+			t.Errorf("core/formats.go or internal/line/formats.go: %s = %q, spec/formats.go says %q", f.Name, got, f.Value)
 		}
 		delete(ours, f.Name)
 	}
 	for name := range ours {
 		t.Errorf("core/formats.go declares %s, which spec/formats.go lacks", name)
 	}
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
+	names, err := filepath.Glob("*.go")
+	more, err2 := filepath.Glob("../internal/*/*.go")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "formats.go" {
+	for _, name := range append(names, more...) {
+		if strings.HasSuffix(name, "_test.go") || filepath.Base(name) == "formats.go" {
 			continue
 		}
 		src, err := os.ReadFile(name)

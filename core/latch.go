@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
 )
 
 // Latch is a count-down latch: TrySetCount sets a count, CountDown lowers
@@ -75,20 +78,20 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	// The undo marks the setting where it has not landed, so that it never
 	// lands after (a latch set while TrySetCount said it was not).
 	undone := l.key + ":undone:" + strconv.FormatInt(gen, 10)
-	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (bool, error) {
-		return nd.d.LatchTrySet(ctx, l.key, undone, count, gen, l.opts.latchExpiry)
+	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		return nd.Driver.LatchTrySet(ctx, l.key, undone, count, gen, l.opts.latchExpiry)
 	})
-	if held(replies) >= l.c.quorum {
+	if quorum.Held(replies) >= l.c.q.Quorum {
 		return true, nil
 	}
 	// Undo on the minority that took it, and where the answer was lost.
-	detached(ctx, l.c, &l.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
-		if r := replies[i]; r.err == nil && !r.v {
+	quorum.Detached(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, i int, nd *quorum.Node) (bool, error) {
+		if r := replies[i]; r.Err == nil && !r.V {
 			return false, nil
 		}
-		return nd.d.LatchUnset(ctx, l.key, undone, gen, max(l.opts.latchExpiry, undoneFor))
+		return nd.Driver.LatchUnset(ctx, l.key, undone, gen, max(l.opts.latchExpiry, undoneFor))
 	})
-	return false, noQuorum(ctx, l.c, replies)
+	return false, quorum.NoQuorum(ctx, l.c.q, replies)
 }
 
 // CountDown lowers the count by one; the count-down that reaches zero
@@ -100,10 +103,10 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	replies := fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
-		return nd.d.LatchCountDown(ctx, l.key)
+	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
+		return nd.Driver.LatchCountDown(ctx, l.key)
 	})
-	return noQuorum(ctx, l.c, replies)
+	return quorum.NoQuorum(ctx, l.c.q, replies)
 }
 
 // Count returns the count, 0 when no count is set; with a quorum, the
@@ -114,13 +117,13 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	replies := l.read(ctx)
-	if err := noQuorum(ctx, l.c, replies); err != nil {
+	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
 		return 0, err
 	}
 	var count int64
 	for _, r := range replies {
-		if r.err == nil {
-			count = max(count, r.v.Count)
+		if r.Err == nil {
+			count = max(count, r.V.Count)
 		}
 	}
 	return count, nil
@@ -134,8 +137,8 @@ func (l *Latch) Wait(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	gens := make([]int64, len(l.c.nodes)) // the generation each node had first; 0 unknown
-	_, err := acquire(ctx, l.c, &l.opts, func(ctx context.Context) (struct{}, string, time.Duration, error) {
+	gens := make([]int64, len(l.c.q.Nodes)) // the generation each node had first; 0 unknown
+	_, err := line.Acquire(ctx, l.c.wait, l.opts.waiting(), func(ctx context.Context) (struct{}, string, time.Duration, error) {
 		if err := ctx.Err(); err != nil {
 			return struct{}{}, l.key, 0, err
 		}
@@ -149,22 +152,22 @@ func (l *Latch) Wait(ctx context.Context) error {
 		open, recheck := 0, l.opts.ttl
 		for i, r := range replies {
 			switch {
-			case r.err != nil:
-			case r.v.Count <= 0 || (gens[i] != 0 && r.v.Gen != gens[i]):
+			case r.Err != nil:
+			case r.V.Count <= 0 || (gens[i] != 0 && r.V.Gen != gens[i]):
 				open++
 			default:
 				if gens[i] == 0 {
-					gens[i] = r.v.Gen
+					gens[i] = r.V.Gen
 				}
-				if r.v.TTL >= 0 {
-					recheck = min(recheck, r.v.TTL)
+				if r.V.TTL >= 0 {
+					recheck = min(recheck, r.V.TTL)
 				}
 			}
 		}
-		if open >= l.c.quorum {
+		if open >= l.c.q.Quorum {
 			return struct{}{}, l.key, 0, nil
 		}
-		if err := notWon(ctx, l.c, replies); !errors.Is(err, ErrNotAcquired) {
+		if err := quorum.NotWon(ctx, l.c.q, replies); !errors.Is(err, ErrNotAcquired) {
 			return struct{}{}, l.key, 0, err
 		}
 		return struct{}{}, l.key, recheck, ErrNotAcquired
@@ -172,14 +175,14 @@ func (l *Latch) Wait(ctx context.Context) error {
 	if err == nil {
 		// The latch's deletion woke one waiter per Client: each one that
 		// finds it open wakes the next, until all returned.
-		l.c.wait.passOn(l.key)
+		l.c.wait.PassOn(l.key)
 	}
 	return err
 }
 
-func (l *Latch) read(ctx context.Context) []reply[latchState] {
-	return fanout(ctx, l.c, &l.opts, func(ctx context.Context, _ int, nd *node) (latchState, error) {
-		r, err := nd.d.LatchRead(ctx, l.key)
+func (l *Latch) read(ctx context.Context) []quorum.Reply[latchState] {
+	return quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (latchState, error) {
+		r, err := nd.Driver.LatchRead(ctx, l.key)
 		return latchState(r), err
 	})
 }

@@ -3,9 +3,11 @@ package core
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
 )
 
 // Lease is one acquisition of a primitive: its fencing token, its validity
@@ -16,7 +18,7 @@ import (
 type Lease struct {
 	c     *Client
 	name  string
-	names []string // a MultiLock's several; name joins them
+	names leaseNames // a MultiLock's several; name joins them
 	opts  options
 	hold  hold
 	fence uint64
@@ -41,13 +43,13 @@ type Lease struct {
 // hold is how a lease's primitive extends and releases it on one node;
 // each reports whether the node still held it.
 type hold interface {
-	extend(ctx context.Context, n *node, ttl time.Duration) (bool, error)
-	release(ctx context.Context, n *node) (bool, error)
+	extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error)
+	release(ctx context.Context, n *quorum.Node) (bool, error)
 	id() string
 }
 
-func newLease(c *Client, names []string, o options, h hold, fence uint64) *Lease {
-	return &Lease{c: c, name: strings.Join(names, ","), names: names, opts: o, hold: h, fence: fence,
+func newLease(c *Client, names leaseNames, o options, h hold, fence uint64) *Lease {
+	return &Lease{c: c, name: names.String(), names: names, opts: o, hold: h, fence: fence,
 		done: make(chan struct{}), extending: make(chan struct{}, 1)}
 }
 
@@ -121,12 +123,7 @@ func (l *Lease) start(until time.Time) {
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
 	l.mu.Unlock()
 	if l.opts.autoExtend {
-		c := l.c
-		c.background.Add(1)
-		go func() {
-			defer c.background.Done()
-			l.watch()
-		}()
+		l.c.q.InBackground(l.watch)
 	}
 }
 
@@ -168,7 +165,7 @@ func (l *Lease) watch() {
 		select {
 		case <-l.done:
 			return
-		case <-l.c.closing:
+		case <-l.c.q.Closing():
 			return
 		case <-t.C:
 		}
@@ -197,7 +194,7 @@ func (l *Lease) state(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("nil context; pass context.Background() or a context with a deadline")
 	}
-	if l.c.closed.Load() {
+	if l.c.q.Closed() {
 		return ErrClosed
 	}
 	return l.Err()
@@ -228,12 +225,12 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return ctx.Err()
 	}
 	start := time.Now()
-	replies := vote(ctx, l.c, &o, func(ctx context.Context, _ int, n *node) (bool, error) {
+	replies := quorum.Vote(ctx, l.c.q, o.timing(), func(ctx context.Context, _ int, n *quorum.Node) (bool, error) {
 		ok, err := l.hold.extend(ctx, n, ttl)
-		return n.extended(ctx, &o, l.names, ok, err)
-	}, ballot[bool]{yes: isTrue}) // an extension that lands late only lengthens
-	if held(replies) >= l.c.quorum {
-		if until, ok := o.validUntil(start, ttl); ok {
+		return n.Extended(ctx, o.timing(), l.names.acked, ok, err)
+	}, quorum.Ballot[bool]{Yes: isTrue}) // an extension that lands late only lengthens
+	if quorum.Held(replies) >= l.c.q.Quorum {
+		if until, ok := o.timing().ValidUntil(start); ok {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if l.err != nil {
@@ -244,7 +241,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 			return nil
 		}
 	}
-	if err := noQuorum(ctx, l.c, replies); err != nil {
+	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
 		return err
 	}
 	if err := unconfirmed(l.c, replies); err != nil {
@@ -259,18 +256,18 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // unconfirmed is ErrNoQuorum, with the nodes' errors, when fewer than a
 // majority confirmed that the lease holds but the nodes that did not
 // answer may make one: the lease is not known to be lost. Else nil.
-func unconfirmed(c *Client, replies []reply[bool]) error {
-	if h := held(replies); h < c.quorum && h+unanswered(replies) >= c.quorum {
-		return errors.Join(ErrNoQuorum, nodeErrors(c, replies))
+func unconfirmed(c *Client, replies []quorum.Reply[bool]) error {
+	if h := quorum.Held(replies); h < c.q.Quorum && h+unanswered(replies) >= c.q.Quorum {
+		return errors.Join(ErrNoQuorum, quorum.NodeErrors(c.q, replies))
 	}
 	return nil
 }
 
 // unanswered is how many nodes failed to answer.
-func unanswered(replies []reply[bool]) int {
+func unanswered(replies []quorum.Reply[bool]) int {
 	n := 0
 	for _, r := range replies {
-		if r.err != nil {
+		if r.Err != nil {
 			n++
 		}
 	}
@@ -282,7 +279,7 @@ func unanswered(replies []reply[bool]) int {
 // given up, so the lease is released at once, which hands the lock on,
 // and ctx's error is returned. Nobody else will release it: where the
 // release failed, it is asked again in the background, as a
-// waiter's leave is (leaveAgain), unless the lease is an owner's, whose
+// waiter's leave is (quorum.Retry), unless the lease is an owner's, whose
 // release counts a hold down and so must not run twice.
 func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 	if err != nil || ctx.Err() == nil {
@@ -292,10 +289,10 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 	l.endLocked(ErrNotHeld)
 	l.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
-	replies := l.release(bg, everyNode)
+	replies := l.release(bg, quorum.Every)
 	l.leaveLine(bg)
 	if l.opts.owner == "" {
-		leaveAgain(bg, l.c, l.opts.ttl, replies, l.release)
+		quorum.Retry(bg, l.c.q, l.opts.ttl, replies, l.release)
 	}
 	return nil, ctx.Err()
 }
@@ -331,18 +328,18 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok && d.Before(serveUntil) {
 		serveUntil = d
 	}
-	replies := detachedUntil(ctx, l.c, &l.opts, serveUntil, func(ctx context.Context, i int, n *node) (bool, error) {
+	replies := quorum.DetachedUntil(ctx, l.c.q, l.opts.timing(), serveUntil, func(ctx context.Context, i int, n *quorum.Node) (bool, error) {
 		return l.hold.release(ctx, n)
 	})
 	l.leaveLine(ctx)
 	switch {
 	case prior != nil:
 		return prior
-	case held(replies) >= l.c.quorum:
+	case quorum.Held(replies) >= l.c.q.Quorum:
 		return nil
 	}
 	// The release ran detached from ctx: its failures are the nodes'.
-	if err := noQuorum(context.WithoutCancel(ctx), l.c, replies); err != nil {
+	if err := quorum.NoQuorum(context.WithoutCancel(ctx), l.c.q, replies); err != nil {
 		return err
 	}
 	if err := unconfirmed(l.c, replies); err != nil {
@@ -355,24 +352,43 @@ func isTrue(v bool) bool { return v }
 
 // release gives the hold up on the nodes where on(i) is true, even when
 // ctx was cancelled (see detached).
-func (l *Lease) release(ctx context.Context, on func(int) bool) []reply[bool] {
+func (l *Lease) release(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
 	return releaseOn(ctx, l.c, &l.opts, l.hold, on)
-}
-
-// held is how many nodes answered true.
-func held(replies []reply[bool]) int {
-	n := 0
-	for _, r := range replies {
-		if r.err == nil && r.v {
-			n++
-		}
-	}
-	return n
 }
 
 // leaveLine runs left, if set, after a release.
 func (l *Lease) leaveLine(ctx context.Context) {
 	if l.left != nil {
-		l.c.inBackground(func() { l.left(context.WithoutCancel(ctx)) })
+		l.c.q.InBackground(func() { l.left(context.WithoutCancel(ctx)) })
 	}
+}
+
+// grantedLease is the lease live grants gave a waiter, valid from the
+// start of its last attempt, before the grants and their TTL, once a
+// majority of them are on their nodes' replicas (WithReplicaAcks). It
+// returns nil when there is none or no validity is left; the waiter then
+// attempts, which takes a lock granted to it as its own.
+func grantedLease(ctx context.Context, c *Client, o *options, names leaseNames, t *line.Ticket, h hold) (*Lease, []bool) {
+	nodes, fence, ok := t.Grants.Live(c.q.Quorum, o.fencing)
+	if !ok {
+		return nil, nil
+	}
+	if _, ok := o.timing().ValidUntil(t.Sent); !ok {
+		return nil, nil
+	}
+	for i, err := range quorum.NotOnReplicas(ctx, c.q, o.timing(), names.acked, func(i int) bool { return nodes[i] }) {
+		if err != nil {
+			nodes[i] = false
+		}
+	}
+	if quorum.Count(len(nodes), func(i int) bool { return nodes[i] }) < c.q.Quorum {
+		return nil, nil
+	}
+	until, ok := o.timing().ValidUntil(t.Sent)
+	if !ok {
+		return nil, nil
+	}
+	l := newLease(c, names, *o, h, uint64(fence))
+	l.start(until)
+	return l, nodes
 }

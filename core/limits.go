@@ -3,7 +3,8 @@ package core
 // Limits of what the scripts hold exactly and serve in bounded time. The
 // scripts compute in Lua numbers, doubles, which hold integers exactly up
 // to 2^53; and one script call blocks its server, so the work of one call
-// is bounded (see also the purge limit in scripts/lua/lib/purge.lua).
+// is bounded (a call also clears only a bounded number of a line's
+// lapsed entries).
 const (
 	// MaxLatchCount is the largest count TrySetCount accepts.
 	MaxLatchCount = 1 << 53

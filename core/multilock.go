@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
@@ -31,14 +34,15 @@ import (
 // MultiLock's attempt and release are one script over all names instead:
 // it takes every name or none, and stops at the same name. A release there
 // grants all the names to a waiter for the same names, which then needs
-// no request (see multilock_queue.go). On a Redis Cluster the names hash
+// no request. On a Redis Cluster the names hash
 // to different slots, which one script cannot touch, so there, and for a
 // MultiLock with an owner, an attempt costs one round trip per name.
 type MultiLock struct {
-	c     *Client
-	names []string // sorted
-	opts  options
-	keys  []keyNames // by names
+	c      *Client
+	names  []string   // sorted
+	leased leaseNames // names, as a lease takes them
+	opts   options
+	keys   []keyNames // by names
 }
 
 // MultiLock returns the lock over names, which it copies and sorts. Options
@@ -48,7 +52,7 @@ type MultiLock struct {
 func (c *Client) MultiLock(names []string, opts ...Option) *MultiLock {
 	o := c.options("MultiLock", opts)
 	sorted := slices.Sorted(slices.Values(names))
-	m := &MultiLock{c: c, names: sorted, opts: o}
+	m := &MultiLock{c: c, names: sorted, leased: newLeaseNames(o, sorted...), opts: o}
 	for _, n := range sorted {
 		m.keys = append(m.keys, c.keys(o, n))
 	}
@@ -80,7 +84,7 @@ func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 // returns at once with ErrNoQuorum when a majority of nodes cannot be
 // reached. While it waits it holds none of the names, but for the one it
 // waits for, which under Notify a release may grant it just before its next
-// attempt (see multilock_queue.go).
+// attempt.
 func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
@@ -89,7 +93,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 		l, err := m.lockQueued(ctx, n)
 		return stillWanted(ctx, l, err)
 	}
-	l, err := acquire(ctx, m.c, &m.opts, func(ctx context.Context) (*Lease, string, time.Duration, error) {
+	l, err := line.Acquire(ctx, m.c.wait, m.opts.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
 		// The key worth watching is the name the attempt stopped at,
 		// which changes as holders come and go.
 		l, miss, _, err := m.attempt(ctx, "", nil)
@@ -122,7 +126,7 @@ func (m *MultiLock) check(ctx context.Context) error {
 // name it stops at to join that name's queue. On failure it returns the
 // tally, which holds the name it stopped at and that holder's shortest
 // remaining TTL, for the wait; and the nodes' replies.
-func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticket) (*Lease, allTally, []reply[[]grant], error) {
+func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*line.Ticket) (*Lease, allTally, []quorum.Reply[[]grant], error) {
 	c := m.c
 	rejoin := holder != "" && m.opts.owner == "" // a waiter's token, its attempts share
 	if holder == "" || m.opts.owner != "" {
@@ -145,17 +149,17 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 		// lease's release marks them all, its undo none (it waits on with
 		// them). One that does not join carries them all the same.
 		undo, lease = slices.Clone(h), h.marking(tickets)
-		if !tickets[0].join {
+		if !tickets[0].Join {
 			for i, t := range tickets {
-				h[i].mark = t.key
+				h[i].mark = t.Key
 			}
 		}
 	}
 	for i, t := range tickets { // one set of secrets: the attempt stores it at whichever name it queues
 		if i == 0 {
-			t.grants.expect()
+			t.Grants.Expect()
 		} else {
-			t.grants.expectAs(&tickets[0].grants)
+			t.Grants.ExpectAs(&tickets[0].Grants)
 		}
 	}
 	// What each ticket asks is read now: a request that outlives the
@@ -163,67 +167,66 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*ticke
 	// attempt changes them.
 	asks := make([]asked, len(tickets))
 	for j, t := range tickets {
-		asks[j] = t.ask()
+		asks[j] = ask(t, len(c.q.Nodes))
 	}
 	observe := func(i int, gs []grant, err error) {
 		for j, t := range tickets {
 			switch {
 			case j < len(gs):
-				t.grants.observe(i, gs[j], nil)
+				t.Grants.Observe(i, gs[j].Acquired, gs[j].Fence, nil)
 			case err != nil:
-				t.grants.observe(i, grant{}, err)
+				t.Grants.Observe(i, false, 0, err)
 			}
 		}
 	}
 	var t allTally
 	all := func(gs []grant) bool { return allGranted(gs, len(h)) }
-	p := round[[]grant]{c: c, o: &o, names: m.names,
-		ask: func(ctx context.Context, i int, n *node) ([]grant, error) {
+	p := quorum.Round[[]grant]{
+		Ask: func(ctx context.Context, i int, n *quorum.Node) ([]grant, error) {
 			gs, err := h.acquire(ctx, n, o.ttl, tickets, asks)
 			observe(i, gs, err)
 			return gs, err
 		},
-		granted: all,
-		count: func(replies []reply[[]grant]) outcome[[]grant] {
+		Granted: all,
+		Tally: func(replies []quorum.Reply[[]grant]) quorum.Outcome[[]grant] {
 			t = tallyAll(replies, len(h))
-			return outcome[[]grant]{wins: func(r reply[[]grant]) bool { return r.err == nil && all(r.v) }, fence: t.fence, hint: t.holderTTL}
+			return quorum.Outcome[[]grant]{Wins: func(r quorum.Reply[[]grant]) bool { return r.Err == nil && all(r.V) }, Fence: t.fence, Hint: t.holderTTL}
 		},
-		hold:    func(outcome[[]grant]) hold { return lease },
-		mayHold: func(r reply[[]grant]) bool { return r.err != nil || slices.ContainsFunc(r.v, acquired) },
+		MayHold: func(r quorum.Reply[[]grant]) bool { return r.Err != nil || slices.ContainsFunc(r.V, acquired) },
 		// Undo on a node what it may have granted: the names it granted,
 		// and the one in flight when its call failed. Nothing more, so
 		// that an owner's earlier holds of the other names stay.
-		undo: func(ctx context.Context, n *node, r reply[[]grant]) (bool, error) {
+		Undo: func(ctx context.Context, n *quorum.Node, r quorum.Reply[[]grant]) (bool, error) {
 			if undo.whole(n) {
-				if r.err == nil && !all(r.v) {
+				if r.Err == nil && !all(r.V) {
 					return true, nil // refused: it took none
 				}
 				return undo.release(ctx, n)
 			}
-			taken := len(r.v)
-			if r.err == nil && taken > 0 && !r.v[taken-1].Acquired {
+			taken := len(r.V)
+			if r.Err == nil && taken > 0 && !r.V[taken-1].Acquired {
 				taken--
-			} else if r.err != nil {
+			} else if r.Err != nil {
 				taken = min(taken+1, len(h))
 			}
 			return undo[:taken].release(ctx, n)
 		},
-		durable: func(ctx context.Context, replies []reply[[]grant], _ func(int) bool, fence int64) bool {
+		Durable: func(ctx context.Context, replies []quorum.Reply[[]grant], _ func(int) bool, fence int64) bool {
 			return h.makeFenceDurable(ctx, c, &o, replies, fence)
 		},
-		voted: func(replies []reply[[]grant]) {
+		Voted: func(replies []quorum.Reply[[]grant]) {
 			for i, r := range replies {
-				if stillOut(r) {
-					observe(i, nil, r.err) // its grants may be undone yet
+				if quorum.StillOut(r) {
+					observe(i, nil, r.Err) // its grants may be undone yet
 				}
 			}
 		},
 	}
-	r := p.play(ctx)
-	if rejoin && retryable(r.err) && r.unsure {
-		return nil, t, r.replies, errRejoin
+	l, r := play(ctx, c, &o, m.leased, p, func(quorum.Outcome[[]grant]) hold { return lease }, nil)
+	if rejoin && quorum.Retryable(r.Err) && r.Unsure {
+		return nil, t, r.Replies, errRejoin
 	}
-	return r.lease, t, r.replies, r.err
+	return l, t, r.Replies, r.Err
 }
 
 // hold is the lease's hold with holder, and the options the lease keeps
@@ -250,19 +253,19 @@ type allTally struct {
 
 // tallyAll counts the nodes that granted all n names, and finds the name
 // to wait for: the lowest one refused, with its holder's shortest TTL.
-func tallyAll(replies []reply[[]grant], n int) allTally {
+func tallyAll(replies []quorum.Reply[[]grant], n int) allTally {
 	t := allTally{blocked: n, holderTTL: -1}
 	for _, r := range replies {
-		for _, g := range r.v {
+		for _, g := range r.V {
 			t.fence = max(t.fence, g.Fence)
 		}
-		k := len(r.v)
+		k := len(r.V)
 		switch {
-		case r.err != nil:
-		case k == n && r.v[k-1].Acquired:
+		case r.Err != nil:
+		case k == n && r.V[k-1].Acquired:
 			t.granted++
-		case k > 0 && !r.v[k-1].Acquired:
-			g := r.v[k-1]
+		case k > 0 && !r.V[k-1].Acquired:
+			g := r.V[k-1]
 			if k-1 < t.blocked {
 				t.blocked, t.holderTTL = k-1, -1
 			}
@@ -288,10 +291,10 @@ func (h multiHold) id() string { return h[0].holder }
 
 // marking is h with the queued waiter's tickets marked by every release
 // (see mutexHold.markTicket).
-func (h multiHold) marking(tickets []*ticket) multiHold {
+func (h multiHold) marking(tickets []*line.Ticket) multiHold {
 	h = slices.Clone(h)
 	for j, t := range tickets {
-		h[j].markTicket(t.key)
+		h[j].markTicket(t.Key)
 	}
 	return h
 }
@@ -300,13 +303,13 @@ func (h multiHold) marking(tickets []*ticket) multiHold {
 // whole), or one by one in order. The reply holds the grants in name
 // order, up to and including the first refusal, or up to the failed call.
 // A queued waiter passes its tickets, by name.
-func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
+func (h multiHold) acquire(ctx context.Context, n *quorum.Node, ttl time.Duration, tickets []*line.Ticket, asks []asked) ([]grant, error) {
 	if h.whole(n) {
 		return h.acquireWhole(ctx, n, ttl, tickets, asks)
 	}
 	var gs []grant
 	for j, mh := range h {
-		var t *ticket
+		var t *line.Ticket
 		if tickets != nil {
 			t = tickets[j]
 		}
@@ -314,8 +317,8 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 		if j < len(asks) {
 			a = asks[j]
 		}
-		r := retryTransient(ctx, n, func(ctx context.Context) (grant, error) { return mh.acquire(ctx, n, ttl, t, a) })
-		g, err := r.v, r.err
+		r := quorum.RetryTransient(ctx, n, func(ctx context.Context) (grant, error) { return mh.acquire(ctx, n, ttl, t, a) })
+		g, err := r.V, r.Err
 		if err != nil {
 			return gs, err
 		}
@@ -330,14 +333,14 @@ func (h multiHold) acquire(ctx context.Context, n *node, ttl time.Duration, tick
 // whole reports whether node n takes and releases all the names in one
 // script: a plain lease, on a single server. No names (an undo of a
 // chain refused at its first name) is not whole: there is nothing to do.
-func (h multiHold) whole(n *node) bool { return len(h) > 0 && n.singleServer && !h[0].owned() }
+func (h multiHold) whole(n *quorum.Node) bool { return len(h) > 0 && n.SingleServer && !h[0].owned() }
 
 // acquireWhole takes every name on n in one script (multi_acquire.lua),
 // or none. Its reply has the shape of the per-name chain's: refused at
 // name i, it lists i names as granted, though it holds none of them (the
 // undo knows), and then the refusal. A queued waiter's tickets share one
 // arrival, the first's, at whichever name it queues.
-func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration, tickets []*ticket, asks []asked) ([]grant, error) {
+func (h multiHold) acquireWhole(ctx context.Context, n *quorum.Node, ttl time.Duration, tickets []*line.Ticket, asks []asked) ([]grant, error) {
 	keys := make([]string, 0, 4*len(h))
 	join, arrival, secret, stem, spend := int64(0), int64(0), "", "", int64(0)
 	if h[0].own != "" {
@@ -347,11 +350,11 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 		ticket := mh.ticket()
 		if j < len(asks) && asks[j].key != "" {
 			a := asks[j]
-			ticket, join, arrival, secret, stem = a.key, 1, asks[0].arrival, a.secrets[n.index], a.stem
+			ticket, join, arrival, secret, stem = a.key, 1, asks[0].arrival, a.secrets[n.Index], a.stem
 		}
 		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
 	}
-	r, err := n.d.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem, Spend: spend})
+	r, err := n.Driver.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem, Spend: spend})
 	switch {
 	case err != nil:
 		return nil, err
@@ -370,20 +373,20 @@ func (h multiHold) acquireWhole(ctx context.Context, n *node, ttl time.Duration,
 	}
 	gs[r.At] = grant{HolderTTL: r.HolderTTL, First: r.First}
 	if r.First && tickets != nil {
-		tickets[r.At].first.Store(true)
+		tickets[r.At].First.Store(true)
 	}
 	return gs, nil
 }
 
 // extend extends every name, even after one failed, so that the node
 // keeps what it still holds.
-func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+func (h multiHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
 	all := true
 	var errs []error
 	for _, mh := range h {
-		r := retryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.extend(ctx, n, ttl) })
-		all = all && r.v
-		errs = append(errs, r.err)
+		r := quorum.RetryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.extend(ctx, n, ttl) })
+		all = all && r.V
+		errs = append(errs, r.Err)
 	}
 	return all, errors.Join(errs...)
 }
@@ -391,7 +394,7 @@ func (h multiHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool
 // release releases every name, even after one failed, the highest first:
 // MultiLocks over the same names wait at the lowest, and the one woken by
 // its release then finds the others free.
-func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
+func (h multiHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	if h.whole(n) {
 		keys := make([]string, 0, 4*len(h))
 		for _, mh := range h {
@@ -404,15 +407,15 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 		case h[0].mark != "":
 			mark = marksMissed
 		}
-		v, err := n.d.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle, h[0].ttl, mark)
+		v, err := n.Driver.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle, h[0].ttl, mark)
 		return v == int64(len(h)), err
 	}
 	all := true
 	var errs []error
 	for _, mh := range slices.Backward(h) {
-		r := retryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.release(ctx, n) })
-		all = all && r.v
-		errs = append(errs, r.err)
+		r := quorum.RetryTransient(ctx, n, func(ctx context.Context) (bool, error) { return mh.release(ctx, n) })
+		all = all && r.V
+		errs = append(errs, r.Err)
 	}
 	return all, errors.Join(errs...)
 }
@@ -424,25 +427,221 @@ func (h multiHold) release(ctx context.Context, n *node) (bool, error) {
 // names exceed this lease's (see the package documentation). On one node
 // it is still needed for the names whose counters were lower. A node's
 // names are raised at once: they are held, so their order does not matter.
-func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[[]grant], fence int64) bool {
-	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
-		if g := grants[i]; g.err != nil || !allGranted(g.v, len(h)) {
+func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []quorum.Reply[[]grant], fence int64) bool {
+	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (bool, error) {
+		if g := grants[i]; g.Err != nil || !allGranted(g.V, len(h)) {
 			return false, nil
 		}
 		raised, errs := make([]bool, len(h)), make([]error, len(h))
 		var wg sync.WaitGroup
 		for j, mh := range h {
-			if grants[i].v[j].Fence >= fence {
+			if grants[i].V[j].Fence >= fence {
 				raised[j] = true // drawn at the grant, while the name was held here
 				continue
 			}
 			wg.Go(func() {
-				v, err := n.d.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence, mh.idle)
+				v, err := n.Driver.FenceRaise(ctx, mh.keys.lock, mh.keys.fence, mh.holder, fence, mh.idle)
 				raised[j], errs[j] = v == 1, err
 			})
 		}
 		wg.Wait()
 		return !slices.Contains(raised, false), errors.Join(errs...)
 	})
-	return held(replies) >= c.quorum
+	return quorum.Held(replies) >= c.q.Quorum
 }
+
+// A MultiLock waits under Notify in the queue of the name it is blocked
+// at, as a Mutex waiter does (see Mutex.lockQueued), with one ticket per
+// name and one token for its attempts (a fresh one after an undo that
+// failed on some node, see ticket.rotate): a release of that name grants
+// it to the waiter, which its next attempt takes as its own, and nobody
+// barges in. It waits in one queue at a time: once an attempt blocked at
+// another name, it leaves the queues it joined before, handing on what a
+// release granted it there, so that it never holds a name while it waits
+// for another (which could deadlock MultiLocks over overlapping names).
+// On a single server the attempt's script does that leaving itself, and a
+// release of the same names may grant the waiter all of them at once
+// (multi_release.lua): where every node does so, grants from a majority
+// give the waiter its lease without a request, as they give a Mutex
+// waiter.
+
+// lockQueued is Lock under Notify, for a MultiLock without an owner.
+func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, error) {
+	o := &m.opts
+	stem, wake := rand.Text(), make(chan struct{}, 1)
+	tickets := make([]*line.Ticket, len(m.names))
+	for i, name := range m.names {
+		tickets[i] = n.NewTicket(key(*o, name, ""), stem, wake)
+		defer n.DropTicket(tickets[i])
+	}
+	token := tickets[0].Token
+	h, ho := m.hold(token)
+	// Whether a node takes all names in one script does not depend on the
+	// token, which a rotation changes while leaves of the last one run.
+	first := h
+	whole := func(i int) bool { return first.whole(m.c.q.Nodes[i]) }
+	grantsAll := !slices.ContainsFunc(m.c.q.Nodes, func(nd *quorum.Node) bool { return !h.whole(nd) })
+	joined := make([]bool, len(m.names)) // the names whose queues may hold the ticket
+	// leave takes the tickets out of line on the nodes where on(i), but at
+	// except; keep as in leaveQueue.
+	leave := func(on func(int) bool, except int, keep, forGood bool) {
+		for i, j := range joined {
+			if j && i != except {
+				leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep, forGood)
+				joined[i] = false
+			}
+		}
+	}
+	// won takes the ticket out of line on the nodes where on(i), once the
+	// waiter holds its lease. A grant that reached it there late is part
+	// of the lease now, which the lease's release gives back on every
+	// node: handing it on now would wake a waiter that cannot win. Every
+	// name's line: on a single server a release grants all the names at
+	// once, maybe to a token the waiter gave up, which is passed on.
+	leaveAll := func(ctx context.Context, on func(int) bool, keep bool) {
+		for i := range m.names {
+			leaveQueue(ctx, m.c, o, m.keys[i], tickets[i], on, keep, true)
+		}
+	}
+	// wonOn is where won left: the lease's release leaves there again, for
+	// good (left), as a Mutex lease's release marks its ticket
+	// (release_or_mark.lua). Else a won leave that was lost until the
+	// release, or lands after it, leaves the ticket in line there, and a
+	// later release there grants the name to a lease that is over, which
+	// holds it for its TTL.
+	var wonOn func(int) bool
+	won := func(on func(int) bool) {
+		wonOn = on
+		m.c.q.InBackground(func() { leaveAll(ctx, on, true) })
+	}
+	left := func(l *Lease) *Lease {
+		if l != nil && wonOn != nil {
+			on := wonOn
+			l.left = func(ctx context.Context) { leaveAll(ctx, on, false) }
+		}
+		return l
+	}
+	// quit leaves every name's queue on the nodes where on(i), passing on
+	// what a release granted the waiter there, also to a token it gave up
+	// (a release on a single server grants every name), and, on a single
+	// server, gives back what its own token or the last few it gave up
+	// hold there. A give-back that failed is asked again in the
+	// background, as a leave is (quorum.Retry).
+	quit := func(on func(int) bool) {
+		leaveAll(ctx, on, false)
+		holds := []multiHold{h}
+		for _, token := range tickets[0].Earlier {
+			eh, _ := m.hold(token)
+			holds = append(holds, eh)
+		}
+		giveBack := func(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
+			return quorum.Detached(ctx, m.c.q, ho.timing(), func(ctx context.Context, i int, nd *quorum.Node) (bool, error) {
+				if !on(i) || !whole(i) {
+					return false, nil
+				}
+				var errs []error
+				for _, h := range holds {
+					_, err := h.release(ctx, nd)
+					errs = append(errs, err)
+				}
+				return true, errors.Join(errs...)
+			})
+		}
+		quorum.Retry(ctx, m.c.q, o.ttl, giveBack(ctx, on), giveBack)
+	}
+	var (
+		last    []quorum.Reply[[]grant] // the last attempt's replies
+		blocked int                     // the name it stopped at
+	)
+	q := line.Line[*Lease]{N: n, O: o.waiting(),
+		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, string, time.Duration, error) {
+			sent := time.Now()
+			for _, t := range tickets {
+				t.Join, t.Sent = join, sent
+			}
+			l, miss, replies, err := m.attempt(ctx, token, tickets)
+			if join {
+				queuedAt(replies, joined)
+			}
+			if errors.Is(err, errRejoin) {
+				for _, t := range tickets {
+					t.Rotate()
+				}
+				token = tickets[0].Token
+				h, ho = m.hold(token)
+				err = ErrNotAcquired
+			}
+			if err == nil && len(m.c.q.Nodes) > 1 {
+				// Where a node did not grant every name, the ticket may be
+				// queued at the name it stopped at.
+				missed := func(i int) bool { return replies[i].Err != nil || !allGranted(replies[i].V, len(m.names)) }
+				won(missed)
+			}
+			last, blocked = replies, miss.blocked
+			return l, tickets[blocked], m.keys[blocked].lock, miss.holderTTL, err
+		},
+		// A single server that answered left the other queues already.
+		// The waiter keeps what a release granted it meanwhile (keep): its
+		// next attempt takes it, or undoes it and hands it on. A leave
+		// that hands on could land late, after the waiter joined that
+		// queue again and was granted the name as part of a lease, and
+		// take the name from under the lease.
+		Refused: func() {
+			// The leave's filter runs on nodes' goroutines that may
+			// outlast it: it keeps this attempt's replies.
+			replies := last
+			leave(func(i int) bool { return !whole(i) || replies[i].Err != nil }, blocked, true, false)
+		},
+		Quit: func(err error) error {
+			quit(quorum.Every)
+			return err
+		},
+		Granted: func(ctx context.Context) *Lease {
+			if !grantsAll {
+				return nil
+			}
+			return m.grantedLease(ctx, tickets, h.marking(tickets), &ho, won)
+		},
+	}
+	l, err := q.Wait(ctx)
+	return left(l), err
+}
+
+// grantedLease is the lease that grants of all names from a majority of
+// nodes gave a waiter, through any of its tickets (see grantedLease).
+// The waiter then leaves (won) the queues of the nodes that did not grant
+// it.
+func (m *MultiLock) grantedLease(ctx context.Context, tickets []*line.Ticket, h multiHold, o *options, won func(func(int) bool)) *Lease {
+	for _, t := range tickets {
+		l, granted := grantedLease(ctx, m.c, o, m.leased, t, h)
+		if l == nil {
+			continue
+		}
+		if len(m.c.q.Nodes) > 1 {
+			won(func(i int) bool { return !granted[i] })
+		}
+		return l
+	}
+	return nil
+}
+
+// queuedAt marks the names at which an attempt that joined may have
+// queued its ticket on some node: the one a node refused, or any it had
+// not passed when its call failed (one script for all names fails
+// without saying where it stopped).
+func queuedAt(replies []quorum.Reply[[]grant], joined []bool) {
+	for _, r := range replies {
+		k := len(r.V)
+		switch {
+		case r.Err != nil:
+			for j := k; j < len(joined); j++ {
+				joined[j] = true
+			}
+		case r.Err == nil && k > 0 && !r.V[k-1].Acquired:
+			joined[k-1] = true
+		}
+	}
+}
+
+// allGranted reports whether a node's reply granted all n names.
+func allGranted(gs []grant, n int) bool { return len(gs) == n && gs[n-1].Acquired }

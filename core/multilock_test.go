@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
 )
 
 // TestTallyAll checks how an attempt over three names is summed up: which
@@ -14,26 +16,26 @@ func TestTallyAll(t *testing.T) {
 	down := errors.New("down")
 	for _, tc := range []struct {
 		name    string
-		replies []reply[[]grant]
+		replies []quorum.Reply[[]grant]
 		want    allTally
 	}{
-		{"all granted everywhere", []reply[[]grant]{
-			{v: []grant{ok(1), ok(5), ok(2)}},
-			{v: []grant{ok(3), ok(4), ok(2)}},
+		{"all granted everywhere", []quorum.Reply[[]grant]{
+			{V: []grant{ok(1), ok(5), ok(2)}},
+			{V: []grant{ok(3), ok(4), ok(2)}},
 		}, allTally{granted: 2, fence: 5, blocked: 0, holderTTL: -1}},
-		{"the lowest refused name is waited for, with its shortest TTL", []reply[[]grant]{
-			{v: []grant{ok(1), held(900 * time.Millisecond)}},
-			{v: []grant{held(700 * time.Millisecond)}},
-			{v: []grant{ok(1), ok(1), held(100 * time.Millisecond)}},
-			{v: []grant{held(800 * time.Millisecond)}},
+		{"the lowest refused name is waited for, with its shortest TTL", []quorum.Reply[[]grant]{
+			{V: []grant{ok(1), held(900 * time.Millisecond)}},
+			{V: []grant{held(700 * time.Millisecond)}},
+			{V: []grant{ok(1), ok(1), held(100 * time.Millisecond)}},
+			{V: []grant{held(800 * time.Millisecond)}},
 		}, allTally{granted: 0, fence: 1, blocked: 0, holderTTL: 700 * time.Millisecond}},
-		{"a failed node counts for nothing but its grants' tokens", []reply[[]grant]{
-			{v: []grant{ok(9)}, err: down},
-			{v: []grant{ok(1), ok(1), ok(1)}},
-			{v: []grant{ok(2), held(-1)}},
+		{"a failed node counts for nothing but its grants' tokens", []quorum.Reply[[]grant]{
+			{V: []grant{ok(9)}, Err: down},
+			{V: []grant{ok(1), ok(1), ok(1)}},
+			{V: []grant{ok(2), held(-1)}},
 		}, allTally{granted: 1, fence: 9, blocked: 1, holderTTL: -1}},
-		{"refused nowhere: wait for the first name", []reply[[]grant]{
-			{err: down}, {err: down},
+		{"refused nowhere: wait for the first name", []quorum.Reply[[]grant]{
+			{Err: down}, {Err: down},
 		}, allTally{granted: 0, fence: 0, blocked: 0, holderTTL: -1}},
 	} {
 		if got := tallyAll(tc.replies, 3); got != tc.want {

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
@@ -17,9 +20,29 @@ import (
 type Mutex struct {
 	c     *Client
 	name  string
-	names []string // name alone, as a lease takes it
+	names leaseNames // name alone, as a lease takes it
 	opts  options
 	keys  keyNames
+}
+
+// Mutex returns the lock called name. Options given here override the
+// Client's for this lock. Bad options are reported by its methods.
+func (c *Client) Mutex(name string, opts ...Option) *Mutex {
+	o := c.options("Mutex", opts)
+	return &Mutex{c: c, name: name, names: newLeaseNames(o, name), opts: o, keys: c.keys(o, name)}
+}
+
+// keyNames are the keys of one primitive; they share the hash tag {name},
+// so every script touches one Redis Cluster slot.
+type keyNames struct {
+	lock, fence string
+	queue       string // the Notify wait queue (see Mutex.lockQueued)
+	noTicket    string // stands for the ticket of an attempt that does not queue
+}
+
+func (c *Client) keys(o options, name string) keyNames {
+	k := keyOf(o, name)
+	return keyNames{lock: k(""), fence: k(":fence"), queue: k(":q"), noTicket: k(ticketInfix)}
 }
 
 // Name returns the lock's name.
@@ -49,7 +72,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if n, ok := m.c.queues(&m.opts); ok {
 		l, err = m.lockQueued(ctx, n)
 	} else {
-		l, err = acquire(ctx, m.c, &m.opts, func(ctx context.Context) (*Lease, string, time.Duration, error) {
+		l, err = line.Acquire(ctx, m.c.wait, m.opts.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
 			l, holderTTL, err := m.attempt(ctx, nil)
 			return l, m.keys.lock, holderTTL, err
 		})
@@ -57,70 +80,27 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	return stillWanted(ctx, l, err)
 }
 
-// acquire is the wait loop every blocking primitive shares, but the queued
-// waiters of Notify (see line): attempt, and until done watch the key the
-// attempt was refused at and wait, at most until the holder's TTL ends. A
-// watch subscribes on its first wait and has the caller attempt again at
-// once (see waiter.watch), so no release between an attempt and a wait
-// is missed. One watch at a time: a watch left on a key no longer waited
-// for (a MultiLock's attempt may stop at another name each time) would
-// absorb that key's wake-ups.
-func acquire[L any](ctx context.Context, c *Client, o *options, attempt func(context.Context) (l L, key string, holderTTL time.Duration, err error)) (L, error) {
-	var (
-		zero     L
-		w        watch
-		watching string
-	)
-	defer func() {
-		if w != nil {
-			w.stop()
-		}
-	}()
-	for n := 0; ; n++ {
-		l, key, holderTTL, err := attempt(ctx)
-		if !retryable(err) {
-			return l, err
-		}
-		if o.maxAttempts > 0 && n+1 >= o.maxAttempts {
-			return zero, err
-		}
-		if w == nil || key != watching {
-			if w != nil {
-				w.stop()
-			}
-			if w, err = c.wait.watch(ctx, o, key); err != nil {
-				w = nil
-				return zero, err
-			}
-			watching = key
-		}
-		if err := w.wait(ctx, n, holderTTL); err != nil {
-			return zero, err
-		}
-	}
-}
-
 // attempt runs one Redlock round (see round): on failure it returns the
 // holder's shortest remaining TTL as a hint. A queued waiter passes its
-// ticket (see notify_queue.go); nil stands for an attempt that does not
+// ticket (see Mutex.lockQueued); nil stands for an attempt that does not
 // queue.
-func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, error) {
+func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Duration, error) {
 	c, o := m.c, &m.opts
 	// A queued waiter keeps its token, which its grants carry. An owner's
 	// attempt takes a fresh one, as it is never granted: its undo then
 	// drops its own lease and none of the owner's others.
 	holder := rand.Text()
 	if t != nil && o.owner == "" {
-		holder = t.token
+		holder = t.Token
 	}
 	h := m.hold(holder)
 	if t != nil {
-		t.sent = time.Now()
-		t.grants.expect()
+		t.Sent = time.Now()
+		t.Grants.Expect()
 	}
-	a := t.ask()
+	a := ask(t, len(c.q.Nodes))
 	switch {
-	case t == nil || !t.join:
+	case t == nil || !t.Join:
 		// An attempt that does not queue has a ticket of its own, which
 		// it marks as it lands, and a release of its token that finds
 		// nothing marks too: the attempt, landing late (after its undo,
@@ -137,16 +117,16 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
 	var kept atomic.Bool // an undo left the lock with the waiter
-	p := round[grant]{c: c, o: o, names: m.names,
-		ask: func(ctx context.Context, i int, n *node) (grant, error) {
+	p := quorum.Round[grant]{
+		Ask: func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
 			g, err := h.acquire(ctx, n, o.ttl, t, a)
 			if t != nil {
-				t.grants.observe(i, g, err)
+				t.Grants.Observe(i, g.Acquired, g.Fence, err)
 			}
 			return g, err
 		},
-		granted: acquired, count: countGrants, hold: func(outcome[grant]) hold { return h }, mayHold: mayHoldGrant,
-		undo: func(ctx context.Context, n *node, r reply[grant]) (bool, error) {
+		Granted: acquired, Tally: countGrants, MayHold: mayHoldGrant,
+		Undo: func(ctx context.Context, n *quorum.Node, r quorum.Reply[grant]) (bool, error) {
 			if a.key != "" && h.owned() && !won.Load() {
 				// A failed attempt of an owner's queued waiter, which
 				// waits on: its ticket stays unmarked (its own mark, not).
@@ -164,46 +144,47 @@ func (m *Mutex) attempt(ctx context.Context, t *ticket) (*Lease, time.Duration, 
 			// while a lease that missed it holds the others. The reply
 			// tells a grant, also one whose message has not come yet.
 			ahead := int64(0)
-			if r.err == nil && r.v.Granted || t.grants.wasGranted(n.index) {
+			if r.Err == nil && r.V.Granted || t.Grants.WasGranted(n.Index) {
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
+			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
 			return v >= 1, err
 		},
-		durable: func(ctx context.Context, replies []reply[grant], _ func(int) bool, fence int64) bool {
+		Durable: func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
 			return h.makeFenceDurable(ctx, c, o, replies, fence)
 		},
 	}
+	var held func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool)
 	if t != nil {
-		p.voted = func(replies []reply[grant]) {
+		p.Voted = func(replies []quorum.Reply[grant]) {
 			for i, r := range replies {
-				if stillOut(r) {
-					t.grants.observe(i, grant{}, r.err) // its grants may be undone yet
+				if quorum.StillOut(r) {
+					t.Grants.Observe(i, false, 0, r.Err) // its grants may be undone yet
 				}
 			}
 		}
-		p.won = func(ctx context.Context, l *Lease, replies []reply[grant], wins func(int) bool) {
+		held = func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool) {
 			won.Store(true)
-			if t.joined && len(c.nodes) > 1 {
+			if t.Joined && len(c.q.Nodes) > 1 {
 				m.leaveBehind(ctx, l, t, func(i int) bool { return !wins(i) })
 			}
 		}
 	}
-	r := p.play(ctx)
-	if t != nil && r.err != nil && r.unsure {
-		t.rotate()
+	l, r := play(ctx, c, o, m.names, p, func(quorum.Outcome[grant]) hold { return h }, held)
+	if t != nil && r.Err != nil && r.Unsure {
+		t.Rotate()
 	}
-	if r.err != nil && kept.Load() {
+	if r.Err != nil && kept.Load() {
 		// It keeps nodes that a later waiter may need, which may not see
 		// it in line there yet: it tries again after its backoff, not at
 		// the holder's TTL, or the two could wait each other out.
-		r.hint = 0
+		r.Hint = 0
 	}
-	return r.lease, r.hint, r.err
+	return l, r.Hint, r.Err
 }
 
 // grant is one node's answer to an acquisition.
@@ -218,15 +199,15 @@ type grant struct {
 // countGrants reads the answers of a round whose nodes grant or refuse:
 // the lease's token is the highest the grants drew, and the hint the
 // shortest remaining TTL among the nodes held by someone else.
-func countGrants(replies []reply[grant]) outcome[grant] {
-	out := outcome[grant]{wins: func(r reply[grant]) bool { return r.err == nil && r.v.Acquired }, hint: -1}
+func countGrants(replies []quorum.Reply[grant]) quorum.Outcome[grant] {
+	out := quorum.Outcome[grant]{Wins: func(r quorum.Reply[grant]) bool { return r.Err == nil && r.V.Acquired }, Hint: -1}
 	for _, r := range replies {
 		switch {
-		case r.err != nil:
-		case r.v.Acquired:
-			out.fence = max(out.fence, r.v.Fence)
-		case r.v.HolderTTL >= 0 && (out.hint < 0 || r.v.HolderTTL < out.hint):
-			out.hint = r.v.HolderTTL
+		case r.Err != nil:
+		case r.V.Acquired:
+			out.Fence = max(out.Fence, r.V.Fence)
+		case r.V.HolderTTL >= 0 && (out.Hint < 0 || r.V.HolderTTL < out.Hint):
+			out.Hint = r.V.HolderTTL
 		}
 	}
 	return out
@@ -236,7 +217,7 @@ func acquired(g grant) bool { return g.Acquired }
 
 // mayHoldGrant: a node that granted holds the attempt, and one whose
 // call failed may.
-func mayHoldGrant(r reply[grant]) bool { return r.err != nil || r.v.Acquired }
+func mayHoldGrant(r quorum.Reply[grant]) bool { return r.Err != nil || r.V.Acquired }
 
 // hold is the hold of this Mutex's lease with holder, its random token
 // (or its queued waiter's).
@@ -279,56 +260,56 @@ func (h mutexHold) id() string { return h.holder }
 type asked struct {
 	key     string // "" for an attempt that does not queue
 	arrival int64
-	stem    string   // of the tokens it takes grants over from (see ticket.rotate)
+	stem    string   // of the tokens it takes grants over from (see line.Ticket.Rotate)
 	secrets []string // by node
 }
 
-// ask is what t's attempt about to start asks; nil and a ticket that does
-// not join ask nothing.
-func (t *ticket) ask() asked {
-	if t == nil || !t.join {
+// ask is what t's attempt about to start asks of nodes nodes; nil and a
+// ticket that does not join ask nothing.
+func ask(t *line.Ticket, nodes int) asked {
+	if t == nil || !t.Join {
 		return asked{}
 	}
-	a := asked{key: t.key, arrival: t.arrival, stem: t.stem, secrets: make([]string, len(t.grants.heard))}
+	a := asked{key: t.Key, arrival: t.Arrival, stem: t.Stem, secrets: make([]string, nodes)}
 	for i := range a.secrets {
-		a.secrets[i] = t.grants.secret(i)
+		a.secrets[i] = t.Grants.Secret(i)
 	}
 	return a
 }
 
 // acquire takes the lock on one node, plainly or for the owner. A queued
-// waiter passes its ticket (see notify_queue.go) and what its attempt
+// waiter passes its ticket (see Mutex.lockQueued) and what its attempt
 // asks; nil does not queue.
-func (h mutexHold) acquire(ctx context.Context, n *node, ttl time.Duration, t *ticket, a asked) (grant, error) {
+func (h mutexHold) acquire(ctx context.Context, n *quorum.Node, ttl time.Duration, t *line.Ticket, a asked) (grant, error) {
 	k := h.keys
 	ticket, join, arrival, secret, stem, spend := h.ticket(), int64(0), int64(0), "", "", int64(0)
 	switch {
 	case a.key != "":
-		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.index], a.stem
+		ticket, join, arrival, secret, stem = a.key, 1, a.arrival, a.secrets[n.Index], a.stem
 	case h.own != "":
 		spend = 1
 	}
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.d.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
+		r, e := n.Driver.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
 		g, err = grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL, First: r.First}, e
 	} else {
-		r, e := n.d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
+		r, e := n.Driver.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
 		g, err = grant(r), e
 	}
 	if g.First && t != nil {
-		t.first.Store(true)
+		t.First.Store(true)
 	}
 	return g, err
 }
 
-func (h mutexHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
 	if h.owned() {
-		v, err := n.d.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
+		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.d.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
+	v, err := n.Driver.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
 	return v == 1, err
 }
 
@@ -349,14 +330,14 @@ func (h *mutexHold) markTicket(ticket string) {
 // the first release found, and its error: the first may still land, and
 // a waiter that reuses the token must then take a fresh one (unsure). A
 // queued waiter's lease, and an owner's, release and mark in one call.
-func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
+func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	if h.owned() {
-		left, err := n.d.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Mark: cmp.Or(h.own, h.ticket()), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: boolInt(h.always)})
+		left, err := n.Driver.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Mark: cmp.Or(h.own, h.ticket()), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: boolInt(h.always)})
 		return left >= 0, err
 	}
 	if h.always {
-		v, err := n.d.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		return v == 1, err
 	}
 	released, err := h.releaseOnly(ctx, n)
@@ -365,23 +346,23 @@ func (h mutexHold) release(ctx context.Context, n *node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	_, err2 := n.d.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	_, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
 	if err != nil {
 		return false, err
 	}
 	return false, err2
 }
 
-func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
+func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	switch {
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		return v == 1, err
 	}
-	v, err := n.release(ctx, k.lock, h.holder)
+	v, err := n.Release(ctx, k.lock, h.holder)
 	return v == 1, err
 }
 
@@ -391,16 +372,111 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *node) (bool, error) {
 // increase across holders. When every granting node drew the chosen token
 // itself, their counters are there already and no round is needed: the
 // usual case, as each acquisition draws on every node it reaches.
-func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []reply[grant], fence int64) bool {
-	if !slices.ContainsFunc(grants, func(g reply[grant]) bool { return g.err == nil && g.v.Acquired && g.v.Fence != fence }) {
+func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, grants []quorum.Reply[grant], fence int64) bool {
+	if !slices.ContainsFunc(grants, func(g quorum.Reply[grant]) bool { return g.Err == nil && g.V.Acquired && g.V.Fence != fence }) {
 		return true // granted >= quorum was checked by the caller
 	}
-	replies := fanout(ctx, c, o, func(ctx context.Context, i int, n *node) (bool, error) {
-		if g := grants[i]; g.err != nil || !g.v.Acquired {
+	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (bool, error) {
+		if g := grants[i]; g.Err != nil || !g.V.Acquired {
 			return false, nil
 		}
-		v, err := n.d.FenceRaise(ctx, h.keys.lock, h.keys.fence, h.holder, fence, h.idle)
+		v, err := n.Driver.FenceRaise(ctx, h.keys.lock, h.keys.fence, h.holder, fence, h.idle)
 		return v == 1, err
 	})
-	return held(replies) >= c.quorum
+	return quorum.Held(replies) >= c.q.Quorum
+}
+
+// lockQueued is Lock under Notify: a line of one ticket.
+func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, error) {
+	t := n.NewTicket(key(m.opts, m.name, ""), rand.Text(), nil)
+	defer n.DropTicket(t)
+	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
+		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, string, time.Duration, error) {
+			t.Join = join
+			t.Joined = t.Joined || join
+			l, holderTTL, err := m.attempt(ctx, t)
+			return l, t, m.keys.lock, holderTTL, err
+		},
+		Quit:    func(err error) error { return m.leave(ctx, t, err) },
+		Granted: func(ctx context.Context) *Lease { return m.grantedLease(ctx, t) },
+		Heed:    t.Grants.Refused,
+	}
+	return q.Wait(ctx)
+}
+
+// leave takes a ticket that may be queued out of the queue on every node,
+// handing on a grant or reservation made to it, and returns err.
+func (m *Mutex) leave(ctx context.Context, t *line.Ticket, err error) error {
+	if t.Joined {
+		leaveQueue(ctx, m.c, &m.opts, m.keys, t, quorum.Every, false, true)
+	}
+	return err
+}
+
+// leaveBehind takes the ticket of a won Lock out of the queues of the
+// nodes that did not grant it, in the background (the lock is held
+// already): otherwise a later release there would grant (or reserve) the
+// lock to a waiter that is gone, holding that node up. It keeps what the
+// lease's token holds there (a grant that came late, or an attempt whose
+// answer was lost): an extension may have counted it. The lease's release
+// leaves there again, for good, after releasing (l.left): a grant that
+// reached the ticket after that release, or that the release missed, is
+// handed on then, and the ticket marked left.
+func (m *Mutex) leaveBehind(ctx context.Context, l *Lease, t *line.Ticket, missed func(int) bool) {
+	m.c.q.InBackground(func() { leaveQueue(ctx, m.c, &m.opts, m.keys, t, missed, true, true) })
+	l.left = func(ctx context.Context) { leaveQueue(ctx, m.c, &m.opts, m.keys, t, missed, false, true) }
+}
+
+// leaveQueue takes ticket t out of the queue of the lock keys k on the
+// nodes where on(i), handing on a grant or reservation made to it
+// meanwhile, unless keep: a waiter that won keeps a grant that reached it
+// late, as part of its lease (and a MultiLock waiter that moves to another
+// queue, for its next attempt). Where the ticket's token holds the lock,
+// handing on hands on the lock: then keep it, or call this only where the
+// waiter does not hold it. A waiter that leaves for good marks its ticket
+// as left (see lib/left.lua): its attempts that land later are refused,
+// and a leave that failed on a node is asked again (quorum.Retry).
+func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *line.Ticket, on func(int) bool, keep, forGood bool) {
+	// A grant made to a token the waiter gave up (see rotate) is passed on
+	// too, and so is one to its token unless its lease holds it (keep, for
+	// good) or its next attempt takes it (keep).
+	token, spare := t.Token, int64(0)
+	switch {
+	case o.owner != "", keep && !forGood:
+		token = "" // an owner's waiter is only reserved the lock
+	case keep:
+		spare = 1
+	}
+	leave := func(ctx context.Context, on func(int) bool) []quorum.Reply[int64] {
+		return quorum.Detached(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (int64, error) {
+			if !on(i) {
+				return 0, nil
+			}
+			left := time.Duration(0)
+			if forGood {
+				left = o.ttl
+			}
+			return n.Driver.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: t.Key, Token: token, Reserve: o.reserve(), Idle: o.idle, Left: left, Stem: t.Stem, Keep: spare})
+		})
+	}
+	replies := leave(ctx, on)
+	if forGood { // else the waiter may join this queue again with the ticket
+		quorum.Retry(ctx, c.q, o.ttl, replies, leave)
+	}
+}
+
+// grantedLease is a Mutex waiter's lease from grants (an owner's waiter
+// is reserved the lock, never granted it). The ticket leaves the queues of
+// the nodes that did not grant it.
+func (m *Mutex) grantedLease(ctx context.Context, t *line.Ticket) *Lease {
+	if m.opts.owner != "" {
+		return nil
+	}
+	h := m.hold(t.Token)
+	h.markTicket(t.Key)
+	l, granted := grantedLease(ctx, m.c, &m.opts, m.names, t, h)
+	if l != nil && len(m.c.q.Nodes) > 1 {
+		m.leaveBehind(ctx, l, t, func(i int) bool { return !granted[i] })
+	}
+	return l
 }

@@ -3,6 +3,9 @@ package core
 import (
 	"log/slog"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
 )
 
 // WaitStrategy is how a blocked acquisition learns that it may retry.
@@ -181,18 +184,47 @@ func WithLatchExpiry(d time.Duration) Option {
 	return set(optLatchExpiry, func(o *options) { o.latchExpiry = d })
 }
 
-// driftAllowance is the part of ttl kept back for clock drift.
-func (o *options) driftAllowance(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*o.driftFactor) + 2*time.Millisecond
+// WithReplicaAcks sets how many replicas of a master must have taken a
+// grant before it counts: the lock key and the fencing counter of an
+// acquisition, a hand-off, an extension. A failover promotes a replica;
+// without it, a write the replica missed is lost, and the lock, with the
+// same fencing token, could go to a second holder while the first still
+// holds it. The write is made to wait (WAIT) within the node timeout; a
+// node whose replicas fell short counts as failed, so a lease needs
+// validity left once its grants are on the replicas.
+//
+// By default a node waits for one replica when its masters have replicas
+// (on a Redis Cluster, every master has one the cluster does not mark as
+// failed; for one server, a replica is connected, or was since the server
+// became master), counted at the first grant, then every second, and after
+// replicas fell short; a node without replicas, one
+// whose server refuses to tell (INFO, CLUSTER SLOTS: logged), or whose
+// driver cannot wait (driver.Replicated), waits for none.
+// WithReplicaAcks(0) turns the wait off; n > 1 waits for n replicas of
+// every master, and then the loss of a replica stops every grant. It
+// applies to New only.
+//
+// WAIT is not consensus: a failover may still promote a replica that did
+// not take the write (one that was cut off while another acknowledged,
+// or a manual failover that forces it).
+func WithReplicaAcks(n int) Option {
+	return set(optReplicaAcks, func(o *options) { o.replicaAcks = n })
 }
 
-// validUntil returns the end of the validity window of a grant of ttl
-// requested at start (taken before the first send): start + ttl − drift.
-// The time the request took is inside the window, not subtracted again.
-// ok is false once the window has closed.
-func (o *options) validUntil(start time.Time, ttl time.Duration) (until time.Time, ok bool) {
-	until = start.Add(ttl - o.driftAllowance(ttl))
-	return until, time.Until(until) > 0
+// timing is what bounds o's calls in time.
+func (o *options) timing() quorum.Timing {
+	return quorum.Timing{TTL: o.ttl, NodeTimeout: o.perNodeTimeout(), DriftFactor: o.driftFactor}
+}
+
+// waiting is how o's calls wait.
+func (o *options) waiting() line.Options {
+	return line.Options{Backoff: line.Backoff(o.backoff), MaxAttempts: o.maxAttempts, Prefix: o.keyPrefix,
+		Poll: o.wait == Poll, Fencing: o.fencing, NodeTimeout: o.perNodeTimeout()}
+}
+
+// driftAllowance is the part of the TTL kept back for clock drift.
+func (o *options) driftAllowance() time.Duration {
+	return quorum.Timing{TTL: o.ttl, DriftFactor: o.driftFactor}.Drift()
 }
 
 // reserve is how long a release keeps the lock for an owner's waiter it
@@ -209,5 +241,5 @@ func (o *options) perNodeTimeout() time.Duration {
 		return o.nodeTimeout
 	}
 	d := min(max(o.ttl/10, 50*time.Millisecond), 500*time.Millisecond)
-	return min(d, (o.ttl-o.driftAllowance(o.ttl))/2)
+	return min(d, (o.ttl-o.driftAllowance())/2)
 }

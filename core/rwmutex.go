@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
@@ -23,11 +26,11 @@ import (
 // entry is what keeps readers out, so a writer that died or gave up stops
 // doing so within one TTL, or at once when it leaves. A release that frees
 // the lock grants it to a waiting writer, which under Notify hears so on
-// its ticket and holds the lock without another request (see
-// notify_grant.go); with no writer waiting it wakes every waiting reader
-// at once, by deleting their waiting set, whose keyspace event each of
-// their Clients hears (one message per Client, however many wait). All waiters also retry on their own every quarter
-// TTL or sooner (plus backoff jitter). Under Poll only a waiter's
+// its ticket and holds the lock without another request; with no writer
+// waiting it wakes every waiting reader at once, by deleting their
+// waiting set, whose keyspace event each of their Clients hears (one
+// message per Client, however many wait). All waiters also retry on
+// their own every quarter TTL or sooner (plus backoff jitter). Under Poll only a waiter's
 // own retry notices a release: a writer waits up to the backoff cap after
 // the last reader left.
 //
@@ -41,7 +44,7 @@ import (
 type RWMutex struct {
 	c     *Client
 	name  string
-	names []string // name alone, as a lease takes it
+	names leaseNames // name alone, as a lease takes it
 	opts  options
 	keys  rwKeys
 }
@@ -61,7 +64,7 @@ func newRWKeys(o options, name string) rwKeys {
 // methods.
 func (c *Client) RWMutex(name string, opts ...Option) *RWMutex {
 	o := c.options("RWMutex", opts)
-	return &RWMutex{c: c, name: name, names: []string{name}, opts: o, keys: newRWKeys(o, name)}
+	return &RWMutex{c: c, name: name, names: newLeaseNames(o, name), opts: o, keys: newRWKeys(o, name)}
 }
 
 // Name returns the lock's name.
@@ -108,7 +111,7 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		return nil, err
 	}
 	wait, _ := lineTimes(&m.opts)
-	attempt := func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
+	attempt := func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 		return m.attempt(ctx, read, token, wait, g)
 	}
 	out := func(token string) hold { return m.hold(read, token, false) }
@@ -124,19 +127,19 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 // attempt is one Redlock round; wait 0 does not register a waiter. A
 // waiter that hears grants (Notify) passes its grants, for the attempt to
 // note what it found; only then may a release grant a writer the lock.
-func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *grants) (*Lease, time.Duration, error) {
+func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait time.Duration, g *line.Grants) (*Lease, time.Duration, error) {
 	k, o := m.keys, &m.opts
 	if !read {
-		g.expect()
+		g.Expect()
 	}
-	ask := func(ctx context.Context, i int, n *node) (grant, error) {
+	ask := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
 		if read {
-			r, err := n.d.RWMutexReadAcquire(ctx, driver.RWMutexReadAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Idle: o.idle})
+			r, err := n.Driver.RWMutexReadAcquire(ctx, driver.RWMutexReadAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Idle: o.idle})
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.d.RWMutexWriteAcquire(ctx, driver.RWMutexWriteAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Secret: g.secret(i), Idle: o.idle})
+		r, err := n.Driver.RWMutexWriteAcquire(ctx, driver.RWMutexWriteAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Secret: g.Secret(i), Idle: o.idle})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
-		g.observe(i, a, err)
+		g.Observe(i, a.Acquired, a.Fence, err)
 		return a, err
 	}
 	var durable grantDurable
@@ -159,17 +162,17 @@ type rwHold struct {
 	lineHold
 }
 
-func (h rwHold) extend(ctx context.Context, n *node, ttl time.Duration) (bool, error) {
+func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
 	if h.read {
-		v, err := n.d.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
+		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.d.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
+	v, err := n.Driver.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 
-func (h rwHold) release(ctx context.Context, n *node) (bool, error) {
+func (h rwHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
-	v, err := n.d.RWMutexRelease(ctx, driver.RWMutexReleaseRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
+	v, err := n.Driver.RWMutexRelease(ctx, driver.RWMutexReleaseRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
 	return v == 1, err
 }

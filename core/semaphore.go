@@ -7,7 +7,11 @@ import (
 	mrand "math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/line"
+	"github.com/redlockgo/redlock/internal/quorum"
 
 	"github.com/redlockgo/redlock/driver"
 )
@@ -40,7 +44,7 @@ import (
 // in a line kept in Redis, as a FairMutex waiter does (its entry lapses
 // unless its attempts refresh it), and takes permits only when it is
 // first in line. A release, or a waiter leaving the line, wakes the waiter
-// first in line through its ticket (see lib/tell.lua); a waiter that takes
+// first in line through its ticket; a waiter that takes
 // permits and leaves enough for the next one wakes that one. A waiter also
 // retries when enough permits expire, which nothing announces, and at
 // least every quarter TTL. Under Poll, and with TryAcquire, an attempt
@@ -56,7 +60,7 @@ import (
 type Semaphore struct {
 	c       *Client
 	name    string
-	names   []string // name alone, as a lease takes it
+	names   leaseNames // name alone, as a lease takes it
 	permits int
 	opts    options
 	keys    semaphoreKeys
@@ -87,7 +91,7 @@ func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + tok
 // Client's. Bad input is reported by its methods.
 func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
 	o := c.options("Semaphore", opts)
-	return &Semaphore{c: c, name: name, names: []string{name}, permits: permits, opts: o, keys: newSemaphoreKeys(o, name)}
+	return &Semaphore{c: c, name: name, names: newLeaseNames(o, name), permits: permits, opts: o, keys: newSemaphoreKeys(o, name)}
 }
 
 // Name returns the semaphore's name.
@@ -117,13 +121,13 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 		return nil, err
 	}
 	w := &semaphoreWaiter{}
-	if len(s.c.nodes) > 1 {
+	if len(s.c.q.Nodes) > 1 {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
 	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
 	return waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
-		func(ctx context.Context, token string, g *grants) (*Lease, time.Duration, error) {
+		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.tickets + token
 			w.join, w.grants = g != nil, g // under Poll no one would wake it
 			return s.attempt(ctx, n, w)
@@ -133,9 +137,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // semaphoreWaiter is an Acquire's place in line.
 type semaphoreWaiter struct {
 	ticket string
-	join   bool    // wait in line: under Notify
-	grants *grants // its attempts' secrets, which key the MAC of its wake-ups
-	place  int64   // with a quorum, the time Acquire began; else the server gives it
+	join   bool         // wait in line: under Notify
+	grants *line.Grants // its attempts' secrets, which key the MAC of its wake-ups
+	place  int64        // with a quorum, the time Acquire began; else the server gives it
 	wait   time.Duration
 }
 
@@ -151,10 +155,10 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
 		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
 	}
-	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
-		return nd.d.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
+		return nd.Driver.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
 	})
-	return noQuorum(ctx, s.c, replies)
+	return quorum.NoQuorum(ctx, s.c.q, replies)
 }
 
 // Available returns how many permits are free: with a quorum, the largest
@@ -166,20 +170,20 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if err := s.check(ctx, 1); err != nil {
 		return 0, err
 	}
-	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, _ int, nd *node) (int64, error) {
-		return nd.d.SemaphoreAvailable(ctx, s.keys.permits, s.keys.holders, s.keys.size, int64(s.permits))
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
+		return nd.Driver.SemaphoreAvailable(ctx, s.keys.permits, s.keys.holders, s.keys.size, int64(s.permits))
 	})
-	if err := noQuorum(ctx, s.c, replies); err != nil {
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
 		return 0, err
 	}
 	var free []int64
 	for _, r := range replies {
-		if r.err == nil {
-			free = append(free, r.v)
+		if r.Err == nil {
+			free = append(free, r.V)
 		}
 	}
 	slices.Sort(free)
-	return int(free[len(free)-s.c.quorum]), nil
+	return int(free[len(free)-s.c.q.Quorum]), nil
 }
 
 // check reports a closed client, a nil context, bad options, a bad number
@@ -204,14 +208,14 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
-	secrets := make([]string, len(c.nodes)) // keying the MAC of the waiter's wake-ups, by node
+	secrets := make([]string, len(c.q.Nodes)) // keying the MAC of the waiter's wake-ups, by node
 	if w != nil {
 		ticket, place, wait = w.ticket, w.place, w.wait
 		if w.join {
 			join = 1
-			w.grants.expect()
+			w.grants.Expect()
 			for i := range secrets {
-				secrets[i] = w.grants.secret(i)
+				secrets[i] = w.grants.Secret(i)
 			}
 		}
 	}
@@ -223,45 +227,46 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(digestBound)
 	var t permitTally
-	p := round[permitReply]{c: c, o: o, names: s.names,
-		ask: func(ctx context.Context, i int, nd *node) (permitReply, error) {
-			return nd.d.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i]})
+	p := quorum.Round[permitReply]{
+		Ask: func(ctx context.Context, i int, nd *quorum.Node) (permitReply, error) {
+			return nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i]})
 		},
-		granted: func(r permitReply) bool { return r.Status == 1 },
-		agree:   func(r permitReply) int64 { return r.Slots },
-		count: func(replies []reply[permitReply]) outcome[permitReply] {
+		Granted: func(r permitReply) bool { return r.Status == 1 },
+		Agree:   func(r permitReply) int64 { return r.Slots },
+		Tally: func(replies []quorum.Reply[permitReply]) quorum.Outcome[permitReply] {
 			t = tallyPermits(replies)
 			// A node that gave other slots than the majority's is not
 			// part of the lease.
-			wins := func(r reply[permitReply]) bool { return r.err == nil && r.v.Status == 1 && r.v.Slots == t.slots }
-			return outcome[permitReply]{wins: wins, fence: t.fence, hint: t.retry}
+			wins := func(r quorum.Reply[permitReply]) bool { return r.Err == nil && r.V.Status == 1 && r.V.Slots == t.slots }
+			return quorum.Outcome[permitReply]{Wins: wins, Fence: t.fence, Hint: t.retry}
 		},
-		hold:    func(outcome[permitReply]) hold { h.slots = t.slots; return h },
-		mayHold: func(r reply[permitReply]) bool { return r.err != nil || r.v.Status == 1 },
-		undo:    func(ctx context.Context, nd *node, _ reply[permitReply]) (bool, error) { return h.release(ctx, nd) },
-		durable: func(ctx context.Context, _ []reply[permitReply], wins func(int) bool, fence int64) bool {
-			return len(c.nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
+		MayHold: func(r quorum.Reply[permitReply]) bool { return r.Err != nil || r.V.Status == 1 },
+		Undo: func(ctx context.Context, nd *quorum.Node, _ quorum.Reply[permitReply]) (bool, error) {
+			return h.release(ctx, nd)
 		},
-		won: func(ctx context.Context, l *Lease, replies []reply[permitReply], wins func(int) bool) {
-			// Give back the other slots a minority gave, or may have
-			// given where the reply was lost.
-			l.release(ctx, func(i int) bool {
-				r := replies[i]
-				return !wins(i) && !stillOut(r) && (r.err != nil || r.v.Status == 1)
-			})
-			if w != nil && w.join && len(c.nodes) > 1 {
-				// Where it did not win, it is still in line, and would
-				// hold that line up until its entry lapsed.
-				out := semaphoreHold{keys: k, ticket: w.ticket}
-				c.inBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
-			}
+		Durable: func(ctx context.Context, _ []quorum.Reply[permitReply], wins func(int) bool, fence int64) bool {
+			return len(c.q.Nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
 		},
 	}
-	r := p.play(ctx)
+	holding := func(quorum.Outcome[permitReply]) hold { h.slots = t.slots; return h }
+	l, r := play(ctx, c, o, s.names, p, holding, func(ctx context.Context, l *Lease, replies []quorum.Reply[permitReply], wins func(int) bool) {
+		// Give back the other slots a minority gave, or may have
+		// given where the reply was lost.
+		l.release(ctx, func(i int) bool {
+			r := replies[i]
+			return !wins(i) && !quorum.StillOut(r) && (r.Err != nil || r.V.Status == 1)
+		})
+		if w != nil && w.join && len(c.q.Nodes) > 1 {
+			// Where it did not win, it is still in line, and would
+			// hold that line up until its entry lapsed.
+			out := semaphoreHold{keys: k, ticket: w.ticket}
+			c.q.InBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
+		}
+	})
 	switch {
-	case !errors.Is(r.err, ErrNotAcquired):
-		return r.lease, 0, r.err
-	case t.tooMany >= c.quorum:
+	case !errors.Is(r.Err, ErrNotAcquired):
+		return l, 0, r.Err
+	case t.tooMany >= c.q.Quorum:
 		return nil, 0, invalid("cannot take %d permits of semaphore %q, which has %d", n, s.name, t.size)
 	case t.granted > 0:
 		// Nodes that gave it permits took it out of line, so none of
@@ -269,7 +274,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		// than at the hint, which puts it back in line.
 		return nil, 0, ErrNotAcquired
 	}
-	return nil, r.hint, ErrNotAcquired
+	return nil, r.Hint, ErrNotAcquired
 }
 
 // permitReply is one node's answer to a Semaphore attempt.
@@ -285,29 +290,29 @@ type permitTally struct {
 	size    int64         // the number of permits a node refusing too many reported
 }
 
-func tallyPermits(replies []reply[permitReply]) permitTally {
+func tallyPermits(replies []quorum.Reply[permitReply]) permitTally {
 	t := permitTally{retry: -1}
 	given := map[int64]int{} // nodes by the digest of the slots they gave
 	for _, r := range replies {
-		if r.err == nil && r.v.Status == 1 {
-			given[r.v.Slots]++
-			if given[r.v.Slots] > t.granted {
-				t.slots, t.granted = r.v.Slots, given[r.v.Slots]
+		if r.Err == nil && r.V.Status == 1 {
+			given[r.V.Slots]++
+			if given[r.V.Slots] > t.granted {
+				t.slots, t.granted = r.V.Slots, given[r.V.Slots]
 			}
 		}
 	}
 	for _, r := range replies {
 		switch {
-		case r.err != nil:
-		case r.v.Status == 1:
-			if r.v.Slots == t.slots {
-				t.fence = max(t.fence, r.v.Fence)
+		case r.Err != nil:
+		case r.V.Status == 1:
+			if r.V.Slots == t.slots {
+				t.fence = max(t.fence, r.V.Fence)
 			}
-		case r.v.Status < 0:
+		case r.V.Status < 0:
 			t.tooMany++
-			t.size = r.v.Size
-		case t.retry < 0 || r.v.Retry < t.retry:
-			t.retry = r.v.Retry
+			t.size = r.V.Size
+		case t.retry < 0 || r.V.Retry < t.retry:
+			t.retry = r.V.Retry
 		}
 	}
 	return t
@@ -318,14 +323,14 @@ func tallyPermits(replies []reply[permitReply]) permitTally {
 // acquisition is granted by a majority, which overlaps this one, so it
 // draws a larger token.
 func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fence int64) bool {
-	replies := fanout(ctx, s.c, &s.opts, func(ctx context.Context, i int, nd *node) (bool, error) {
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, i int, nd *quorum.Node) (bool, error) {
 		if !won(i) {
 			return false, nil
 		}
-		v, err := nd.d.SemaphoreFenceRaise(ctx, s.keys.fence, fence, s.opts.idle)
+		v, err := nd.Driver.SemaphoreFenceRaise(ctx, s.keys.fence, fence, s.opts.idle)
 		return v == 1, err
 	})
-	return held(replies) >= s.c.quorum
+	return quorum.Held(replies) >= s.c.q.Quorum
 }
 
 // semaphoreHold is a Semaphore lease's hold: n slots given to its token,
@@ -347,12 +352,118 @@ func (h semaphoreHold) id() string {
 	return strconv.FormatInt(h.n, 10) + "-" + h.token + "-" + strconv.FormatInt(h.slots, 10) + "-" + strconv.FormatInt(h.ttl.Milliseconds(), 10)
 }
 
-func (h semaphoreHold) extend(ctx context.Context, nd *node, ttl time.Duration) (bool, error) {
-	v, err := nd.d.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.ticket, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
+func (h semaphoreHold) extend(ctx context.Context, nd *quorum.Node, ttl time.Duration) (bool, error) {
+	v, err := nd.Driver.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.ticket, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
 	return v == 1, err
 }
 
-func (h semaphoreHold) release(ctx context.Context, nd *node) (bool, error) {
-	v, err := nd.d.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl})
+func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, error) {
+	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl})
 	return v == 1, err
+}
+
+// A permit ID (Lease.ID of a semaphore lease) names a lease's permits on
+// the servers, so that a process other than the one that acquired them can
+// extend or release them: a worker that hands its job on hands the ID on.
+// It is "<n>-<token>-<slots>-<ttl>": how many permits, the lease's random
+// token, the digest of the slots it won (a node that answered late may
+// have given the token other slots, which do not count for the lease),
+// and the TTL it was acquired with, in milliseconds: a release that finds
+// nothing on a node marks the attempt there for that long, as it may
+// still land (see semaphore_release.lua).
+
+// Release gives back the permits of the semaphore lease with permit ID id,
+// from any Client; a Lease still held for them then reports them not held.
+// It returns ErrNotHeld when they had expired or were released already,
+// ErrNoQuorum when too few nodes answered, and ErrInvalid, writing
+// nothing, when id is not a permit ID of this semaphore's form.
+func (s *Semaphore) Release(ctx context.Context, id string) error {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	// As Lease.Unlock, a node that cannot serve the release yet is asked
+	// again, here while ctx allows: how long the permits last is the
+	// holder's to know.
+	var serveUntil time.Time
+	if d, ok := ctx.Deadline(); ok {
+		serveUntil = d
+	}
+	replies := quorum.Vote(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		return h.release(ctx, nd)
+	}, quorum.Ballot[bool]{ServeUntil: serveUntil})
+	return heldOn(ctx, s.c, replies)
+}
+
+// Extend resets the TTL of the permits with permit ID id to ttl, from any
+// Client. A Lease held for them keeps its own validity deadline: extend
+// through the Lease where there is one. Errors are those of Release, and
+// ErrInvalid for a TTL Client.Semaphore would refuse.
+func (s *Semaphore) Extend(ctx context.Context, id string, ttl time.Duration) error {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	o := s.opts
+	o.ttl = ttl
+	if err := o.validate(s.name); err != nil {
+		return err
+	}
+	replies := quorum.Fanout(ctx, s.c.q, o.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		ok, err := h.extend(ctx, nd, ttl)
+		return nd.Extended(ctx, o.timing(), s.names.acked, ok, err)
+	})
+	return heldOn(ctx, s.c, replies)
+}
+
+// holdOf checks the call and parses id into the hold it names.
+func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error) {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return semaphoreHold{}, err
+	}
+	parts := strings.Split(id, "-")
+	if len(parts) != 4 {
+		return semaphoreHold{}, notPermitID(id, s.name)
+	}
+	n, errN := strconv.ParseInt(parts[0], 10, 32)
+	slots, errS := strconv.ParseInt(parts[2], 10, 64)
+	ttl, errT := strconv.ParseInt(parts[3], 10, 64)
+	if errT == nil && (ttl < 1 || ttl > maxDuration.Milliseconds()) {
+		errT = strconv.ErrRange
+	}
+	o := s.opts
+	o.ttl = time.Duration(ttl) * time.Millisecond
+	if errN != nil || errS != nil || errT != nil || n < 1 || n > maxPermitsInID || slots < 0 || slots >= digestBound || !isToken(parts[1]) ||
+		o.validate(s.name) != nil {
+		return semaphoreHold{}, notPermitID(id, s.name)
+	}
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl}, nil
+}
+
+// maxPermitsInID is the most permits a permit ID may name: the
+// MaxSemaphoreAcquire of earlier versions, so that a lease one of them
+// took can still be released and extended during a rolling upgrade (its
+// scripts' work is bounded by it all the same).
+const maxPermitsInID = 500
+
+func notPermitID(id, name string) error {
+	return invalid("%q is not a permit ID of semaphore %q: pass the Lease.ID of one of its leases", id, name)
+}
+
+// isToken reports whether s looks like a token from crypto/rand.Text: 26
+// characters of the standard base32 alphabet.
+func isToken(s string) bool {
+	return len(s) == 26 && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") == ""
+}
+
+// heldOn is the result of acting on a hold by its ID: nil when a majority
+// held it, else ErrNoQuorum (or ctx's error) or ErrNotHeld.
+func heldOn(ctx context.Context, c *Client, replies []quorum.Reply[bool]) error {
+	if quorum.Held(replies) >= c.q.Quorum {
+		return nil
+	}
+	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
+		return err
+	}
+	return ErrNotHeld
 }

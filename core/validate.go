@@ -89,8 +89,8 @@ func (o *options) check() error {
 		return invalid("TTL %v is not a whole number of milliseconds", o.ttl)
 	case !(o.driftFactor >= 0 && o.driftFactor < 1): // NaN too
 		return invalid("drift factor %v is outside [0, 1)", o.driftFactor)
-	case o.ttl <= o.driftAllowance(o.ttl):
-		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance(o.ttl))
+	case o.ttl <= o.driftAllowance():
+		return invalid("TTL %v is not above the drift allowance %v; use a longer TTL", o.ttl, o.driftAllowance())
 	case o.given&optNodeTimeout != 0 && o.nodeTimeout <= 0:
 		return invalid("node timeout %v is not positive; leave WithNodeTimeout out for the default", o.nodeTimeout)
 	case o.given&optNodeTimeout != 0 && o.nodeTimeout < minNodeTimeout:

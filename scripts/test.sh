@@ -72,7 +72,7 @@ else
   # "context deadline exceeded" as a -fuzztime duration ends
   # (go.dev/issue/75804, fixed in Go 1.27).
   section "go test -fuzz FuzzHandOffMessage, 100000 inputs"
-  go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 100000x ./core/
+  go test -run '^$' -fuzz '^FuzzHandOffMessage$' -fuzztime 100000x ./internal/line/
   # FuzzServerReplies and FuzzPublicAPI get a short minimization time:
   # minimizing a new input whose calls wait for their deadlines took one
   # rehearsal's FuzzServerReplies from 30s to 130s.

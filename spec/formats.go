@@ -2,7 +2,8 @@ package spec
 
 // Format is a string shape that package core and the scripts both rely
 // on: core writes what a script parses, or the reverse. Each side declares
-// it once, core in core/formats.go and the scripts in lib/formats.lua; the
+// it once, core in core/formats.go (those of tickets and channels in
+// internal/line/formats.go) and the scripts in lib/formats.lua; the
 // spec and core tests check both against this list, so neither side can
 // change one alone.
 type Format struct {

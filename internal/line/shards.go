@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // On a Redis Cluster a classic PUBLISH goes to every node, and each
 // Client hears its channel on every node. So a release tells a waiter
 // first on a channel sharded with the lock (lib/tell.lua): the ticket
-// key's part before ticketInfix, shardInfix and the Client's id, in the
+// key's part before TicketInfix, ShardInfix and the Client's id, in the
 // lock's slot, which the Client subscribes (SSUBSCRIBE) on the master of
 // that slot while it has a ticket of that name. That subscription only
 // saves traffic: a release that finds nobody subscribed to the sharded
@@ -29,27 +29,27 @@ const maxShards = 128
 
 // shardSub is one sharded channel of the Client.
 type shardSub struct {
-	tickets int        // the Client's tickets told on it; under notifier.mu
+	tickets int        // the Client's tickets told on it; under Notifier.mu
 	mu      sync.Mutex // one change of the subscriptions at a time
 	on      []bool     // by node: subscribed there
 }
 
 // shardChannel is the sharded channel of a ticket key of this Client (see
 // lib/tell.lua), or "".
-func (n *notifier) shardChannel(ticketKey string) string {
-	at := strings.LastIndex(ticketKey, ticketInfix+n.c.id+":")
+func (n *Notifier) shardChannel(ticketKey string) string {
+	at := strings.LastIndex(ticketKey, TicketInfix+n.id+":")
 	if at < 0 {
 		return ""
 	}
-	return ticketKey[:at] + shardInfix + n.c.id
+	return ticketKey[:at] + ShardInfix + n.id
 }
 
 // shardJoin counts a ticket on its sharded channel, subscribing it when
 // it is the first; shardLeave undoes that. Only cluster nodes have them.
-func (n *notifier) shardJoin(ticketKey string)  { n.shardCount(ticketKey, +1) }
-func (n *notifier) shardLeave(ticketKey string) { n.shardCount(ticketKey, -1) }
+func (n *Notifier) shardJoin(ticketKey string)  { n.shardCount(ticketKey, +1) }
+func (n *Notifier) shardLeave(ticketKey string) { n.shardCount(ticketKey, -1) }
 
-func (n *notifier) shardCount(ticketKey string, delta int) {
+func (n *Notifier) shardCount(ticketKey string, delta int) {
 	if !n.sharded {
 		return
 	}
@@ -68,24 +68,24 @@ func (n *notifier) shardCount(ticketKey string, delta int) {
 	change := s.tickets == 0 || (delta > 0 && s.tickets == 1)
 	n.mu.Unlock()
 	if change {
-		n.c.inBackground(func() { n.syncShard(ch, s) })
+		n.g.InBackground(func() { n.syncShard(ch, s) })
 	}
 }
 
 // syncShard subscribes or unsubscribes ch on the cluster nodes, as its
 // tickets say now. A node that fails is left: the Client's own channel
 // tells its tickets there.
-func (n *notifier) syncShard(ch string, s *shardSub) {
+func (n *Notifier) syncShard(ch string, s *shardSub) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n.mu.Lock()
 	want := s.tickets > 0
 	n.mu.Unlock()
 	for i, sub := range n.subs {
-		if !n.c.nodes[i].cluster || want && s.on[i] {
+		if !n.g.Nodes[i].Cluster || want && s.on[i] {
 			continue // an unsubscription is sent anyway: the Listener may hold a subscription that failed, to place it later
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), max(n.c.opts.perNodeTimeout(), time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), max(n.nodeTimeout, time.Second))
 		l, _, err := sub.listener(ctx, n)
 		if sl, ok := l.(driver.ShardListener); ok && err == nil {
 			if want {
@@ -97,7 +97,7 @@ func (n *notifier) syncShard(ch string, s *shardSub) {
 		}
 		cancel()
 		if err != nil {
-			n.c.opts.logger.Debug("redlock: sharded channel: the Client's own channel tells its waiters instead", "node", i, "channel", ch, "error", err)
+			n.log.Debug("redlock: sharded channel: the Client's own channel tells its waiters instead", "node", i, "channel", ch, "error", err)
 		}
 	}
 	if !want {
@@ -111,7 +111,7 @@ func (n *notifier) syncShard(ch string, s *shardSub) {
 
 // ownShard reports whether channel is one of this Client's sharded
 // channels, and the prefix its tickets' keys have.
-func (n *notifier) ownShard(channel string) (string, bool) {
-	stem, ok := strings.CutSuffix(channel, shardInfix+n.c.id)
-	return stem + ticketInfix + n.c.id + ":", ok
+func (n *Notifier) ownShard(channel string) (string, bool) {
+	stem, ok := strings.CutSuffix(channel, ShardInfix+n.id)
+	return stem + TicketInfix + n.id + ":", ok
 }

@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 // passes the wake-up on when it leaves wakes the next, so that a latch's
 // opening reaches every waiter, one after another.
 func TestPassOnWakesTheNext(t *testing.T) {
-	n, f, o := newFakeNotifier()
+	n, f, o := newFakeNotifier(t)
 	ws := []*waiting{startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k")}
 	time.Sleep(20 * time.Millisecond) // all blocked in wait
 	f.event("k", "del")
@@ -21,7 +21,7 @@ func TestPassOnWakesTheNext(t *testing.T) {
 			t.Fatalf("waiter %d was woken before waiter %d passed the wake-up on", i+1, i)
 		}
 		w.w.stop()
-		n.passOn("k")
+		n.PassOn("k")
 	}
-	n.passOn("k") // no waiter left: nothing to wake, nothing to block on
+	n.PassOn("k") // no waiter left: nothing to wake, nothing to block on
 }

@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
 
 	"github.com/redlockgo/redlock/driver"
 )
@@ -24,8 +26,8 @@ const (
 // ErrNotifyUnsupported) does not go away: it is logged once, kept, and
 // returned by every later call, which sends nothing more. A node that does
 // not answer is tried again at the next call.
-func (n *notifier) configure(ctx context.Context, s *subscriber) error {
-	if !n.c.opts.notifyConfig {
+func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
+	if !n.setFlags {
 		return nil
 	}
 	s.mu.Lock()
@@ -34,12 +36,12 @@ func (n *notifier) configure(ctx context.Context, s *subscriber) error {
 	if refused != nil {
 		return refused
 	}
-	err := configureNode(ctx, n.c, s, n.c.opts.logger.Debug)
+	err := configureNode(ctx, n, s, n.log.Debug)
 	if errors.Is(err, ErrConfigRefused) || errors.Is(err, ErrNotifyUnsupported) {
 		s.mu.Lock()
 		if s.refused == nil {
 			s.refused = err
-			n.c.opts.logger.Warn("redlock: "+err.Error(), "node", s.node, "driver", n.c.nodes[s.node].d.Name())
+			n.log.Warn("redlock: "+err.Error(), "node", s.node, "driver", n.g.Nodes[s.node].Driver.Name())
 		}
 		s.mu.Unlock()
 	}
@@ -49,7 +51,7 @@ func (n *notifier) configure(ctx context.Context, s *subscriber) error {
 // refusal returns the first node's refusal to publish the events Notify
 // needs (see configure), which a wait returns: without them its waiters
 // would wait for their TTL.
-func (n *notifier) refusal() error {
+func (n *Notifier) refusal() error {
 	for _, s := range n.subs {
 		s.mu.Lock()
 		err := s.refused
@@ -61,18 +63,17 @@ func (n *notifier) refusal() error {
 	return nil
 }
 
-// ping configures every node (see configure) at once, bounded by the
+// Ping configures every node (see configure) at once, bounded by the
 // node timeout, and returns the failures of the nodes, by node, and a
 // refusal.
-func (n *notifier) ping(ctx context.Context) (errs []error, refusal error) {
-	o := n.c.opts
-	o.nodeTimeout = max(o.perNodeTimeout(), time.Second)
-	replies := fanout(ctx, n.c, &o, func(ctx context.Context, i int, _ *node) (struct{}, error) {
+func (n *Notifier) Ping(ctx context.Context) (errs []error, refusal error) {
+	tm := quorum.Timing{NodeTimeout: max(n.nodeTimeout, time.Second)}
+	replies := quorum.Fanout(ctx, n.g, tm, func(ctx context.Context, i int, _ *quorum.Node) (struct{}, error) {
 		return struct{}{}, n.configure(ctx, n.subs[i])
 	})
 	errs = make([]error, len(replies))
 	for i, r := range replies {
-		errs[i] = r.err
+		errs[i] = r.Err
 	}
 	return errs, n.refusal()
 }
@@ -82,8 +83,8 @@ func (n *notifier) ping(ctx context.Context) (errs []error, refusal error) {
 // server that does not answer, while others do (a replica down), is only
 // logged (by log), and tried again the next time: the node fails when
 // none answered.
-func configureNode(ctx context.Context, c *Client, sub *subscriber, log func(msg string, args ...any)) error {
-	i, d := sub.node, c.nodes[sub.node].d
+func configureNode(ctx context.Context, n *Notifier, sub *subscriber, log func(msg string, args ...any)) error {
+	i, d := sub.node, n.g.Nodes[sub.node].Driver
 	var answered atomic.Bool
 	err := sub.nt.EachServer(ctx, func(ctx context.Context, s driver.Server) error {
 		if _, done := sub.configured.Load(s.Addr()); done {

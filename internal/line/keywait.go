@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type keyWaiters struct {
 }
 
 // wakeOne wakes the oldest waiter that heeds an event from node (-1: a
-// wake-up passed on, which all heed). It runs under notifier.mu, as every
+// wake-up passed on, which all heed). It runs under Notifier.mu, as every
 // send on a wake channel does, so the send cannot block.
 func (kw *keyWaiters) wakeOne(node int) {
 	for _, w := range kw.waiters {
@@ -36,8 +36,8 @@ func (kw *keyWaiters) wakeOne(node int) {
 	}
 }
 
-// passOn wakes one of key's remaining waiters (see waiter.passOn).
-func (n *notifier) passOn(key string) {
+// PassOn wakes one of key's remaining waiters (see waiter.PassOn).
+func (n *Notifier) PassOn(key string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if kw := n.keys[key]; kw != nil {
@@ -48,10 +48,10 @@ func (n *notifier) passOn(key string) {
 // notifyWatch is one blocked acquisition under Notify. Its methods are
 // called from the acquiring goroutine only; it costs no goroutine.
 type notifyWatch struct {
-	n    *notifier
+	n    *Notifier
 	kw   *keyWaiters // nil until the first wait joins
 	key  string
-	o    *options
+	o    *Options
 	ctx  context.Context // the acquisition's, to tell on stop that it was cut short
 	wake chan struct{}   // a pending wake-up
 	// woken is set when wait returned on a wake-up, until the next wait:
@@ -65,20 +65,20 @@ type notifyWatch struct {
 
 func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
 	if w.kw == nil {
-		if err := w.n.join(ctx, w); err != nil { // see notifier.watch
+		if err := w.n.join(ctx, w); err != nil { // see Notifier.watch
 			return err
 		}
 		return w.n.refusal()
 	}
 	w.woken = false
 	start := time.Now()
-	b := w.o.backoff
+	b := w.o.Backoff
 	t := time.NewTimer(safetyNet(w.o, attempt, holderTTL))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-w.n.c.closing:
+	case <-w.n.g.Closing():
 		return ErrClosed
 	case <-t.C:
 		return nil
@@ -89,20 +89,20 @@ func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Dura
 	// woken and losing (to other clients, or to the DEL by which its own
 	// failed quorum attempt cleans up a partial grant) backs off instead
 	// of spinning; one that waited long retries at once.
-	return sleep(ctx, w.n.c.closing, b.Delay(attempt)-time.Since(start))
+	return sleep(ctx, w.n.g.Closing(), b.Delay(attempt)-time.Since(start))
 }
 
 // safetyNet is how long a waiter that a release would tell waits before
 // it retries anyway, in case the event was lost: the holder's key is gone
 // by its TTL (holderTTL; < 0: unknown). Jitter keeps the waiters of many
 // clients, which all saw the same TTL, from retrying in step.
-func safetyNet(o *options, attempt int, holderTTL time.Duration) time.Duration {
-	b := o.backoff
+func safetyNet(o *Options, attempt int, holderTTL time.Duration) time.Duration {
+	b := o.Backoff
 	retry := holderTTL + b.Delay(attempt)
 	if holderTTL < 0 {
 		retry = b.Cap
 	}
-	if o.maxAttempts > 0 {
+	if o.MaxAttempts > 0 {
 		// The caller bounded the attempts, expecting them spaced by the
 		// backoff as under Poll, not by the holder's TTL; a release still
 		// ends the wait early.

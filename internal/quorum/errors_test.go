@@ -1,4 +1,4 @@
-package core
+package quorum
 
 import (
 	"context"
@@ -18,10 +18,10 @@ func (c lateTimer) Deadline() (time.Time, bool) { return c.deadline, true }
 
 func TestEndedBeforeTheTimerFires(t *testing.T) {
 	ctx := lateTimer{context.Background(), time.Now().Add(-time.Millisecond)}
-	if err := ended(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := Ended(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ended past the deadline: got %v, want DeadlineExceeded", err)
 	}
-	if err := ended(lateTimer{context.Background(), time.Now().Add(time.Hour)}); err != nil {
+	if err := Ended(lateTimer{context.Background(), time.Now().Add(time.Hour)}); err != nil {
 		t.Fatalf("ended before the deadline: got %v, want nil", err)
 	}
 }

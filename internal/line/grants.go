@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // A release that hands a queued waiter the lock tells its Client the
-// waiter's ticket and the fencing token (see notify_queue.go). The waiter
+// waiter's ticket and the fencing token (see tickets.go). The waiter
 // holds the lock without a request of its own once grants from a majority
 // of nodes are live: granted after its last attempt, so that its validity
 // counts from that attempt's start, and not undone since. A grant its own
@@ -22,9 +22,9 @@ import (
 // nor is any from a node on which an attempt failed, as the attempt's
 // cleanup may undo a grant made meanwhile.
 
-// grants is what a waiter heard of grants and what its attempts found, by
+// Grants is what a waiter heard of grants and what its attempts found, by
 // node.
-type grants struct {
+type Grants struct {
 	mu      sync.Mutex
 	heard   []int64    // the highest fencing token a grant on the node published
 	found   []int64    // the highest token an attempt found granted there; MaxInt64 after one failed there
@@ -33,8 +33,8 @@ type grants struct {
 	taken   []bool     // the last attempt found the lock free or granted there
 }
 
-func newGrants(nodes int) grants {
-	return grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
+func newGrants(nodes int) Grants {
+	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,
@@ -90,10 +90,10 @@ func (s *secrets) heardOn(node int) bool {
 	return s.heard[node]
 }
 
-// refused reports whether the last attempt found the lock held by another
+// Refused reports whether the last attempt found the lock held by another
 // on node, or got no answer there: a release or expiry there may let the
 // waiter in, where the DEL of its own undo elsewhere would not.
-func (g *grants) refused(node int) bool {
+func (g *Grants) Refused(node int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return node >= len(g.taken) || !g.taken[node]
@@ -111,7 +111,7 @@ func (g *grants) refused(node int) bool {
 // grant its own; after a rotation, the next attempt takes over a grant to
 // the earlier token, see mutex_acquire.lua). A message without a valid
 // MAC is dropped, wake-up and all, and so is a copy of one heard already.
-func (n *notifier) handedOn(node int, ticketKey, fence, mac string) {
+func (n *Notifier) handedOn(node int, ticketKey, fence, mac string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.tickets[ticketKey]
@@ -119,18 +119,18 @@ func (n *notifier) handedOn(node int, ticketKey, fence, mac string) {
 	if t == nil || err != nil || f < 0 {
 		return
 	}
-	g, message := &t.grants, fence+" "+ticketKey
+	g, message := &t.Grants, fence+" "+ticketKey
 	if g.hear(node, f, mac, message) || g.stale(node, f, mac, message) {
 		t.signal()
 	}
 }
 
-// expect starts an attempt, which stores in the waiter's ticket on each
+// Expect starts an attempt, which stores in the waiter's ticket on each
 // node a fresh secret of that node's (see secret). One per node: a grant
 // published on one node, which anyone subscribed there may read, says
 // nothing of what a grant on another node must carry. A nil g (a waiter
 // that hears no grants) does nothing.
-func (g *grants) expect() {
+func (g *Grants) Expect() {
 	if g == nil {
 		return
 	}
@@ -145,7 +145,7 @@ func (g *grants) expect() {
 }
 
 // keep moves the last attempt's secrets to the earlier ones.
-func (g *grants) keep() {
+func (g *Grants) keep() {
 	if g.secrets != nil {
 		g.earlier = append(g.earlier, g.secrets)
 		g.earlier = g.earlier[max(0, len(g.earlier)-4):]
@@ -157,7 +157,7 @@ func (g *grants) keep() {
 // a wake-up, not a grant. A copy of one heard already wakes no one, also
 // while the waiter's token rotated: a grant made to the earlier token
 // then is heard for the first time.
-func (g *grants) stale(node int, fence int64, mac, message string) bool {
+func (g *Grants) stale(node int, fence int64, mac, message string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, s := range g.earlier {
@@ -168,11 +168,11 @@ func (g *grants) stale(node int, fence int64, mac, message string) bool {
 	return false
 }
 
-// expectAs starts an attempt with the secrets of from's, which another
+// ExpectAs starts an attempt with the secrets of from's, which another
 // ticket of the same waiter started (a MultiLock's, one per name): a
 // grant heard on either counts for both, so that a subscriber who read
 // one cannot send it again naming the other ticket.
-func (g *grants) expectAs(from *grants) {
+func (g *Grants) ExpectAs(from *Grants) {
 	from.mu.Lock()
 	s := from.secrets
 	from.mu.Unlock()
@@ -182,9 +182,9 @@ func (g *grants) expectAs(from *grants) {
 	g.secrets = s
 }
 
-// secret is what the last attempt stores in the waiter's ticket on node;
+// Secret is what the last attempt stores in the waiter's ticket on node;
 // "" for a nil g, or before an attempt.
-func (g *grants) secret(node int) string {
+func (g *Grants) Secret(node int) string {
 	if g == nil {
 		return ""
 	}
@@ -202,7 +202,7 @@ func (g *grants) secret(node int) string {
 // all the tickets that share the secrets: a node grants a waiter once
 // between two of its attempts, and a later message with the same MAC is
 // a copy, sent again by someone who read the first.
-func (g *grants) hear(node int, fence int64, mac, message string) bool {
+func (g *Grants) hear(node int, fence int64, mac, message string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.secrets == nil {
@@ -218,7 +218,7 @@ func (g *grants) hear(node int, fence int64, mac, message string) bool {
 // rotate forgets the grants heard: they were made to the token the waiter
 // gives up, which its next attempt takes over where they still hold (see
 // ticket.rotate), and which a lease under the new token must not count.
-func (g *grants) rotate() {
+func (g *Grants) rotate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.keep()
@@ -226,37 +226,37 @@ func (g *grants) rotate() {
 	clear(g.heard)
 }
 
-// observe notes one node's answer to an attempt. A nil g (a waiter that
+// Observe notes one node's answer to an attempt. A nil g (a waiter that
 // hears no grants: TryLock, or Poll) notes nothing.
-func (g *grants) observe(node int, r grant, err error) {
+func (g *Grants) Observe(node int, acquired bool, fence int64, err error) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.taken[node] = err == nil && r.Acquired
+	g.taken[node] = err == nil && acquired
 	switch {
 	case err != nil:
 		g.found[node] = math.MaxInt64
-	case r.Acquired:
-		g.found[node] = max(g.found[node], r.Fence)
+	case acquired:
+		g.found[node] = max(g.found[node], fence)
 	}
 }
 
-// wasGranted reports whether what the last attempt found on node was a
+// WasGranted reports whether what the last attempt found on node was a
 // grant the waiter had heard of, not a lock it took free.
-func (g *grants) wasGranted(node int) bool {
+func (g *Grants) WasGranted(node int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.heard[node] > 0 && g.heard[node] >= g.found[node] && g.found[node] != math.MaxInt64
 }
 
-// live returns the nodes whose grant is live (heard with the last
+// Live returns the nodes whose grant is live (heard with the last
 // attempt's secret, and not found by it) and the token they give: the
 // highest, and ok only when a quorum granted it and, with fencing, each
 // drew the same token, so that it is durable already (see the package
 // documentation).
-func (g *grants) live(quorum int, fencing bool) (nodes []bool, fence int64, ok bool) {
+func (g *Grants) Live(quorum int, fencing bool) (nodes []bool, fence int64, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	nodes = make([]bool, len(g.heard))
@@ -283,16 +283,16 @@ const grantSpread = time.Millisecond
 
 // awaitGrants waits up to grantSpread for a quorum of live grants when
 // some are in.
-func (t *ticket) awaitGrants(ctx context.Context, quorum int, fencing bool) {
-	if nodes, _, ok := t.grants.live(quorum, fencing); ok || !slices.Contains(nodes, true) {
+func (t *Ticket) awaitGrants(ctx context.Context, quorum int, fencing bool) {
+	if nodes, _, ok := t.Grants.Live(quorum, fencing); ok || !slices.Contains(nodes, true) {
 		return
 	}
 	timer := time.NewTimer(grantSpread)
 	defer timer.Stop()
 	for {
 		select {
-		case <-t.wake:
-			if _, _, ok := t.grants.live(quorum, fencing); ok {
+		case <-t.Wake:
+			if _, _, ok := t.Grants.Live(quorum, fencing); ok {
 				return
 			}
 		case <-timer.C:
@@ -301,50 +301,4 @@ func (t *ticket) awaitGrants(ctx context.Context, quorum int, fencing bool) {
 			return
 		}
 	}
-}
-
-// grantedLease is the lease live grants gave a waiter, valid from the
-// start of its last attempt, before the grants and their TTL, once a
-// majority of them are on their nodes' replicas (WithReplicaAcks). It
-// returns nil when there is none or no validity is left; the waiter then
-// attempts, which takes a lock granted to it as its own.
-func (t *ticket) grantedLease(ctx context.Context, c *Client, o *options, names []string, h hold) (*Lease, []bool) {
-	nodes, fence, ok := t.grants.live(c.quorum, o.fencing)
-	if !ok {
-		return nil, nil
-	}
-	if _, ok := o.validUntil(t.sent, o.ttl); !ok {
-		return nil, nil
-	}
-	for i, err := range notOnReplicas(ctx, c, o, names, func(i int) bool { return nodes[i] }) {
-		if err != nil {
-			nodes[i] = false
-		}
-	}
-	if count(len(nodes), func(i int) bool { return nodes[i] }) < c.quorum {
-		return nil, nil
-	}
-	until, ok := o.validUntil(t.sent, o.ttl)
-	if !ok {
-		return nil, nil
-	}
-	l := newLease(c, names, *o, h, uint64(fence))
-	l.start(until)
-	return l, nodes
-}
-
-// grantedLease is a Mutex waiter's lease from grants (an owner's waiter
-// is reserved the lock, never granted it). The ticket leaves the queues of
-// the nodes that did not grant it.
-func (m *Mutex) grantedLease(ctx context.Context, t *ticket) *Lease {
-	if m.opts.owner != "" {
-		return nil
-	}
-	h := m.hold(t.token)
-	h.markTicket(t.key)
-	l, granted := t.grantedLease(ctx, m.c, &m.opts, m.names, h)
-	if l != nil && len(m.c.nodes) > 1 {
-		m.leaveBehind(ctx, l, t, func(i int) bool { return !granted[i] })
-	}
-	return l
 }

@@ -1,32 +1,39 @@
-package core
+package line
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/redlockgo/redlock/internal/quorum"
+
 	"github.com/redlockgo/redlock/driver"
 )
 
-// notifier is the Notify strategy. Each node has one subscription
+// Notifier is the Notify strategy. Each node has one subscription
 // connection, opened on the first wait and shared by all waiters; a key is
 // subscribed on every node while at least one waiter waits on it. A
 // keyspace event that frees a key wakes one of its waiters (see
 // keyWaiters), and every waiter also retries at the holder's TTL, so a lost
 // event costs at most that.
-type notifier struct {
-	c     *Client
-	ready sync.Map      // key prefixes under which every node delivers this Client's ticket events
-	subs  []*subscriber // by node
+type Notifier struct {
+	g           *quorum.Group
+	id          string // the Client's, in its channel and ticket keys
+	log         *slog.Logger
+	setFlags    bool          // give the servers the flags Notify needs (see configure)
+	nodeTimeout time.Duration // the Client's, for its own calls
+	ready       sync.Map      // key prefixes under which every node delivers this Client's Ticket events
+	subs        []*subscriber // by node
 
-	sharded bool // a node is a Redis Cluster: tickets have sharded channels (notify_shard.go)
+	sharded bool // a node is a Redis Cluster: tickets have sharded channels (shards.go)
 
 	mu      sync.Mutex
 	keys    map[string]*keyWaiters
-	tickets map[string]*ticket // the queued Mutex waiters, by ticket key
+	tickets map[string]*Ticket // the queued Mutex waiters, by Ticket key
 	shards  map[string]*shardSub
 	closed  bool
 }
@@ -41,25 +48,39 @@ type subscriber struct {
 	l       driver.Listener // nil until the first wait
 	prefix  string
 	closed  bool
-	tickets map[string]bool // key prefixes whose channel of the Client's is subscribed (see notify_queue.go)
+	tickets map[string]bool // key prefixes whose channel of the Client's is subscribed (see tickets.go)
 
-	configured sync.Map // addresses of the servers given the flags Notify needs (see notify_config.go)
+	configured sync.Map // addresses of the servers given the flags Notify needs (see config.go)
 	refused    error    // ErrConfigRefused or ErrNotifyUnsupported, which do not go away
 }
 
-// newNotifier checks that every node's driver can deliver keyspace
-// notifications. It sends nothing: the servers are configured to publish
-// them at the first wait (see subscriber.listener), or by Ping.
-func newNotifier(c *Client) (waiter, error) {
-	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}, shards: map[string]*shardSub{}}
-	for i, nd := range c.nodes {
-		nt, ok := nd.d.(driver.Notifier)
-		if !ok || nd.d.Protocol() != 3 {
+// Config is what a Client tells its wait strategy of itself.
+type Config struct {
+	ID          string // the Client's, in its channel and ticket keys
+	Log         *slog.Logger
+	SetFlags    bool          // give the servers the flags Notify needs (WithNotifyConfig)
+	NodeTimeout time.Duration // the Client's node timeout, for its own calls
+	Poll        bool          // the Client waits by Poll
+}
+
+// New returns the wait strategy cfg asks for over g's nodes. It sends
+// nothing; under Notify it checks that every node's driver can deliver
+// keyspace notifications: the servers are configured to publish them at
+// the first wait (see subscriber.listener), or by Ping.
+func New(g *quorum.Group, cfg Config) (Waiter, error) {
+	if cfg.Poll {
+		return Poller{g.Closing()}, nil
+	}
+	n := &Notifier{g: g, id: cfg.ID, log: cfg.Log, setFlags: cfg.SetFlags, nodeTimeout: cfg.NodeTimeout,
+		keys: map[string]*keyWaiters{}, tickets: map[string]*Ticket{}, shards: map[string]*shardSub{}}
+	for i, nd := range g.Nodes {
+		nt, ok := nd.Driver.(driver.Notifier)
+		if !ok || nd.Driver.Protocol() != 3 {
 			return nil, fmt.Errorf("%w: node %d uses driver %s, which speaks RESP%d; the Notify wait strategy needs RESP3 keyspace notifications; use WithWaitStrategy(Poll) with this driver",
-				ErrNotifyUnsupported, i, nd.d.Name(), nd.d.Protocol())
+				ErrNotifyUnsupported, i, nd.Driver.Name(), nd.Driver.Protocol())
 		}
 		n.subs = append(n.subs, &subscriber{nt: nt, node: i})
-		n.sharded = n.sharded || nd.cluster
+		n.sharded = n.sharded || nd.Cluster
 	}
 	return n, nil
 }
@@ -68,9 +89,9 @@ func newNotifier(c *Client) (waiter, error) {
 // attempt and should cost one round trip, not three. The first wait joins
 // the key's waiters instead, then has the caller attempt again at once, so
 // a release between the failed attempt and the subscription is not missed.
-func (n *notifier) watch(ctx context.Context, o *options, key string) (watch, error) {
-	if o.wait == Poll { // WithWaitStrategy(Poll) given to this primitive only
-		return pollWatch{o.backoff, n.c.closing}, nil
+func (n *Notifier) watch(ctx context.Context, o *Options, key string) (watch, error) {
+	if o.Poll { // WithWaitStrategy(Poll) given to this primitive only
+		return pollWatch{o.Backoff, n.g.Closing()}, nil
 	}
 	n.mu.Lock()
 	t := n.tickets[key]
@@ -82,7 +103,7 @@ func (n *notifier) watch(ctx context.Context, o *options, key string) (watch, er
 }
 
 // join adds w to its key's waiters and returns once the key is subscribed.
-func (n *notifier) join(ctx context.Context, w *notifyWatch) error {
+func (n *Notifier) join(ctx context.Context, w *notifyWatch) error {
 	for {
 		n.mu.Lock()
 		if n.closed {
@@ -128,7 +149,7 @@ func (n *notifier) join(ctx context.Context, w *notifyWatch) error {
 // subscribe subscribes key's channel on every node. A node that fails is
 // logged and left out: the others' events and the TTL retry still wake
 // the waiters, and the attempt reports a node that is down.
-func (n *notifier) subscribe(ctx context.Context, o *options, key string) {
+func (n *Notifier) subscribe(ctx context.Context, o *Options, key string) {
 	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
 		l, prefix, err := s.listener(ctx, n)
 		if err != nil {
@@ -138,7 +159,7 @@ func (n *notifier) subscribe(ctx context.Context, o *options, key string) {
 	})
 }
 
-func (n *notifier) unsubscribe(ctx context.Context, o *options, key string) {
+func (n *Notifier) unsubscribe(ctx context.Context, o *Options, key string) {
 	n.each(ctx, o, "unsubscribe", func(ctx context.Context, s *subscriber) error {
 		s.mu.Lock()
 		l, prefix := s.l, s.prefix
@@ -156,20 +177,19 @@ func (n *notifier) unsubscribe(ctx context.Context, o *options, key string) {
 // costs a waiter up to a TTL. It returns once a majority succeeded: a
 // stalled node's op finishes in the background, and the waiter, which
 // needs the events of a majority, does not wait for it.
-func (n *notifier) each(ctx context.Context, o *options, what string, op func(context.Context, *subscriber) error) {
-	so := *o
-	so.nodeTimeout = max(o.perNodeTimeout(), time.Second)
-	warn := func(i int, r reply[struct{}]) {
-		if r.err != nil && !n.c.closed.Load() {
-			n.c.opts.logger.Warn("redlock: keyspace notifications: "+what+" failed; waiters fall back to retrying at the holder's TTL",
-				"node", i, "driver", n.c.nodes[i].d.Name(), "error", r.err)
+func (n *Notifier) each(ctx context.Context, o *Options, what string, op func(context.Context, *subscriber) error) {
+	tm := quorum.Timing{NodeTimeout: max(o.NodeTimeout, time.Second)}
+	warn := func(i int, r quorum.Reply[struct{}]) {
+		if r.Err != nil && !n.g.Closed() {
+			n.log.Warn("redlock: keyspace notifications: "+what+" failed; waiters fall back to retrying at the holder's TTL",
+				"node", i, "driver", n.g.Nodes[i].Driver.Name(), "error", r.Err)
 		}
 	}
-	replies := vote(context.WithoutCancel(ctx), n.c, &so, func(ctx context.Context, i int, _ *node) (struct{}, error) {
+	replies := quorum.Vote(context.WithoutCancel(ctx), n.g, tm, func(ctx context.Context, i int, _ *quorum.Node) (struct{}, error) {
 		return struct{}{}, op(ctx, n.subs[i])
-	}, ballot[struct{}]{yes: func(struct{}) bool { return true }, late: warn})
+	}, quorum.Ballot[struct{}]{Yes: func(struct{}) bool { return true }, Late: warn})
 	for i, r := range replies {
-		if !errors.Is(r.err, errNoAnswerYet) {
+		if !quorum.StillOut(r) {
 			warn(i, r)
 		}
 	}
@@ -177,10 +197,10 @@ func (n *notifier) each(ctx context.Context, o *options, what string, op func(co
 
 // listener opens the node's Listener on first use. Each use first gives
 // the flags Notify needs to the node's servers that lack them (see
-// notify_config.go): all of them at the Client's first wait on the node,
+// config.go): all of them at the Client's first wait on the node,
 // then those that joined a Cluster since (a new master, a replica), which
 // publish nothing until they have them; configured ones cost nothing.
-func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener, string, error) {
+func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener, string, error) {
 	if err := n.configure(ctx, s); err != nil {
 		return nil, "", err
 	}
@@ -208,8 +228,8 @@ func (s *subscriber) listener(ctx context.Context, n *notifier) (driver.Listener
 // deliverer wakes a waiter of the key a keyspace event freed. Other events
 // on the key (set, expire: our own acquisitions and extensions) are not
 // releases and wake no one. A message on the Client's own channel is a
-// release's hand-off to one of its tickets (see notify_queue.go).
-func (n *notifier) deliverer(node int, prefix string) func(channel, event string) {
+// release's hand-off to one of its tickets (see tickets.go).
+func (n *Notifier) deliverer(node int, prefix string) func(channel, event string) {
 	return func(channel, event string) {
 		tickets, own := n.ownShard(channel)
 		if !own {
@@ -219,8 +239,8 @@ func (n *notifier) deliverer(node int, prefix string) func(channel, event string
 			fence, rest, _ := strings.Cut(event, " ")
 			// A channel speaks for the tickets under its prefix only: a
 			// sharded one for its own name's.
-			if mac, ticket, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(ticket, tickets) {
-				n.handedOn(node, ticket, fence, mac)
+			if mac, Ticket, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(Ticket, tickets) {
+				n.handedOn(node, Ticket, fence, mac)
 			}
 			return
 		}
@@ -238,7 +258,7 @@ func (n *notifier) deliverer(node int, prefix string) func(channel, event string
 
 // close closes the Listeners. Waiters return ErrClosed from wait (the
 // Client's closing channel is closed before).
-func (n *notifier) close() error {
+func (n *Notifier) Close() error {
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()

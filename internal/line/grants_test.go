@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"crypto/hmac"
@@ -14,8 +14,8 @@ import (
 // signed is what a release tells of fence (a grant, or 0 for a wake-up)
 // to ticket, as lib/tell.lua writes it: the MAC by secret, and the
 // message it covers.
-func signed(secret string, fence int64, ticket string) (mac, message string) {
-	message = fmt.Sprintf("%d %s", fence, ticket)
+func signed(secret string, fence int64, Ticket string) (mac, message string) {
+	message = fmt.Sprintf("%d %s", fence, Ticket)
 	return macHex(secret, message), message
 }
 
@@ -33,78 +33,78 @@ func macHex(secret, message string) string {
 // heard at all, or counts.
 func TestGrantsCountOnlyNews(t *testing.T) {
 	g := newGrants(3)
-	const ticket = "redlock:{n}:t:cid:R"
+	const Ticket = "redlock:{n}:t:cid:R"
 	// hear and stale as a release tells them: the MAC by secret of fence.
 	hear := func(node int, fence int64, secret string) bool {
-		mac, message := signed(secret, fence, ticket)
+		mac, message := signed(secret, fence, Ticket)
 		return g.hear(node, fence, mac, message)
 	}
 	stale := func(node int, fence int64, secret string) bool {
-		mac, message := signed(secret, fence, ticket)
+		mac, message := signed(secret, fence, Ticket)
 		return g.stale(node, fence, mac, message)
 	}
 	if hear(0, 7, "") {
 		t.Fatal("a grant heard before any attempt counts")
 	}
-	g.expect()
-	s := func(node int) string { return g.secret(node) }
+	g.Expect()
+	s := func(node int) string { return g.Secret(node) }
 	if hear(1, 7, s(0)) || hear(0, 7, s(1)) {
 		t.Fatal("a grant with another node's secret is heard")
 	}
 	hear(0, 7, s(0))
-	if _, _, ok := g.live(2, true); ok {
+	if _, _, ok := g.Live(2, true); ok {
 		t.Fatal("one grant of three counts as a quorum of two")
 	}
 	hear(1, 7, s(1))
-	if nodes, fence, ok := g.live(2, true); !ok || fence != 7 || !slices.Equal(nodes, []bool{true, true, false}) {
+	if nodes, fence, ok := g.Live(2, true); !ok || fence != 7 || !slices.Equal(nodes, []bool{true, true, false}) {
 		t.Fatalf("grants 7, 7 from nodes 0 and 1: got %v %d %v, want [true true false] 7 true", nodes, fence, ok)
 	}
-	g.expect() // the next attempt
-	g.observe(1, grant{Acquired: true, Fence: 7}, nil)
-	if _, _, ok := g.live(2, true); ok {
+	g.Expect() // the next attempt
+	g.Observe(1, true, 7, nil)
+	if _, _, ok := g.Live(2, true); ok {
 		t.Fatal("a grant the attempt found still counts")
 	}
 	hear(1, 8, s(1))
-	if _, _, ok := g.live(2, true); ok {
+	if _, _, ok := g.Live(2, true); ok {
 		t.Fatal("grants 7 and 8 count with fencing, though neither node holds the other's token")
 	}
-	if nodes, _, ok := g.live(2, false); ok || nodes[0] {
+	if nodes, _, ok := g.Live(2, false); ok || nodes[0] {
 		t.Fatal("node 0's grant, heard before the attempt, counts: it may have expired before the attempt, which another client's lease there refused")
 	}
 	if hear(1, 999, s(1)); g.heard[1] != 8 {
 		t.Fatalf("a second grant on node 1 since the attempt, made by someone who knew the secret, set its token to %d", g.heard[1])
 	}
-	g.observe(0, grant{}, errors.New("timeout"))
+	g.Observe(0, false, 0, errors.New("timeout"))
 	hear(0, 9, s(0))
-	if nodes, _, _ := g.live(1, false); nodes[0] {
+	if nodes, _, _ := g.Live(1, false); nodes[0] {
 		t.Fatal("a grant from a node where an attempt failed counts")
 	}
-	g.observe(2, grant{Acquired: false}, nil)
+	g.Observe(2, false, 0, nil)
 	hear(2, 8, s(2))
-	if nodes, fence, ok := g.live(2, true); !ok || fence != 8 || !slices.Equal(nodes, []bool{false, true, true}) {
+	if nodes, fence, ok := g.Live(2, true); !ok || fence != 8 || !slices.Equal(nodes, []bool{false, true, true}) {
 		t.Fatalf("grants 8, 8 from nodes 1 and 2: got %v %d %v, want [false true true] 8 true", nodes, fence, ok)
 	}
 	previous := s(0)
-	g.expect() // a new attempt: grants made before it are stale
+	g.Expect() // a new attempt: grants made before it are stale
 	if hear(0, 10, previous) || hear(1, 10, "forged") {
 		t.Fatal("a grant with the previous attempt's secret, or a forged one, is heard")
 	}
-	if nodes, fence, _ := g.live(2, true); slices.Contains(nodes, true) {
+	if nodes, fence, _ := g.Live(2, true); slices.Contains(nodes, true) {
 		t.Fatalf("after a new attempt, grants heard before it, or stale or forged ones, are live: %v %d", nodes, fence)
 	}
 	if stale(0, 10, previous) {
 		t.Fatal("a grant with the previous attempt's secret wakes the waiter, although one with that secret was heard")
 	}
 	unheard := s(1)
-	g.expect() // an attempt whose grants were not heard, then another
+	g.Expect() // an attempt whose grants were not heard, then another
 	if !stale(1, 10, unheard) || stale(1, 10, unheard) || stale(1, 10, "forged") || stale(1, 10, s(1)) {
 		t.Fatal("a grant with the previous attempt's secret wakes other than once, or a forged or current one wakes as stale")
 	}
-	var none *grants
-	if none.expect(); none.secret(0) != "" {
+	var none *Grants
+	if none.Expect(); none.Secret(0) != "" {
 		t.Fatal("a waiter that hears no grants stores a secret")
 	}
-	none.observe(0, grant{Acquired: true}, nil) // a waiter that is not queued notes nothing
+	none.Observe(0, true, 0, nil) // a waiter that is not queued notes nothing
 }
 
 // TestSiblingTicketCannotBeForged: a MultiLock waiter's tickets share one
@@ -113,26 +113,25 @@ func TestGrantsCountOnlyNews(t *testing.T) {
 // naming the other ticket, must not make the other ticket's grants live.
 func TestSiblingTicketCannotBeForged(t *testing.T) {
 	for _, genuine := range [][3]int64{{100, 101, 102}, {100, 100, 100}} {
-		c := &Client{id: "cid", nodes: make([]*node, 3), quorum: 2}
-		n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
+		n := newTestNotifier(t, 3)
 		wake := make(chan struct{}, 1)
-		a := n.register("redlock:{a}:t:cid:RA", "token", wake)
-		b := n.register("redlock:{b}:t:cid:RB", "token", wake)
-		a.grants.expect()
-		b.grants.expectAs(&a.grants)
+		a := n.Register("redlock:{a}:t:cid:RA", "token", wake)
+		b := n.Register("redlock:{b}:t:cid:RB", "token", wake)
+		a.Grants.Expect()
+		b.Grants.ExpectAs(&a.Grants)
 		for i := range 3 { // the attempt took a and stopped at b
-			a.grants.observe(i, grant{Acquired: true}, nil)
-			b.grants.observe(i, grant{}, nil)
+			a.Grants.Observe(i, true, 0, nil)
+			b.Grants.Observe(i, false, 0, nil)
 		}
-		deliver := func(i int, message string) { n.deliverer(i, "__keyspace@0__:")(c.channel("redlock:"), message) }
+		deliver := func(i int, message string) { n.deliverer(i, "__keyspace@0__:")(n.channel("redlock:"), message) }
 		for i := range 3 {
-			mac, message := signed(b.grants.secret(i), genuine[i], b.key)
-			fence, ticket, _ := strings.Cut(message, " ")
-			deliver(i, fence+" "+mac+" "+ticket)
-			deliver(i, "9000000000000000 "+mac+" "+a.key)
-			deliver(i, fence+" "+mac+" "+a.key)
+			mac, message := signed(b.Grants.Secret(i), genuine[i], b.Key)
+			fence, Ticket, _ := strings.Cut(message, " ")
+			deliver(i, fence+" "+mac+" "+Ticket)
+			deliver(i, "9000000000000000 "+mac+" "+a.Key)
+			deliver(i, fence+" "+mac+" "+a.Key)
 		}
-		if nodes, fence, ok := a.grants.live(2, true); ok || slices.Contains(nodes, true) {
+		if nodes, fence, ok := a.Grants.Live(2, true); ok || slices.Contains(nodes, true) {
 			t.Errorf("genuine grants %v to b: the forged grants to a are live: %v, token %d", genuine, nodes, fence)
 		}
 	}
@@ -143,37 +142,36 @@ func TestSiblingTicketCannotBeForged(t *testing.T) {
 // failed: it waits, its next attempt not started): the copy must not wake
 // the waiter, which would attempt on every node for each copy.
 func TestReplayAfterRotationIgnored(t *testing.T) {
-	c := &Client{id: "cid", nodes: make([]*node, 3), quorum: 2}
-	n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
-	tk := n.register("redlock:{a}:t:cid:RA", "tok0", nil)
-	tk.stem = "tok"
-	deliver := func(message string) { n.deliverer(0, "__keyspace@0__:")(c.channel("redlock:"), message) }
+	n := newTestNotifier(t, 3)
+	tk := n.Register("redlock:{a}:t:cid:RA", "tok0", nil)
+	tk.Stem = "tok"
+	deliver := func(message string) { n.deliverer(0, "__keyspace@0__:")(n.channel("redlock:"), message) }
 	woke := func() bool {
 		select {
-		case <-tk.wake:
+		case <-tk.Wake:
 			return true
 		default:
 			return false
 		}
 	}
-	tk.grants.expect()
-	mac, message := signed(tk.grants.secret(0), 42, tk.key)
-	fence, ticket, _ := strings.Cut(message, " ")
-	genuine := fence + " " + mac + " " + ticket
+	tk.Grants.Expect()
+	mac, message := signed(tk.Grants.Secret(0), 42, tk.Key)
+	fence, Ticket, _ := strings.Cut(message, " ")
+	genuine := fence + " " + mac + " " + Ticket
 	if deliver(genuine); !woke() {
 		t.Fatal("the genuine grant did not wake the waiter")
 	}
 	if deliver(genuine); woke() {
 		t.Fatal("a copy of the grant woke the waiter")
 	}
-	tk.grants.expect() // the next attempt, which failed unsure:
-	tk.rotate()        // the waiter rotated its token and waits
+	tk.Grants.Expect() // the next attempt, which failed unsure:
+	tk.Rotate()        // the waiter rotated its token and waits
 	for i := range 3 {
 		if deliver(genuine); woke() {
 			t.Fatalf("copy %d of a grant the waiter heard, sent after its rotation, woke it", i+1)
 		}
 	}
-	late, lateMessage := signed(tk.grants.earlier[len(tk.grants.earlier)-1].value[0], 43, tk.key)
+	late, lateMessage := signed(tk.Grants.earlier[len(tk.Grants.earlier)-1].value[0], 43, tk.Key)
 	f, tkt, _ := strings.Cut(lateMessage, " ")
 	if deliver(f + " " + late + " " + tkt); !woke() {
 		t.Fatal("a grant to the rotated attempt, heard for the first time, did not wake the waiter")

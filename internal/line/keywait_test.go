@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"context"
@@ -56,12 +56,12 @@ func (f *fakeNotifier) event(key, event string) {
 	deliver("__keyspace@3__:"+key, event)
 }
 
-func newFakeNotifier() (*notifier, *fakeNotifier, *options) {
+func newFakeNotifier(t testing.TB) (*Notifier, *fakeNotifier, *Options) {
 	f := &fakeNotifier{}
-	o := defaultOptions()
-	o.backoff = Backoff{Base: time.Millisecond, Cap: time.Hour, Multiplier: 2}
-	c := &Client{nodes: []*node{{d: f}}, opts: o, closing: make(chan struct{})}
-	return &notifier{c: c, subs: []*subscriber{{nt: f}}, keys: map[string]*keyWaiters{}}, f, &o
+	o := Options{Backoff: Backoff{Base: time.Millisecond, Cap: time.Hour, Multiplier: 2}, NodeTimeout: 50 * time.Millisecond}
+	n := newTestNotifier(t, 0, f)
+	n.subs = []*subscriber{{nt: f}}
+	return n, f, &o
 }
 
 // waiting is a watch joined to its key and blocked in wait.
@@ -71,7 +71,7 @@ type waiting struct {
 	done   chan error
 }
 
-func startWaiting(t *testing.T, n *notifier, o *options, key string) *waiting {
+func startWaiting(t *testing.T, n *Notifier, o *Options, key string) *waiting {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := n.watch(ctx, o, key)
@@ -96,7 +96,7 @@ func (wt *waiting) woken(d time.Duration) bool {
 }
 
 func TestNotifyWakesOneWaiter(t *testing.T) {
-	n, f, o := newFakeNotifier()
+	n, f, o := newFakeNotifier(t)
 	a, b := startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k")
 	time.Sleep(20 * time.Millisecond) // both blocked in wait
 	f.event("k", "set")               // not a release
@@ -121,7 +121,7 @@ func TestNotifyWakesOneWaiter(t *testing.T) {
 // A waiter cancelled after it was woken, before its attempt, hands the
 // wake-up on.
 func TestNotifyCancelledWaiterHandsOn(t *testing.T) {
-	n, f, o := newFakeNotifier()
+	n, f, o := newFakeNotifier(t)
 	a, b := startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k")
 	time.Sleep(20 * time.Millisecond)
 	f.event("k", "del")
@@ -138,7 +138,7 @@ func TestNotifyCancelledWaiterHandsOn(t *testing.T) {
 
 // A release while every waiter is busy attempting is kept, not lost.
 func TestNotifyWakeWhileAttempting(t *testing.T) {
-	n, f, o := newFakeNotifier()
+	n, f, o := newFakeNotifier(t)
 	ctx := context.Background()
 	w, _ := n.watch(ctx, o, "k")
 	if err := w.wait(ctx, 0, time.Hour); err != nil {
@@ -153,20 +153,20 @@ func TestNotifyWakeWhileAttempting(t *testing.T) {
 }
 
 func TestNotifyCloseEndsWait(t *testing.T) {
-	n, _, o := newFakeNotifier()
+	n, _, o := newFakeNotifier(t)
 	a := startWaiting(t, n, o, "k")
-	close(n.c.closing)
+	n.g.Close()
 	if err := <-a.done; !errors.Is(err, ErrClosed) {
 		t.Fatalf("wait after Close: got %v, want ErrClosed", err)
 	}
 	a.w.stop()
-	if err := n.close(); err != nil {
+	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	w, _ := n.watch(ctx, o, "k") // no I/O: the first wait reports the close
 	if err := w.wait(ctx, 0, time.Hour); !errors.Is(err, ErrClosed) {
-		t.Fatalf("first wait on a closed notifier: got %v, want ErrClosed", err)
+		t.Fatalf("first wait on a closed Notifier: got %v, want ErrClosed", err)
 	}
 	w.stop()
 }

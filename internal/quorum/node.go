@@ -1,4 +1,4 @@
-package core
+package quorum
 
 import (
 	"context"
@@ -12,22 +12,23 @@ import (
 	"github.com/redlockgo/redlock/driver"
 )
 
-// node is one driver with what was learned about its server. The natives
+// Node is one driver with what was learned about its server. The natives
 // map is the one place that decides whether a native command replaces a
 // script; the primitives never look at the driver's or the server's name.
-type node struct {
-	index        int // in Client.nodes
-	d            driver.Driver
-	log          *slog.Logger
-	singleServer bool              // one script may touch any keys (driver.SingleServer)
-	cluster      bool              // a Redis Cluster (or a Ring): SingleServer is false
-	answered     atomic.Int64      // when it last answered a call (Unix ns), error replies too; 0 never
-	replicated   driver.Replicated // nil when the driver cannot wait for replicas
-	replicaAcks  int               // WithReplicaAcks; -1: acksProbed
-	acksProbed   atomic.Int32      // replicas to wait for, as probed; -1 not yet
-	acksCounted  atomic.Int64      // when acksProbed was probed (Unix ns)
-	acksMaster   string            // under mu: the replication ID acksFloor was counted on
-	acksFloor    int               // under mu: the most replicas counted on acksMaster
+type Node struct {
+	Index        int // in Group.Nodes
+	Driver       driver.Driver
+	SingleServer bool // one script may touch any keys (driver.SingleServer)
+	Cluster      bool // a Redis Cluster (or a Ring): SingleServer is false
+
+	log         *slog.Logger
+	answered    atomic.Int64      // when it last answered a call (Unix ns), error replies too; 0 never
+	replicated  driver.Replicated // nil when the driver cannot wait for replicas
+	replicaAcks int               // WithReplicaAcks; -1: acksProbed
+	acksProbed  atomic.Int32      // replicas to wait for, as probed; -1 not yet
+	acksCounted atomic.Int64      // when acksProbed was probed (Unix ns)
+	acksMaster  string            // under mu: the replication ID acksFloor was counted on
+	acksFloor   int               // under mu: the most replicas counted on acksMaster
 
 	mu      sync.Mutex
 	natives map[driver.Native]bool // probed so far: supported or not
@@ -39,7 +40,7 @@ type node struct {
 // only the keys under its prefix may probe it). A probe that fails for a
 // reason other than the server's answer (a timeout, a dropped connection)
 // is not remembered and is tried again.
-func (n *node) has(ctx context.Context, native driver.Native, key string) bool {
+func (n *Node) has(ctx context.Context, native driver.Native, key string) bool {
 	n.mu.Lock()
 	ok, known := n.natives[native]
 	n.mu.Unlock()
@@ -48,28 +49,28 @@ func (n *node) has(ctx context.Context, native driver.Native, key string) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	err := driver.Probe(pctx, n.d, native, key+":probe")
-	if err != nil && !n.d.IsServerError(err) {
+	err := driver.Probe(pctx, n.Driver, native, key+":probe")
+	if err != nil && !n.Driver.IsServerError(err) {
 		return false
 	}
 	n.mu.Lock()
 	n.natives[native] = err == nil
 	n.mu.Unlock()
-	n.log.Debug("redlock: native command probed", "driver", n.d.Name(), "command", string(native), "supported", err == nil)
+	n.log.Debug("redlock: native command probed", "driver", n.Driver.Name(), "command", string(native), "supported", err == nil)
 	return err == nil
 }
 
-// release deletes key when it holds token, natively where the server can.
-func (n *node) release(ctx context.Context, key, token string) (int64, error) {
+// Release deletes key when it holds token, natively where the server can.
+func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 	var v int64
 	var err error
 	switch {
 	case n.has(ctx, driver.NativeReleaseDelifeq, key):
-		v, err = n.d.ReleaseDelifeq(ctx, key, token)
+		v, err = n.Driver.ReleaseDelifeq(ctx, key, token)
 	case n.has(ctx, driver.NativeReleaseDelex, key):
-		v, err = n.d.ReleaseDelex(ctx, key, token)
+		v, err = n.Driver.ReleaseDelex(ctx, key, token)
 	default:
-		v, err = n.d.Release(ctx, key, token)
+		v, err = n.Driver.Release(ctx, key, token)
 	}
 	return v, notHeldOnWrongType(err)
 }
@@ -94,19 +95,19 @@ const failoverWindow = 30 * time.Second
 // heard notes a call's outcome: an answer, if the server replied. A
 // connection to a Cluster node that broke may be a failover, after which
 // a master has other replicas: they are counted again.
-func (n *node) heard(err error) {
-	if err == nil || n.d.IsServerError(err) {
+func (n *Node) heard(err error) {
+	if err == nil || n.Driver.IsServerError(err) {
 		n.answered.Store(time.Now().UnixNano())
-	} else if n.cluster && driver.IsBrokenConnection(err) {
+	} else if n.Cluster && driver.IsBrokenConnection(err) {
 		n.acksProbed.Store(-1)
 	}
 }
 
 // failingOver reports a connection to a Cluster node that was refused or
 // broke within failoverWindow of its last answer.
-func (n *node) failingOver(err error) bool {
+func (n *Node) failingOver(err error) bool {
 	last := n.answered.Load()
-	return n.cluster && last != 0 && time.Since(time.Unix(0, last)) < failoverWindow && driver.IsBrokenConnection(err)
+	return n.Cluster && last != 0 && time.Since(time.Unix(0, last)) < failoverWindow && driver.IsBrokenConnection(err)
 }
 
 // unserved reports an error that says the server did not run the call and
@@ -114,7 +115,7 @@ func (n *node) failingOver(err error) bool {
 // transient reply (driver.IsTransient), or a refused connection to a
 // Cluster node failing over (the client finds the new master once it
 // knows).
-func (n *node) unserved(err error) bool {
+func (n *Node) unserved(err error) bool {
 	return driver.IsTransient(err) || errors.Is(err, syscall.ECONNREFUSED) && n.failingOver(err)
 }
 
@@ -122,6 +123,6 @@ func (n *node) unserved(err error) bool {
 // Wait) keeps trying: the node could not serve the call, lately or to the
 // end (errWasChanging), it is a Cluster node failing over, or its
 // replicas did not take a grant yet (errReplicasBehind).
-func (n *node) changing(err error) bool {
+func (n *Node) changing(err error) bool {
 	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, errReplicasBehind)
 }

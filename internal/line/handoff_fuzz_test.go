@@ -1,4 +1,4 @@
-package core
+package line
 
 import (
 	"strconv"
@@ -15,9 +15,9 @@ import (
 // field and the ticket by a node's secret by a placeholder, ${0}, ${1} or
 // ${2}, replaced before delivery. Its seeds run in every go test; to fuzz:
 //
-//	go test -run '^$' -fuzz FuzzHandOffMessage -fuzztime 30s ./core/
+//	go test -run '^$' -fuzz FuzzHandOffMessage -fuzztime 30s ./internal/line/
 func FuzzHandOffMessage(f *testing.F) {
-	c := &Client{id: "cid", nodes: make([]*node, 3)}
+	c := newTestNotifier(f, 3)
 	// The Client's channel for its prefix, and its name's sharded channel.
 	own, shard, ticketKey := c.channel("redlock:"), "redlock:{n}:c:cid", "redlock:{n}:t:cid:R"
 	for _, seed := range []struct {
@@ -46,21 +46,21 @@ func FuzzHandOffMessage(f *testing.F) {
 		f.Add(seed.node, seed.channel, seed.message)
 	}
 	f.Fuzz(func(t *testing.T, node uint8, channel, message string) {
-		n := &notifier{c: c, keys: map[string]*keyWaiters{}, tickets: map[string]*ticket{}}
-		tk := n.register(ticketKey, "token", nil)
-		tk.grants.expect()
-		at := int(node) % len(c.nodes)
+		n := newTestNotifier(t, 3)
+		tk := n.Register(ticketKey, "token", nil)
+		tk.Grants.Expect()
+		at := int(node) % len(c.g.Nodes)
 		fence, _, _ := strings.Cut(message, " ")
-		for i := range c.nodes {
-			message = strings.ReplaceAll(message, "${"+strconv.Itoa(i)+"}", macHex(tk.grants.secret(i), fence+" "+ticketKey))
+		for i := range c.g.Nodes {
+			message = strings.ReplaceAll(message, "${"+strconv.Itoa(i)+"}", macHex(tk.Grants.Secret(i), fence+" "+ticketKey))
 		}
 		n.deliverer(at, "__keyspace@0__:")(channel, message)
 
 		fence, rest, _ := strings.Cut(message, " ")
 		f, err := strconv.ParseInt(fence, 10, 64)
 		genuine := (channel == own || channel == shard) && err == nil && f > 0 &&
-			rest == macHex(tk.grants.secret(at), fence+" "+ticketKey)+" "+ticketKey
-		for i, heard := range tk.grants.heard {
+			rest == macHex(tk.Grants.Secret(at), fence+" "+ticketKey)+" "+ticketKey
+		for i, heard := range tk.Grants.heard {
 			switch {
 			case heard != 0 && !genuine:
 				t.Fatalf("message %q on %q made node %d's grant %d heard", message, channel, i, heard)

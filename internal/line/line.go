@@ -1,0 +1,93 @@
+package line
+
+import (
+	"context"
+	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
+)
+
+// Line is a waiter in the queues of Notify (see tickets.go): a Mutex
+// waiter with one ticket, or a MultiLock waiter with one per name, which
+// waits in the queue of the name its last attempt stopped at. Wait is the
+// loop both run; what differs is in the functions. L is the lease.
+type Line[L comparable] struct {
+	N *Notifier
+	O Options
+	// Attempt runs one attempt, queuing its tickets when join, and
+	// returns the ticket of the name it was refused at and the holder's
+	// TTL there.
+	Attempt func(ctx context.Context, join bool) (l L, blocked *Ticket, key string, holderTTL time.Duration, err error)
+	// Refused, when set, runs after a refused attempt, before the waiter
+	// waits for its blocked ticket.
+	Refused func()
+	// Quit leaves the queues for good, handing on what was granted to the
+	// waiter there, and returns err.
+	Quit func(err error) error
+	// Granted is the lease that grants gave the waiter, if any (else the
+	// zero L).
+	Granted func(ctx context.Context) L
+	// Heed tells, for the head of a queue, a keyspace event from a node
+	// that counts (see notifyWatch.heed); nil: every node's.
+	Heed func(node int) bool
+}
+
+// Wait attempts until the waiter holds its lease, queued once the
+// Client's channel is subscribed: an uncontended Lock then costs one round
+// trip, and a contended one subscribes and tries again at once, so that no
+// release between its attempts goes unheard. Between attempts it waits for
+// a release to tell its ticket, or, at the head of a queue, for an event
+// that frees the lock key (a holder that died), and at worst retries at the
+// holder's TTL (see waitTicket).
+func (q *Line[L]) Wait(ctx context.Context) (L, error) {
+	var zero L
+	n, o := q.N, &q.O
+	var head *notifyWatch // the lock key's subscription, for the head of the queue
+	defer func() {
+		if head != nil {
+			head.stop()
+		}
+	}()
+	for attempt := 0; ; attempt++ {
+		join := n.ticketsReady(o)
+		l, t, key, holderTTL, err := q.Attempt(ctx, join)
+		switch {
+		case err == nil:
+			return l, nil
+		case !quorum.Retryable(err), o.MaxAttempts > 0 && attempt+1 >= o.MaxAttempts:
+			return zero, q.Quit(err)
+		}
+		if !join {
+			n.subscribeTickets(ctx, o)
+			if err := n.refusal(); err != nil {
+				return zero, q.Quit(err)
+			}
+			if n.ticketsReady(o) {
+				continue
+			}
+		}
+		if q.Refused != nil {
+			q.Refused()
+		}
+		if head != nil && head.key != key {
+			head.stop()
+			head = nil
+		}
+		if head == nil && t.First.Load() {
+			// Subscribed only now: attempt again before waiting, so that
+			// a DEL in between is not missed.
+			head = &notifyWatch{n: n, key: key, o: o, ctx: ctx, wake: t.Wake, heed: q.Heed}
+			if err := n.join(ctx, head); err != nil {
+				head = nil
+				return zero, q.Quit(err)
+			}
+			continue
+		}
+		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
+			return zero, q.Quit(err)
+		}
+		if l := q.Granted(ctx); l != zero {
+			return l, nil
+		}
+	}
+}

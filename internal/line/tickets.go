@@ -1,0 +1,216 @@
+package line
+
+import (
+	"context"
+	"crypto/rand"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// A Mutex waits under Notify in a queue kept in Redis. A waiter that fails
+// an attempt joins the lock's queue with a ticket key of its own, holding
+// its token and TTL. A release hands the lock to the oldest live waiter:
+// it sets the lock to that waiter's token and tells that waiter's Client
+// the fencing token, on the Client's own channel, which each Client
+// subscribes once per node. So a release wakes one waiter among all
+// processes, nobody barges in, and the woken waiter holds the lock without
+// another round trip once a majority of nodes granted it (see
+// grants.go). (An owner's waiter, WithOwner, gets the lock reserved a
+// moment and takes it with an attempt.) A ticket expires with the lock it
+// waits on, and the waiter retries then: a waiter that died leaves the
+// queue by that time.
+
+// Events on the lock key itself are not releases by this library (those
+// reach the woken ticket) but a DEL from elsewhere or an expiry: a holder
+// that died. The waiter that joined the queue at its head listens for them
+// too, on the Client's reference-counted subscription to the lock key, so
+// that they wake it; the others do not, so that waiting costs them no
+// subscription, and the head, once it holds the lock, hands it on.
+
+// Ticket is one waiter that a release may tell of a grant or a wake-up:
+// a queued Lock call, or a waiter in a line kept in Redis (FairMutex,
+// RWMutex writers, Semaphore).
+type Ticket struct {
+	Key     string
+	Token   string // the lease's token in every attempt, and in a grant
+	Arrival int64  // the waiter's place in the queue (µs since the epoch), the same on every node
+	Wake    chan struct{}
+	Join    bool        // the next attempt joins the queue
+	Joined  bool        // an attempt may have put it in the queue
+	Sent    time.Time   // the start of the last attempt
+	First   atomic.Bool // an attempt put it at the head of the queue
+	Grants  Grants      // what the nodes' releases granted it
+	Stem    string      // its tokens are Stem and a number, seq (see Rotate)
+	Earlier []string    // the tokens it gave up, the last few
+	seq     int
+	sharded bool // counted on its sharded channel (shards.go)
+}
+
+// NewTicket registers a ticket in the queue of a Mutex whose keys start
+// with base ("<prefix>{name}"), whose tokens start with stem (see
+// Rotate); it is signalled on wake, a fresh channel when nil.
+func (n *Notifier) NewTicket(base, stem string, wake chan struct{}) *Ticket {
+	t := n.Register(base+TicketInfix+n.id+":"+rand.Text(), stem+"0", wake)
+	t.Stem = stem
+	return t
+}
+
+// Register makes key a ticket of this Client: what a release tells the
+// Client of it signals wake (a fresh channel when nil). key must end in
+// TicketInfix, the Client's id, ':' and a random part,
+// where the scripts find the Client's channel.
+func (n *Notifier) Register(key, token string, wake chan struct{}) *Ticket {
+	if wake == nil {
+		wake = make(chan struct{}, 1)
+	}
+	t := &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes))}
+	n.mu.Lock()
+	n.tickets[t.Key] = t
+	n.mu.Unlock()
+	return t
+}
+
+// Rotate gives a queued waiter a fresh token after an undo of its attempt
+// failed on some node: that undo may still land there, later, and delete
+// whatever holds the old token then, a grant or the waiter's lease. Until
+// its next attempt stores the new token in its ticket, it hears no grant;
+// that attempt takes over a grant made to any token it gave up, and its
+// leave passes one on: the scripts know them by their stem and a smaller
+// number (see lib/take_over.lua), however many there were while a node
+// was stalled.
+func (t *Ticket) Rotate() {
+	t.Earlier = append(t.Earlier, t.Token)
+	t.Earlier = t.Earlier[max(0, len(t.Earlier)-4):]
+	t.seq++
+	t.Token = t.Stem + strconv.Itoa(t.seq)
+	t.Grants.rotate()
+}
+
+func (t *Ticket) signal() {
+	select {
+	case t.Wake <- struct{}{}:
+	default:
+	}
+}
+
+// ticketWatch waits for a ticket that another primitive (FairMutex,
+// RWMutex) registered: the first wait subscribes the Client's channel and
+// has the caller attempt again at once, so that no grant after its last
+// attempt goes unheard.
+type ticketWatch struct {
+	n          *Notifier
+	t          *Ticket
+	o          *Options
+	subscribed bool
+}
+
+func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
+	if !w.subscribed {
+		w.subscribed = true
+		w.n.subscribeTickets(ctx, w.o)
+		if err := w.n.refusal(); err != nil {
+			return err
+		}
+		if w.n.ticketsReady(w.o) {
+			w.t.Join = true
+			return nil
+		}
+	}
+	return w.n.waitTicket(ctx, w.o, w.t, attempt, holderTTL)
+}
+
+func (w *ticketWatch) stop() {}
+
+func (n *Notifier) DropTicket(t *Ticket) {
+	n.mu.Lock()
+	delete(n.tickets, t.Key)
+	n.mu.Unlock()
+	if t.sharded {
+		n.shardLeave(t.Key)
+	}
+}
+
+// subscribeTickets subscribes, once per node and key prefix, the Client's
+// own channel, on which releases tell it of its tickets (see
+// lib/tell.lua). Until every node confirmed it, waiters do not queue.
+func (n *Notifier) subscribeTickets(ctx context.Context, o *Options) {
+	prefix := o.Prefix
+	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
+		l, _, err := s.listener(ctx, n)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		done := s.tickets[prefix]
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		if err := l.Subscribe(ctx, n.channel(prefix)); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.tickets == nil {
+			s.tickets = map[string]bool{}
+		}
+		s.tickets[prefix] = true
+		s.mu.Unlock()
+		return nil
+	})
+	for _, s := range n.subs {
+		s.mu.Lock()
+		ok := s.tickets[prefix]
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+	}
+	n.ready.Store(prefix, true)
+}
+
+// ticketsReady reports whether every node delivers what releases tell this
+// Client's tickets under o's key prefix.
+func (n *Notifier) ticketsReady(o *Options) bool {
+	_, ok := n.ready.Load(o.Prefix)
+	return ok
+}
+
+// channel is the Client's own channel for tickets under the key prefix,
+// named after its id as the scripts find it in a ticket key (see
+// lib/tell.lua).
+func (n *Notifier) channel(prefix string) string { return prefix + ClientInfix + n.id }
+
+// ownChannel reports whether channel is one of this Client's own
+// channels, and the prefix its tickets' keys have.
+func (n *Notifier) ownChannel(channel string) (string, bool) {
+	prefix, ok := strings.CutSuffix(channel, ClientInfix+n.id)
+	return prefix + "{", ok
+}
+
+// waitTicket waits for the ticket's wake-up. As a safety net against a
+// lost event it retries at the holder's TTL anyway; a waiter that could not
+// queue polls with backoff.
+func (n *Notifier) waitTicket(ctx context.Context, o *Options, t *Ticket, attempt int, holderTTL time.Duration) error {
+	if t.Join && !t.sharded { // queued: a release may tell it
+		t.sharded = true
+		n.shardJoin(t.Key)
+	}
+	retry := o.Backoff.Delay(attempt)
+	if t.Join {
+		retry = safetyNet(o, attempt, holderTTL)
+	}
+	timer := time.NewTimer(retry)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.g.Closing():
+		return ErrClosed
+	case <-timer.C:
+	case <-t.Wake:
+		t.awaitGrants(ctx, n.g.Quorum, o.Fencing)
+	}
+	return nil
+}
