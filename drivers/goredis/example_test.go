@@ -28,7 +28,6 @@ func Example() {
 	if err := c.Ping(ctx); err != nil { // at start-up, to fail fast
 		log.Fatal(err)
 	}
-
 	lease, err := c.Mutex("invoice:42").Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
