@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -89,4 +90,26 @@ func Example_quorum() {
 		log.Fatal(err)
 	}
 	// Output: held on a majority: true
+}
+
+// Options given to New are the Client's defaults; given to a primitive,
+// they override them: docs/options.md's example.
+func Example_options() {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	d, err := goredis.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	c, err := core.New([]core.Driver{d}, core.WithTTL(30*time.Second), core.WithLogger(logger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	m := c.Mutex("invoice:42", core.WithTTL(time.Minute), core.WithAutoExtend())
+
+	fmt.Println(m.Name())
+	// Output: invoice:42
 }

@@ -11,7 +11,7 @@ import (
 // The user documents whose Go snippets must be the code of runnable
 // examples, and the example files of the repository's modules.
 var (
-	snippetDocs  = []string{"README.md"}
+	snippetDocs  = []string{"README.md", "docs/migrating.md", "docs/options.md", "docs/cluster.md"}
 	exampleFiles = []string{"drivers/goredis/*_example_test.go", "drivers/goredis/example_test.go",
 		"drivers/redigo/example_test.go", "drivers/rueidis/example_test.go", "drivers/auto/example_test.go"}
 )
