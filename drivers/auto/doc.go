@@ -2,8 +2,13 @@
 // application committed to one Redis client links only that client:
 //
 //	d, err := auto.Open("localhost:6379")
-//	if err != nil { ... }
+//	if err != nil {
+//		return err
+//	}
 //	c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
+//	if err != nil {
+//		return errors.Join(err, d.Close()) // no Client owns d yet: close it here
+//	}
 //	defer c.Close() // closes the client Open made, too
 //
 // The build tag picks the driver (Name says which one was built):

@@ -28,13 +28,15 @@ func Example() {
 	if err := c.Ping(ctx); err != nil { // at start-up, to fail fast
 		log.Fatal(err)
 	}
-
 	lease, err := c.Mutex("invoice:42").Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lease.Unlock(ctx)
+	// Work while lease.Done() is open; send lease.Token() with every write.
 	fmt.Println("held, token > 0:", lease.Token() > 0)
+	if err := lease.Unlock(ctx); err != nil { // ErrLost: it was lost meanwhile
+		log.Fatal(err)
+	}
 
 	// Output:
 	// held, token > 0: true

@@ -34,8 +34,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lease.Unlock(ctx)
+	// Work while lease.Done() is open; send lease.Token() with every write.
 	fmt.Println("held, token > 0:", lease.Token() > 0)
+	if err := lease.Unlock(ctx); err != nil { // ErrLost: it was lost meanwhile
+		log.Fatal(err)
+	}
 
 	// Output:
 	// held, token > 0: true
