@@ -30,29 +30,15 @@
 // answered; then they wait about as long as the majority took. Give Unlock
 // a context with a deadline to bound it.
 //
-// An acquisition that a node gets only after the attempt's undo or its
-// lease's release (a request that timed out, held up on its way, or sent
-// on another connection to a server that was paused) is refused there, by
-// every primitive: a release or undo that finds nothing of the attempt
-// marks it, for its TTL, in the same script, so that an acquisition that
-// landed before is released and one that lands after is refused, in
-// whatever order the server runs them. An attempt that does not wait in
-// line (TryLock, a Poll attempt, a waiter's first) marks itself as it
-// lands (a key of a few bytes on each node, for the attempt's TTL, which
-// an extension of its lease lengthens): a copy of it, sent twice by a
-// client that retried it on a broken connection or by the network, is
-// refused wherever it lands in that time, and one that finds the attempt's
-// token holding the name reports it held, so that the round counts it or
-// undoes it. Every mark lasts a TTL: a request that lands later than that
-// after its attempt (or its lease's last extension) may hold the name
-// there for one TTL, as a lease nobody has (an owner's, while a lease of
-// the same owner holds it, too). A waiter's attempts share its token and
-// ticket: its lease's release and its leaving the line mark them all. A
-// Mutex or MultiLock waiter's attempt that a later one of its attempts
-// overtook on that node is refused too. A waiter's tokens share a random
-// stem and end in a number that grows each time it gives one up: its next
-// attempt takes over a grant made to any of them, and its leave passes one
-// on.
+// A request that reaches a node late, after its attempt was undone or its
+// lease released (it was held up on the way, or sent on another
+// connection to a paused server), is refused there by every primitive,
+// and so is a copy of a request sent twice (by a client that retried on a
+// broken connection, or by the network): the release or undo, and an
+// attempt that does not wait in line, leave a mark of a few bytes on each
+// node for the attempt's TTL. A request later than that may hold the name
+// on that node for one TTL, as a lease nobody has; it never makes two
+// leases valid. docs/protocol.md describes the marks.
 //
 // # Release and extension
 //
@@ -130,55 +116,39 @@
 // Every call that can block takes a context; its cancellation is reported
 // as the context's error, distinct from ErrNotAcquired.
 //
-// Under Notify a Mutex waiter queues in Redis: its failed attempt adds a
-// ticket key of its own, holding its token and TTL, to the lock's queue. A
-// release hands the lock to the oldest live waiter: it sets the lock to
-// that waiter's token and tells that waiter's Client the new fencing token
-// on the Client's own channel, which it subscribes once per node. So a
-// release wakes one waiter among
-// all processes, no one barges in before it, and waiters are served in
-// arrival order. Once a majority of nodes granted it, with one fencing
-// token, the waiter holds the lock with no request of its own (its
-// validity counts from its last attempt, before the grants); otherwise it
-// confirms the grants with an attempt, as any acquisition. (A reentrant
-// waiter, WithOwner, gets the lock reserved for a moment instead, at most
-// 200ms or half the TTL, and takes it with an attempt.) A waiter that
-// gives up passes on a grant it got meanwhile; a waiter that won leaves
-// the lines of the nodes that did not grant it (keeping what its token
-// holds there, an attempt whose answer was lost or a grant that came late:
-// an extension may count it, and the release takes it back), and its lease's release
-// takes its tickets out of those lines for good (a leave may be lost, or
-// land late), so that no release there grants the name to a lease that is
-// over. A leave, an undo or a give-back that fails on a node is asked again
-// in the background until it lands, the Client closes, or the TTL passes.
-// The waiter at the head of the queue also listens to the lock key
-// itself, so that a holder that dies wakes it at its TTL, and a DEL from
-// elsewhere at once; the others
-// retry at the holder's TTL, when their tickets expire. A waiter that crashes
-// with a ticket still live may be granted the lock; it then frees at the
-// waiter's TTL, as if the waiter had crashed holding it.
+// Under Notify the waiters of a Mutex, MultiLock, FairMutex, RWMutex
+// writer or Semaphore wait in a line kept in Redis, each by a small key of
+// its own (its ticket), and are served in arrival order: a release hands
+// the lock to the oldest live waiter and tells that waiter's Client, by a
+// message on the Client's own channel, which it subscribes once per node.
+// So a release wakes one waiter among all processes, and no one barges in
+// before it. A Mutex waiter granted the lock by a majority of nodes, with
+// one fencing token, holds it with no request of its own (its validity
+// counts from its last attempt, before the grants); otherwise it confirms
+// the grants with an attempt. A reentrant waiter (WithOwner) gets the lock
+// reserved for a moment instead (at most 200ms or half the TTL) and takes
+// it with an attempt. A waiter that gives up passes on what it was
+// granted meanwhile. The waiter first in line also hears the lock key's
+// keyspace events, so that a holder that died wakes it at its TTL and a
+// DEL from elsewhere at once; the others retry at the holder's TTL. A
+// waiter that crashes may still be granted the lock, which then frees at
+// the waiter's TTL, as if it had crashed holding it.
 //
-// Releasing through this queue takes a script: under Notify, Unlock does
+// Releasing through the line takes a script: under Notify, Unlock does
 // not use the native compare-and-delete commands, which cannot wake the
 // next waiter. A Poll client releasing a lock that Notify clients wait on
 // does not wake them; they retry at the holder's TTL.
 //
-// A waiter trusts a grant only when it carries the MAC (HMAC-SHA1) of
-// its fencing token and ticket keyed by the secret that its last attempt
-// stored in its ticket on that node (a fresh one per node and attempt),
-// and only the first such grant from a node between two attempts; a
-// grant heard before the last attempt no longer counts once it started.
-// The secret never leaves the server: the release script computes the MAC.
-// So a grant made before that attempt and delivered late, or heard before
-// it (the lock may have expired since, while the waiter's validity counts
-// from the attempt's start, and another client took it), is ignored, and
-// so is a message from anyone who cannot read the ticket's value: a
-// subscriber of the Clients' channels reads grants, but can neither change
-// the token or the ticket of one nor make another, and a copy it sends
-// again is not heard twice. Wake-ups carry a MAC too, so publishing on
-// the Clients' channels cannot make a waiter attempt either (publishing
-// on the keyspace channels, __keyspace@<db>__:<prefix>*, can: grant that
-// to no untrusted user).
+// A message proves what it says and carries no secret: it holds the
+// fencing token and the waiter's ticket with their MAC (HMAC-SHA1), keyed
+// by a secret that the waiter's last attempt stored in its ticket on that
+// node, which the release script reads and never sends. A waiter heeds
+// only the first such message from a node between two of its attempts.
+// So a subscriber of the Clients' channels that cannot read the library's
+// keys can neither give a waiter a lock or a token nor make it attempt
+// (publishing on the keyspace channels, __keyspace@<db>__:<prefix>*, can
+// wake a waiter: grant that to no untrusted user). docs/protocol.md
+// describes the keys, scripts and messages of every primitive.
 //
 // # Access control
 //
