@@ -9,7 +9,7 @@ import (
 // A lease whose expiry timer has not run at its validity deadline (a busy
 // machine schedules timers late) reports itself lost all the same.
 func TestErrFollowsTheClockNotTheTimer(t *testing.T) {
-	c := newTestClient(t, defaultOptions(), 1)
+	c := newTestClient(t)
 	c.evictionOnce.Do(func() {}) // no servers to ask
 	l := newLease(c, newLeaseNames(options{}, "n"), options{}, nil, 1)
 	l.start(time.Now().Add(20 * time.Millisecond))
