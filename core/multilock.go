@@ -167,7 +167,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*line.
 	// attempt changes them.
 	asks := make([]asked, len(tickets))
 	for j, t := range tickets {
-		asks[j] = ask(t, len(c.q.Nodes))
+		asks[j] = ask(t)
 	}
 	observe := func(i int, gs []grant, err error) {
 		for j, t := range tickets {

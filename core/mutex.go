@@ -98,7 +98,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		t.Sent = time.Now()
 		t.Grants.Expect()
 	}
-	a := ask(t, len(c.q.Nodes))
+	a := ask(t)
 	switch {
 	case t == nil || !t.Join:
 		// An attempt that does not queue has a ticket of its own, which
@@ -264,17 +264,13 @@ type asked struct {
 	secrets []string // by node
 }
 
-// ask is what t's attempt about to start asks of nodes nodes; nil and a
-// ticket that does not join ask nothing.
-func ask(t *line.Ticket, nodes int) asked {
+// ask is what t's attempt about to start asks; nil and a ticket that does
+// not join ask nothing.
+func ask(t *line.Ticket) asked {
 	if t == nil || !t.Join {
 		return asked{}
 	}
-	a := asked{key: t.Key, arrival: t.Arrival, stem: t.Stem, secrets: make([]string, nodes)}
-	for i := range a.secrets {
-		a.secrets[i] = t.Grants.Secret(i)
-	}
-	return a
+	return asked{key: t.Key, arrival: t.Arrival, stem: t.Stem, secrets: t.Grants.Secrets()}
 }
 
 // acquire takes the lock on one node, plainly or for the owner. A queued

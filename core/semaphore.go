@@ -214,9 +214,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		if w.join {
 			join = 1
 			w.grants.Expect()
-			for i := range secrets {
-				secrets[i] = w.grants.Secret(i)
-			}
+			secrets = w.grants.Secrets()
 		}
 	}
 	// The lease's release, and the undo, leave the waiter in line: its

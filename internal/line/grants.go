@@ -196,6 +196,16 @@ func (g *Grants) Secret(node int) string {
 	return g.secrets.value[node]
 }
 
+// Secrets are what the last attempt stores in the waiter's ticket, by
+// node; "" for each before an attempt.
+func (g *Grants) Secrets() []string {
+	out := make([]string, len(g.heard))
+	for i := range out {
+		out[i] = g.Secret(i)
+	}
+	return out
+}
+
 // hear notes a grant on node, and reports whether mac authenticates it by
 // the secret that the last attempt stored there. A wake-up (fence 0)
 // counts as one heard, a grant only when it is the first such grant, for
