@@ -44,6 +44,9 @@ func runMutex(t *testing.T, e env) {
 		}
 	}
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
+	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
+		cases["UncontendedCost"] = testUncontendedCost
+	}
 	if len(e.addrs) >= 3 {
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("Mutex")
 	}

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "611c1a2a9baf096687255e4eb1cfa8ef204cdd2d",
+	SHA1:   "cfbdf9f54fed61682394bec2da3be69df262f4f6",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "3d687c26204be17fb09a3c491ef1b5ad7888f1bc",
+	SHA1:   "cf05aa3cbf42950cd3d2b2ec216123b7513016c7",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -58,7 +58,7 @@ func DecodeMutexAcquireOwned(v []int64, err error) (driver.MutexAcquireOwnedRepl
 // ReleaseScript is scripts/lua/release.lua.
 var ReleaseScript = Script{
 	Name:   "release",
-	SHA1:   "99725df1739b85d0333665d9d3ae01ba5e5b7211",
+	SHA1:   "d36620724c79f5456e3040d735002186abdb83bf",
 	Source: lua.Source("release.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "194b82d1029876770179369474191b90a287394e",
+	SHA1:   "1e7155480211e9336c2c14afb309ca4094df4ad3",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "14de18c5014d305b9cd702f119d4f0018f18c017",
+	SHA1:   "419be5dfd13341ea75367558a11d567b494b7c5a",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "2b3378abf6fb4ac6b0d3d599168bd8b0f4fd7daf",
+	SHA1:   "8880ba50b6528e7ca44c1e3e5e32bdf6edf1ab25",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "83751e24380c7561129523cd4854751b9ce6b2a0",
+	SHA1:   "4a49e75c5303adacc51bf1038572fe949816bae8",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "13224fe41f3f31950fa6d208e7964b32989faafe",
+	SHA1:   "79304f88a7b2af18ed225b0b2a04c8be018b8db0",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "d22182b82066583ff1154a791978191ab1912d9b",
+	SHA1:   "589613115780713dd40217e4f8aab703c317bbc8",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "3e41e0e9adc5506a28ea0d23fe9835309abbae40",
+	SHA1:   "34f6cbe7840a71407edd2801846c9d41bb5fa6b5",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "bdbf4728a671e3d4c416121233666145516f97de",
+	SHA1:   "fc282eab7475ffcb6cf62d31c48b921052b08b8b",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "fe8cf8740ac5786c604cda4ebf1377d257995d02",
+	SHA1:   "b8def1aff10444022ca7f9de4dab3c9f3376b199",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "d8486cc8603f01b9e3307539f50b71f816caa200",
+	SHA1:   "3724839430f733f7bbbf41619117d6f1a8cd85a9",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "006b2fe15a57b398cf31726102b460da36367eec",
+	SHA1:   "dd81a0d0aba89af887177de433413e15f64840c9",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "173bbfd3e92e9993d7f576093dc2d3459f340473",
+	SHA1:   "29e7a3ebde13e832f20294b50cf0bcec96514197",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "b8ce469c6b2c29c45d5c7f260f2867e70ead2c24",
+	SHA1:   "337e56ab4a7182eebbeda033d06a762d8b42b1f8",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "e86e1cb6ce16780c5fa40c673ffa75c67fd88e79",
+	SHA1:   "bfca48fbeb2a53377ca0ac8f13e21c1d0018e769",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "6b2b29ef8be71baaae3b9b37a8eebec2e9adf896",
+	SHA1:   "523d8788053cd129daf10b8f1e43813d3bee351e",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "65d7b9af7643844103a457723d3efa7e752fb758",
+	SHA1:   "17c776e337cea621009975f981f10cf743f72a84",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "6d4842cdf7ba5afb1bff757fc1574523c01fddf8",
+	SHA1:   "f1ad74b58f3eacd1744f1199f7324aaaf1502085",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -340,7 +340,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "24b5f801060b1c195c88e252d87fa2387b8b46c8",
+	SHA1:   "06433fef29779a92a98068c48ae1054a21c4af83",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -364,7 +364,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "8bb64da2b12c3cd6e4dab1988466ac041dd233ea",
+	SHA1:   "3aa27c5d7750acf1691a8d4d328ac8113283f0bd",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

@@ -41,6 +41,11 @@ end
 if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0, 0} -- overtaken already
 end
+-- The common case, an attempt that does not queue finding the name free,
+-- takes it with one SET (its own ticket is in no queue).
+if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
+end
 local kind = redis.call('type', KEYS[1]).ok
 local holder = kind == 'string' and redis.call('get', KEYS[1])
 if holder == ARGV[1] or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1]) then

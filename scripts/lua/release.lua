@@ -2,7 +2,10 @@
 -- KEYS[1] lock: the lock key
 -- ARGV[1] token: the holder's token
 -- Returns: 1 when deleted; 0 when the key is absent or not this holder's.
-if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
+
+-- #include lib/value.lua
+
+if valueOf(KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
 end
 return 0

@@ -16,8 +16,9 @@
 -- Returns: 1 when released; 2 when kept for the waiter; 0 when the key is absent or not this holder's.
 
 -- #include lib/hand_on.lua
+-- #include lib/value.lua
 
-if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
+if valueOf(KEYS[1]) ~= ARGV[1] then
   return 0
 end
 if ARGV[4] ~= '0' then

@@ -2,7 +2,7 @@
 -- next when the lock is free: it grants the lock to a waiting writer once
 -- no reader is left (see lib/grant.lua), or else wakes every waiting
 -- reader at once: it deletes their waiting set, whose keyspace event each
--- of their Clients hears once (see core/rwmutex.go), so that a release
+-- of their Clients hears once (see RWMutex in package core), so that a release
 -- costs the same however many readers wait. A lease or a waiter that
 -- leaves for good marks its ticket as left, so that its attempts that land
 -- later are refused (see lib/left.lua).

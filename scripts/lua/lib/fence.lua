@@ -23,10 +23,11 @@ end
 
 -- drawFence draws a token from the counter and keeps it for idle ms.
 local function drawFence(fence, idle)
-  local last = tonumber(redis.call('get', fence))
-  local token = serverNow() * 1024
-  if last then
-    token = last + 1
+  local token = tonumber(redis.call('get', fence))
+  if token then
+    token = token + 1
+  else
+    token = serverNow() * 1024
   end
   redis.call('set', fence, fenceNumber(token), 'PX', idle)
   return token

@@ -21,8 +21,12 @@ end
 -- landed reports whether an attempt's ticket is marked: its waiter left,
 -- or it was released or undone, or (for a ticket of its own) a copy of it
 -- landed before; it must then not take the name. An attempt with a ticket
--- of its own (own) marks it now.
+-- of its own (own) marks it now: one SET where, as is usual, nothing came
+-- before it.
 local function landed(ticket, own, ms)
+  if own and redis.call('set', ticket, 'left', 'PX', ms, 'NX') then
+    return false
+  end
   if hasLeft(ticket) then
     return true
   end

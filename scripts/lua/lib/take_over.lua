@@ -1,6 +1,6 @@
 -- A waiter's tokens are its stem followed by a number that grows each time
--- it gives one up, because an undo of it may still land (see core's
--- ticket.rotate). seqOf returns the number of a token of stem; nil for
+-- it gives one up, because an undo of it may still land (see
+-- Ticket.Rotate in internal/line). seqOf returns the number of a token of stem; nil for
 -- anyone else's, or for an empty stem.
 local function seqOf(value, stem)
   if stem == '' or not value or string.sub(value, 1, #stem) ~= stem then

@@ -3,7 +3,8 @@
 -- 0 for a wake-up (a reservation, or a lock freed for readers); the
 -- HMAC of "<fence> <ticket>" keyed by the secret that the waiter's last
 -- attempt stored in its ticket (see hmac.lua), empty where the ticket
--- holds none (a Semaphore's, an owner's); and the waiter's ticket key.
+-- holds none (one an earlier version wrote), which the waiter drops; and
+-- the waiter's ticket key.
 -- The secret itself never leaves the server: a subscriber of the channel
 -- reads the message but can neither change its token or ticket nor make
 -- another, and the waiter trusts a grant only with the MAC of its last
