@@ -73,14 +73,15 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 // read-only script (so Ping also finds a user refused EVALSHA) and, under
 // Notify, is made to publish the keyspace events that waiters need
 // (unless WithNotifyConfig(false)), as the Client's first wait would. It
-// returns ErrConfigRefused or ErrNotifyUnsupported when a server refuses
-// them (a wait would return it too), ErrNoQuorum with each node's error
-// when a majority did not answer (ErrServerError when enough answered but
-// too many refused the script: a user refused EVALSHA), the context's
-// error when it ended first, and else ErrEviction for each server that may evict the
-// library's keys (which the caller may choose to ignore; the Client's
-// first lease logs it at warn level too). It costs a few round trips to
-// each node.
+// returns ErrNoQuorum with each node's error when a majority did not
+// answer (ErrServerError when enough answered but too many refused the
+// script: a user refused EVALSHA), and the context's error when it ended
+// first. Else it returns what the caller may choose to ignore:
+// ErrConfigRefused or ErrNotifyUnsupported for a server that will not
+// publish the keyspace events (waits go on without them), and
+// ErrEviction for each server that may evict the library's keys; the
+// Client logs both at warn level too. It costs a few round trips to each
+// node.
 func (c *Client) Ping(ctx context.Context) error {
 	switch {
 	case ctx == nil:
@@ -98,12 +99,13 @@ func (c *Client) Ping(ctx context.Context) error {
 	})
 	if n, ok := c.wait.(*line.Notifier); ok {
 		errs, refusal := n.Ping(ctx)
-		if refusal != nil {
-			return refusal
-		}
 		for i, err := range errs {
 			replies[i].Err = cmp.Or(replies[i].Err, err)
 		}
+		if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
+			return err
+		}
+		return errors.Join(append([]error{refusal}, c.evicting(ctx)...)...)
 	}
 	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 		return err

@@ -12,9 +12,12 @@ import (
 type WaitStrategy int
 
 const (
-	// Notify wakes waiters through Redis keyspace notifications when a key
-	// they wait on is deleted or expires. It needs RESP3 connections and
-	// permission to set notify-keyspace-events. It is the default.
+	// Notify hands a released lock to the next waiter in line by a
+	// message, and wakes waiters through Redis keyspace notifications when
+	// a key they wait on is deleted or expires without the library (a
+	// holder that died). It needs RESP3 connections; where the server
+	// refuses to publish keyspace events (see ErrConfigRefused) it works
+	// without them, more slowly in those cases. It is the default.
 	Notify WaitStrategy = iota
 	// Poll retries with exponential backoff and full jitter. It works with
 	// every driver and server and needs no CONFIG.
@@ -171,7 +174,9 @@ func WithLogger(l *slog.Logger) Option { return set(optLogger, func(o *options) 
 
 // WithNotifyConfig(false) stops the Client from setting
 // notify-keyspace-events itself (at its first wait on a node, or in Ping),
-// for servers configured by hand. It applies to New only.
+// for servers configured by hand, or that refuse CONFIG (where Notify
+// works without the events: see ErrConfigRefused). It applies to New
+// only.
 func WithNotifyConfig(on bool) Option {
 	return set(optNotifyConfig, func(o *options) { o.notifyConfig = on })
 }

@@ -23,25 +23,30 @@ const (
 
 // configure gives the flags Notify needs to the servers of s's node that
 // lack them, unless WithNotifyConfig(false). A refusal (ErrConfigRefused,
-// ErrNotifyUnsupported) does not go away: it is logged once, kept, and
-// returned by every later call, which sends nothing more. A node that does
-// not answer is tried again at the next call.
+// ErrNotifyUnsupported) does not go away: it is logged once at warn level,
+// kept for Ping, and returned by every later call, which sends nothing
+// more. It stops no wait: the library's own releases wake their waiters by
+// message; the events only wake them where a key vanished without the
+// library (a holder that died, a DEL by hand), and RWMutex readers and
+// Latch waiters, who retry on their own without them. A node that does not
+// answer is tried again at the next call.
 func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
 	if !n.setFlags {
 		return nil
 	}
 	s.mu.Lock()
-	refused := s.refused
+	kept := s.refused
 	s.mu.Unlock()
-	if refused != nil {
-		return refused
+	if kept != nil {
+		return kept
 	}
 	err := configureNode(ctx, n, s, n.log.Debug)
-	if errors.Is(err, ErrConfigRefused) || errors.Is(err, ErrNotifyUnsupported) {
+	if refused(err) {
 		s.mu.Lock()
 		if s.refused == nil {
 			s.refused = err
-			n.log.Warn("redlock: "+err.Error(), "node", s.node, "driver", n.g.Nodes[s.node].Driver.Name())
+			n.log.Warn("redlock: "+err.Error()+"; waiting goes on: releases wake their waiters by message, while a holder that dies wakes them only at its TTL, and RWMutex readers and Latch waiters retry on their own (every quarter TTL, every TTL)",
+				"node", s.node, "driver", n.g.Nodes[s.node].Driver.Name())
 		}
 		s.mu.Unlock()
 	}
@@ -49,8 +54,7 @@ func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
 }
 
 // refusal returns the first node's refusal to publish the events Notify
-// needs (see configure), which a wait returns: without them its waiters
-// would wait for their TTL.
+// needs (see configure), which Ping returns.
 func (n *Notifier) refusal() error {
 	for _, s := range n.subs {
 		s.mu.Lock()
@@ -65,7 +69,7 @@ func (n *Notifier) refusal() error {
 
 // Ping configures every node (see configure) at once, bounded by the
 // node timeout, and returns the failures of the nodes, by node, and a
-// refusal.
+// refusal, which is no node's failure.
 func (n *Notifier) Ping(ctx context.Context) (errs []error, refusal error) {
 	tm := quorum.Timing{NodeTimeout: max(n.nodeTimeout, time.Second)}
 	replies := quorum.Fanout(ctx, n.g, tm, func(ctx context.Context, i int, _ *quorum.Node) (struct{}, error) {
@@ -73,7 +77,9 @@ func (n *Notifier) Ping(ctx context.Context) (errs []error, refusal error) {
 	})
 	errs = make([]error, len(replies))
 	for i, r := range replies {
-		errs[i] = r.Err
+		if !refused(r.Err) {
+			errs[i] = r.Err
+		}
 	}
 	return errs, n.refusal()
 }
@@ -149,4 +155,10 @@ func mergeFlags(current, need string) (string, bool) {
 		}
 	}
 	return out, out != current
+}
+
+// refused reports a server's refusal of the flags Notify needs, which
+// does not go away.
+func refused(err error) bool {
+	return errors.Is(err, ErrConfigRefused) || errors.Is(err, ErrNotifyUnsupported)
 }

@@ -65,10 +65,7 @@ type notifyWatch struct {
 
 func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
 	if w.kw == nil {
-		if err := w.n.join(ctx, w); err != nil { // see Notifier.watch
-			return err
-		}
-		return w.n.refusal()
+		return w.n.join(ctx, w) // see Notifier.watch
 	}
 	w.woken = false
 	start := time.Now()

@@ -59,9 +59,6 @@ func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 		}
 		if !join {
 			n.subscribeTickets(ctx, o)
-			if err := n.refusal(); err != nil {
-				return zero, q.Quit(err)
-			}
 			if n.ticketsReady(o) {
 				continue
 			}

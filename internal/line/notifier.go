@@ -201,7 +201,7 @@ func (n *Notifier) each(ctx context.Context, o *Options, what string, op func(co
 // then those that joined a Cluster since (a new master, a replica), which
 // publish nothing until they have them; configured ones cost nothing.
 func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener, string, error) {
-	if err := n.configure(ctx, s); err != nil {
+	if err := n.configure(ctx, s); err != nil && !refused(err) {
 		return nil, "", err
 	}
 	s.mu.Lock()

@@ -110,9 +110,6 @@ func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Dura
 	if !w.subscribed {
 		w.subscribed = true
 		w.n.subscribeTickets(ctx, w.o)
-		if err := w.n.refusal(); err != nil {
-			return err
-		}
 		if w.n.ticketsReady(w.o) {
 			w.t.Join = true
 			return nil
