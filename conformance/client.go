@@ -262,6 +262,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Latch.TrySetCount":    func() error { _, err := latch.TrySetCount(ctx, 1); return err },
 		"Latch.CountDown":      func() error { return latch.CountDown(ctx) },
 		"Latch.Wait":           func() error { return latch.Wait(ctx) },
+		"Latch.Delete":         func() error { return latch.Delete(ctx) },
 	} {
 		before := spy.calls.Load()
 		if err := call(); !errors.Is(err, context.Canceled) || errors.Is(err, core.ErrNoQuorum) {

@@ -26,6 +26,7 @@ func runLatch(t *testing.T, e env) {
 		"LateSetShortExpiry": testLatchFailedSetStaysUnset(50*time.Millisecond, heldBackSet),
 		"LateCopyRefused":    testLatchFailedSetStaysUnset(24*time.Hour, copiedSet),
 		"SetSentTwice":       testLatchFailedSetStaysUnset(24*time.Hour, sentTwice),
+		"Delete":             testLatchDelete,
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))

@@ -14,23 +14,24 @@ import (
 // Latch is a count-down latch: TrySetCount sets a count, CountDown lowers
 // it, and Wait returns once it reached zero. The count-down that reaches
 // zero deletes the latch, which wakes every waiter, and the latch can then
-// be set again. A latch that never reaches zero expires WithLatchExpiry
-// (default 24h) after it was set, and its waiters then return as if it had
-// opened. A Latch is safe for concurrent use and cheap: make one per name
-// as needed.
+// be set again; Delete deletes it at any count, to the same effect. A
+// latch that never reaches zero expires WithLatchExpiry (default 24h)
+// after it was set, and its waiters then return as if it had opened. A
+// Latch is safe for concurrent use and cheap: make one per name as needed.
 //
 // A latch with no count set is open: Wait returns at once and Count is 0,
 // as for a java.util.concurrent.CountDownLatch created with 0. So set the
 // count before the waiters start.
 //
-// With a quorum, TrySetCount and CountDown are applied on every node and
-// succeed when a majority applied them; a TrySetCount that did not reach a
-// majority is undone. Count returns the highest count among the nodes
-// that answered (a majority at least), so it never reports the latch
-// further down than a majority has seen it. Wait returns when a majority
-// report it open: each count-down reached a majority, but a count-down
-// that failed on some node leaves that node behind, so if failures left
-// fewer than a majority at zero, Wait returns only at the expiry.
+// With a quorum, TrySetCount, CountDown and Delete are applied on every
+// node and succeed when a majority applied them; a TrySetCount that did
+// not reach a majority is undone. Count returns the highest count among
+// the nodes that answered (a majority at least), so it never reports the
+// latch further down than a majority has seen it. Wait returns when a
+// majority report it open: each count-down reached a majority, but a
+// count-down that failed on some node leaves that node behind, so if
+// failures left fewer than a majority at zero, Wait returns only at the
+// expiry.
 type Latch struct {
 	c    *Client
 	name string
@@ -105,6 +106,26 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	}
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
 		return nd.Driver.LatchCountDown(ctx, l.key)
+	})
+	return quorum.NoQuorum(ctx, l.c.q, replies)
+}
+
+// Delete deletes the latch on every node, whatever its count, as
+// Redisson's RCountDownLatch.delete does. A deleted latch is open: its
+// waiters return, as when the count reaches zero, Count is 0, and
+// TrySetCount can set it again. It returns nil when a majority of nodes
+// answered, whether or not a count was set; ErrNoQuorum when too few did
+// (a node that did not answer may still delete the latch later),
+// ErrInvalid for bad options, ErrClosed after Close, and ctx's error when
+// ctx ended first. It costs one round trip: one script call per node, sent
+// to all at once, each an O(1) DEL of a small hash; where the latch
+// existed, the deletion's keyspace event wakes its waiters under Notify.
+func (l *Latch) Delete(ctx context.Context) error {
+	if err := l.check(ctx); err != nil {
+		return err
+	}
+	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		return nd.Driver.LatchDelete(ctx, l.key)
 	})
 	return quorum.NoQuorum(ctx, l.c.q, replies)
 }

@@ -101,6 +101,9 @@ type Scripts interface {
 	// LatchUnset undoes a setting of a latch that did not reach a majority, or, where it has not landed yet, marks it undone.
 	// It runs scripts/lua/latch_unset.lua.
 	LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error)
+	// LatchDelete deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open.
+	// It runs scripts/lua/latch_delete.lua.
+	LatchDelete(ctx context.Context, latch string) (bool, error)
 }
 
 // MutexAcquireRequest holds the keys and arguments of MutexAcquire, in the order of scripts/lua/mutex_acquire.lua.

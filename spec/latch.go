@@ -36,4 +36,11 @@ var latchOps = []Op{
 		Args:   []Param{{"gen", Int}, {"expiry", Millis}},
 		Reply:  []Field{{"Deleted", Bool, "the latch held that setting and was deleted"}},
 	},
+	{
+		Name:   "LatchDelete",
+		Script: "latch_delete",
+		Doc:    "deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open.",
+		Keys:   []Param{{"latch", String}},
+		Reply:  []Field{{"Deleted", Bool, "a count was set and is deleted"}},
+	},
 }

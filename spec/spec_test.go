@@ -38,6 +38,7 @@ var pinnedSHA1 = map[string]string{
 	"mutex_leave":           "419be5dfd13341ea75367558a11d567b494b7c5a",
 	"release_owned":         "79304f88a7b2af18ed225b0b2a04c8be018b8db0",
 	"latch_count_down":      "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	"latch_delete":          "f66f8f8fdf3c1d2524413e9c28e6a62c180fa0d9",
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "6c7b7441e879dfad347a28976a24a6dfb945c76a",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",

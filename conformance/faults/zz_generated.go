@@ -219,3 +219,10 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, ge
 		return d.inner.LatchUnset(ctx, latch, undone, gen, expiry)
 	})
 }
+
+// LatchDelete asks the hook, then runs the inner driver's LatchDelete.
+func (d *Driver) LatchDelete(ctx context.Context, latch string) (bool, error) {
+	return run(ctx, d, "LatchDelete", "LatchDelete", []string{latch}, func(ctx context.Context) (bool, error) {
+		return d.inner.LatchDelete(ctx, latch)
+	})
+}

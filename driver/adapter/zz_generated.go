@@ -430,3 +430,15 @@ var LatchUnsetScript = Script{
 func DecodeLatchUnset(v int64, err error) (bool, error) {
 	return v == 1, err
 }
+
+// LatchDeleteScript is scripts/lua/latch_delete.lua.
+var LatchDeleteScript = Script{
+	Name:   "latch_delete",
+	SHA1:   "f66f8f8fdf3c1d2524413e9c28e6a62c180fa0d9",
+	Source: lua.Source("latch_delete.lua"),
+}
+
+// DecodeLatchDelete turns the reply of latch_delete.lua, or the error that came instead, into its Go form.
+func DecodeLatchDelete(v int64, err error) (bool, error) {
+	return v == 1, err
+}

@@ -43,3 +43,34 @@ func Example_latch() {
 	// all workers done; count 0
 	// set again: true
 }
+
+// core.Latch.Delete opens a latch at any count: its waiters return, as
+// when the count reaches zero, and it can be set again. Here the import is
+// called off before its workers are done.
+func Example_latchDelete() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	l := c.Latch("nightly-import")
+	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+		log.Fatal("TrySetCount: ", ok, err)
+	}
+	waited := make(chan error)
+	go func() { waited <- l.Wait(ctx) }()
+
+	// ... the import is called off ...
+	if err := l.Delete(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("Wait returned:", <-waited)
+	count, _ := l.Count(ctx)
+	fmt.Println("count", count)
+	ok, _ := l.TrySetCount(ctx, 3)
+	fmt.Println("set again:", ok)
+
+	// Output:
+	// Wait returned: <nil>
+	// count 0
+	// set again: true
+}

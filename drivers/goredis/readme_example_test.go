@@ -25,7 +25,7 @@ func Example_primitives() {
 	fair := c.FairMutex("payouts")                           // Lock, TryLock
 	rw := c.RWMutex("catalog")                               // RLock, TryRLock, Lock, TryLock
 	sem := c.Semaphore("pdf-renderers", 3)                   // Acquire(ctx, n), TryAcquire(ctx, n), Release, Extend
-	latch := c.Latch("migration")                            // TrySetCount, CountDown, Count, Wait
+	latch := c.Latch("migration")                            // TrySetCount, CountDown, Count, Wait, Delete
 	multi := c.MultiLock([]string{"account:3", "account:7"}) // Lock, TryLock: all names or none
 
 	fmt.Println(m.Name(), fair.Name(), rw.Name(), sem.Name(), latch.Name(), multi.Names())

@@ -163,6 +163,11 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, ge
 	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch, undone}, gen, expiry.Milliseconds()))
 }
 
+// LatchDelete runs scripts/lua/latch_delete.lua.
+func (d *Driver) LatchDelete(ctx context.Context, latch string) (bool, error) {
+	return adapter.DecodeLatchDelete(d.evalInt(ctx, adapter.LatchDeleteScript, []string{latch}))
+}
+
 func (d *Driver) send(ctx context.Context, w ...any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, w...)
 	d.client.Process(ctx, once{cmd})

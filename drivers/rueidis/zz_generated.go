@@ -163,6 +163,11 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, ge
 	return adapter.DecodeLatchUnset(d.evalInt(ctx, adapter.LatchUnsetScript, []string{latch, undone}, strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
+// LatchDelete runs scripts/lua/latch_delete.lua.
+func (d *Driver) LatchDelete(ctx context.Context, latch string) (bool, error) {
+	return adapter.DecodeLatchDelete(d.evalInt(ctx, adapter.LatchDeleteScript, []string{latch}))
+}
+
 func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []string) rueidis.RedisResult {
 	r := d.client.Do(ctx, d.client.B().Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
 	if adapter.IsNoScript(r.Error()) {
