@@ -29,6 +29,7 @@ func runSemaphore(t *testing.T, e env) {
 		"SetPermitsWakes":         testSemaphoreSetPermitsWakes,
 		"AvailableCountsIt":       testSemaphoreAvailable,
 		"ByID":                    testSemaphoreByID,
+		"ReleaseByIDReported":     testReleaseByIDReported,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
 	maps.Copy(cases, hostile(e, "Semaphore"))

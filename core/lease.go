@@ -110,7 +110,7 @@ func (l *Lease) Err() error {
 	// The expiry timer ends the lease at the deadline, but on a busy
 	// machine it may run later: the clock decides, not the timer.
 	if l.err == nil && l.expiry != nil && !time.Now().Before(l.until) {
-		l.endLocked(ErrLost)
+		l.endLocked(l.lost())
 	}
 	return l.err
 }
@@ -140,6 +140,17 @@ func (l *Lease) expire() {
 		return
 	}
 	l.endLocked(ErrLost)
+}
+
+// lost is the lease's ErrLost, saying why where its hold knows (a
+// Semaphore lease whose permits Semaphore.Release gave back).
+func (l *Lease) lost() error {
+	if h, ok := l.hold.(interface{ lostWhy() error }); ok {
+		if err := h.lostWhy(); err != nil {
+			return err
+		}
+	}
+	return ErrLost
 }
 
 func (l *Lease) endLocked(err error) {
@@ -249,7 +260,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.endLocked(ErrLost)
+	l.endLocked(l.lost())
 	return l.err
 }
 
@@ -345,7 +356,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if err := unconfirmed(l.c, replies); err != nil {
 		return err // its keys expire at their TTL where the release did not reach them
 	}
-	return ErrLost
+	return l.lost()
 }
 
 func isTrue(v bool) bool { return v }

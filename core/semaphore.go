@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	mrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -220,7 +222,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// The lease's release, and the undo, leave the waiter in line: its
 	// taking the slots took it out.
 	token := rand.Text()
-	h := semaphoreHold{keys: k, token: token, n: int64(n), ticket: k.mark(token), ttl: o.ttl}
+	h := semaphoreHold{keys: k, token: token, n: int64(n), ticket: k.mark(token), ttl: o.ttl, byID: new(atomic.Bool)}
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(digestBound)
@@ -338,12 +340,14 @@ func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fe
 // attempt's mark, which the release sets where it found nothing, as the
 // attempt may still land there (see semaphore_release.lua).
 type semaphoreHold struct {
-	keys   semaphoreKeys
-	token  string
-	n      int64
-	slots  int64
-	ticket string
-	ttl    time.Duration // how long a lease's mark stays
+	keys       semaphoreKeys
+	token      string
+	n          int64
+	slots      int64
+	ticket     string
+	ttl        time.Duration // how long a lease's mark stays
+	byPermitID bool          // Semaphore.Release's, which marks the attempt so that the lease hears of it
+	byID       *atomic.Bool  // a lease's: a node said a release by permit ID gave its permits back
 }
 
 func (h semaphoreHold) id() string {
@@ -352,11 +356,34 @@ func (h semaphoreHold) id() string {
 
 func (h semaphoreHold) extend(ctx context.Context, nd *quorum.Node, ttl time.Duration) (bool, error) {
 	v, err := nd.Driver.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.ticket, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
+	h.heard(v)
 	return v == 1, err
 }
 
+// heard notes a node's answer that a release by permit ID gave the
+// lease's permits back (2), for lostWhy.
+func (h semaphoreHold) heard(v int64) {
+	if v == 2 && h.byID != nil {
+		h.byID.Store(true)
+	}
+}
+
+// errReleasedByID is the ErrLost of a lease whose permits Semaphore.Release
+// gave back.
+var errReleasedByID = fmt.Errorf("%w (its permits were given back by Semaphore.Release with its permit ID)", ErrLost)
+
+// lostWhy is errReleasedByID once a node said that a release by permit ID
+// gave the lease's permits back; else nil.
+func (h semaphoreHold) lostWhy() error {
+	if h.byID != nil && h.byID.Load() {
+		return errReleasedByID
+	}
+	return nil
+}
+
 func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, error) {
-	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl})
+	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl, ByID: boolInt(h.byPermitID)})
+	h.heard(v)
 	return v == 1, err
 }
 
@@ -371,7 +398,9 @@ func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, erro
 // still land (see semaphore_release.lua).
 
 // Release gives back the permits of the semaphore lease with permit ID id,
-// from any Client; a Lease still held for them then reports them not held.
+// from any Client. The Lease that holds them learns it at its next Extend
+// (its watchdog's too) or Unlock, which return ErrLost saying that
+// Semaphore.Release gave them back, and its Done closes then.
 // It returns ErrNotHeld when they had expired or were released already,
 // ErrNoQuorum when too few nodes answered, and ErrInvalid, writing
 // nothing, when id is not a permit ID of this semaphore's form.
@@ -435,7 +464,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 		o.validate(s.name) != nil {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl}, nil
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl, byPermitID: true}, nil
 }
 
 // maxPermitsInID is the most permits a permit ID may name: the

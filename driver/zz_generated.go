@@ -361,6 +361,7 @@ type SemaphoreReleaseRequest struct {
 	Token   string        // ARGV[1]
 	N       int64         // ARGV[2]
 	Left    time.Duration // ARGV[3]
+	ByID    int64         // ARGV[4]
 }
 
 // SemaphoreExtendRequest holds the keys and arguments of SemaphoreExtend, in the order of scripts/lua/semaphore_extend.lua.

@@ -22,8 +22,8 @@ var semaphoreOps = []Op{
 		Script: "semaphore_release",
 		Doc:    "gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"queue", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"n", Int}, {"left", Millis}},
-		Reply:  []Field{{"Released", Int, "1 when all n permits were still held, 0 otherwise"}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"left", Millis}, {"byID", Int}},
+		Reply:  []Field{{"Released", Int, "1 when all n permits were still held, 2 when a release by permit ID gave them back before, 0 otherwise"}},
 	},
 	{
 		Name:   "SemaphoreExtend",
@@ -31,7 +31,7 @@ var semaphoreOps = []Op{
 		Doc:    "lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"mark", String}},
 		Args:   []Param{{"token", String}, {"n", Int}, {"slots", Int}, {"ttl", Millis}},
-		Reply:  []Field{{"Extended", Int, "1 when the lease holds its slots here, 0 when not"}},
+		Reply:  []Field{{"Extended", Int, "1 when the lease holds its slots here, 2 when a release by permit ID gave them back, 0 when not"}},
 	},
 	{
 		Name:   "SemaphoreSetPermits",

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "cfbdf9f54fed61682394bec2da3be69df262f4f6",
+	SHA1:   "8f31c34b9125f5ea8899910cd1953b5b3ff0c81a",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "cf05aa3cbf42950cd3d2b2ec216123b7513016c7",
+	SHA1:   "715948c628b2369f88391436d2b9252726dd5305",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "419be5dfd13341ea75367558a11d567b494b7c5a",
+	SHA1:   "73d91376c587dfb110fa96b17fa909dd97396bb5",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "8880ba50b6528e7ca44c1e3e5e32bdf6edf1ab25",
+	SHA1:   "e4a6cdba69898ed4729877e942722955f42b5f86",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "4a49e75c5303adacc51bf1038572fe949816bae8",
+	SHA1:   "a24356aa5cce96647c8802148ee648ac13fd845a",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "79304f88a7b2af18ed225b0b2a04c8be018b8db0",
+	SHA1:   "9273c4734f9750a062006d218c90eebbf75c4950",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "589613115780713dd40217e4f8aab703c317bbc8",
+	SHA1:   "84836d0d5aee0978638337412a44b94fbcf75d0b",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "fc282eab7475ffcb6cf62d31c48b921052b08b8b",
+	SHA1:   "2f5f1d11aa9c5b06e89faf286fcc1a93009bf056",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "b8def1aff10444022ca7f9de4dab3c9f3376b199",
+	SHA1:   "0beb9bb8b522ee24e5b3d3a60a560629efe528c4",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "3724839430f733f7bbbf41619117d6f1a8cd85a9",
+	SHA1:   "497ff1fdd70465c921fd7f039ae5fb13df738517",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "dd81a0d0aba89af887177de433413e15f64840c9",
+	SHA1:   "f8a92a7618ff241cf969c9ef88cd00824746d864",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "29e7a3ebde13e832f20294b50cf0bcec96514197",
+	SHA1:   "1d6f2e92f40ae1a3c49a14102858cf1642925666",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "337e56ab4a7182eebbeda033d06a762d8b42b1f8",
+	SHA1:   "8276b92228dbcf1656449a83eacd0f08e4ed057e",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "bfca48fbeb2a53377ca0ac8f13e21c1d0018e769",
+	SHA1:   "40dbb9d5951fbd9104daa77ef48f0d948285e569",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "523d8788053cd129daf10b8f1e43813d3bee351e",
+	SHA1:   "7ded8155f5b9f49abf3d8bb83c1e37bce7e97b9e",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -316,7 +316,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "17c776e337cea621009975f981f10cf743f72a84",
+	SHA1:   "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -328,7 +328,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "f1ad74b58f3eacd1744f1199f7324aaaf1502085",
+	SHA1:   "91b1b50b924f1efc096d26ac32248fb5baad48e5",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 

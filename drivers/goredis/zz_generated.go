@@ -120,7 +120,7 @@ func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquire
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
 func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
-	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, r.N, r.Left.Milliseconds()))
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, r.N, r.Left.Milliseconds(), r.ByID))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.

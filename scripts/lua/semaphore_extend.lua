@@ -12,7 +12,8 @@
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] slots: the digest of the slots the lease won (see semaphore_acquire.lua)
 -- ARGV[4] ttl: the time to live in milliseconds the permits need at least
--- Returns: 1 when the lease holds its slots here; 0 when not.
+-- Returns: 1 when the lease holds its slots here; 2 when a release by
+-- permit ID gave them back (see lib/left.lua); 0 when not.
 
 -- #include lib/purge.lua
 -- #include lib/slots_digest.lua
@@ -24,6 +25,9 @@ local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if not list then
+  if releasedByID(KEYS[3]) then
+    return 2
+  end
   return 0
 end
 local n = tonumber(ARGV[2])

@@ -13,8 +13,11 @@
 -- ARGV[1] token: the lease's token; empty for a waiter that leaves
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] left: how long a mark stays, in ms (the attempt's TTL)
--- Returns: 1 when all n permits were still held (and are now free); 0 when
--- they had expired or were released before.
+-- ARGV[4] byID: 1 for a release by permit ID (Semaphore.Release), which
+-- marks the attempt "left:id" where it finds the lease (see lib/left.lua)
+-- Returns: 1 when all n permits were still held (and are now free); 2 when
+-- a release by permit ID gave them back before; 0 when they had expired
+-- or were released before otherwise.
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
@@ -24,7 +27,7 @@
 local now = serverNow()
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
-local held = 0
+local held, byID = 0, false
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if list then
   -- One call per command over all the lease's slots, not per slot.
@@ -57,8 +60,16 @@ if list then
     end
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
+  if ARGV[4] == '1' then
+    redis.call('set', KEYS[4], 'left:id', 'PX', ARGV[3])
+  end
 elseif ARGV[1] ~= '' then
-  markLeft(KEYS[4], ARGV[3])
+  byID = releasedByID(KEYS[4])
+  if byID then
+    keepMark(KEYS[4], ARGV[3])
+  else
+    markLeft(KEYS[4], ARGV[3])
+  end
 end
 local left = redis.call('zrem', KEYS[3], KEYS[4])
 if left == 1 then
@@ -72,5 +83,7 @@ if expired + held + left > 0 then
 end
 if held == n then
   return 1
+elseif byID then
+  return 2
 end
 return 0

@@ -15,7 +15,19 @@ local function markLeft(ticket, ms)
 end
 
 local function hasLeft(ticket)
-  return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left'
+  if redis.call('type', ticket).ok ~= 'string' then
+    return false
+  end
+  local mark = redis.call('get', ticket)
+  return mark == 'left' or mark == 'left:id'
+end
+
+-- releasedByID reports the mark of a Semaphore lease's attempt whose
+-- permits a release by permit ID gave back ("left:id", which refuses a
+-- late attempt as "left" does): the lease's own release and extension
+-- then say so.
+local function releasedByID(ticket)
+  return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left:id'
 end
 
 -- landed reports whether an attempt's ticket is marked: its waiter left,
