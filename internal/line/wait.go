@@ -1,3 +1,12 @@
+// Package line is waiting, shared by every primitive that blocks: the two
+// wait strategies (Poll, a backoff with full jitter; Notify, a Notifier),
+// and under Notify a waiter's place in a line kept in Redis: its tickets,
+// the grants and wake-ups that releases send it by message, each checked
+// by its MAC, the subscriptions (classic and sharded) that bring them, the
+// keyspace events that wake the head of a line, the notification config,
+// and the safety nets that retry when a message is lost. It knows nothing
+// of any primitive's keys beyond a ticket's, and asks the nodes through
+// package quorum.
 package line
 
 import (
@@ -7,7 +16,7 @@ import (
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
-// waiter is a Client's wait strategy.
+// Waiter is a Client's wait strategy.
 type Waiter interface {
 	// watch starts watching key for one acquisition whose attempt was
 	// refused at it. No release may be missed between a failed attempt and
