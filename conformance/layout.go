@@ -23,13 +23,13 @@ func fenceKey(name string) string { return lockKey(name) + ":fence" }
 // queueKey is the line of the Mutex (and MultiLock) called name (sorted set of ticket keys, by the joining waiters).
 func queueKey(name string) string { return lockKey(name) + ":q" }
 
-// fairKey is a key of the FairMutex called name: "" the lock, ":q" the line, ":lapse" when each place in line lapses.
+// fairKey is a key of the FairMutex called name (by the fair scripts): "" the lock (string), ":q" the line and ":lapse" when each place lapses (sorted sets of tokens).
 func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suffix }
 
-// rwKey is a key of the RWMutex called name: ":w" the write lock, ":r" the read leases, ":wq"/":rq" the waiting writers/readers.
+// rwKey is a key of the RWMutex called name (by the rw scripts): ":w" the write lock (string), ":r" the read leases, ":wq"/":rq" the waiting writers/readers (sorted sets of tokens).
 func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
 
-// semKey is a key of the Semaphore called name: "" its permits, ":holders", ":size", ":fence", ":q" (its line).
+// semKey is a key of the Semaphore called name (by the semaphore scripts): "" its permits (sorted set of slots), ":holders" (hash), ":size", ":fence" (strings), ":q" (its line of tickets).
 func semKey(name, suffix string) string { return lockKey(name) + ":semaphore" + suffix }
 
 // semKeys are all of a Semaphore's keys.
