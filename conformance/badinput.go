@@ -78,7 +78,7 @@ func testBadInput(t *testing.T, e env) {
 		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock}
 	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)},
 		badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)})
-	if k, _ := e.admin(t, 0).Keys(ctx, "redlock:{"+n+"}*").Result(); len(k) != 0 {
+	if k, _ := e.admin(t, 0).Keys(ctx, lockKey(n)+"*").Result(); len(k) != 0 {
 		t.Errorf("bad input wrote keys: %v", k)
 	}
 

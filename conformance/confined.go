@@ -58,7 +58,7 @@ func testConfinedToPrefix(t *testing.T, e env) {
 	ctx := ctxFor(t, 30*time.Second)
 	prefix := "tenant-" + strings.ToLower(rand.Text()[:8]) + ":"
 	user, password := e.aclUser(t, ctx, "-config", "+config|get",
-		"resetkeys", "~"+prefix+"*", "resetchannels", "&"+prefix+"*", "&__keyspace@*__:"+prefix+"*")
+		"resetkeys", "~"+prefix+"*", "resetchannels", "&"+prefix+"*", "&"+keyspaceChannel("*", prefix+"*"))
 	// The default user's Client sets the flags Notify needs, which the
 	// tenant may only read.
 	e.client(t)

@@ -186,9 +186,6 @@ func (e env) admin(t testing.TB, i int) redis.UniversalClient {
 // name returns a lock name no other case uses.
 func name(t testing.TB) string { return t.Name() + "/" + rand.Text()[:8] }
 
-// lockKey is where a lock called name lives with the default prefix.
-func lockKey(name string) string { return "redlock:{" + name + "}" }
-
 func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)

@@ -34,7 +34,7 @@ func testEavesdropperCannotForge(t *testing.T, e env) {
 	// then when no hand-off reaches it.
 	held := mustLock(t, ctx, e.client(t, core.WithTTL(4*time.Second)).Mutex(n).Lock)
 	spy := &scriptSpy{}
-	queue := lockKey(n) + ":q"
+	queue := queueKey(n)
 	got := e.inLine(t, ctx, queue, 1, e.spyClient(t, spy, patient).Mutex(n).Lock)
 	eves := e.eavesdroppers(t, ctx)
 	heard := make([]<-chan *redis.Message, len(e.addrs))
@@ -51,10 +51,10 @@ func testEavesdropperCannotForge(t *testing.T, e env) {
 		ticket, id = tickets[0], cid
 		// Its own channel, where the waiter's Client hears hand-offs, is
 		// one PUBSUB CHANNELS lists.
-		if chs, err := eve.PubSubChannels(ctx, "redlock:client:*").Result(); err != nil || !slices.Contains(chs, "redlock:client:"+id) {
-			t.Fatalf("node %d: PUBSUB CHANNELS as the eavesdropper: %v (%v), want redlock:client:%s", i, chs, err, id)
+		if chs, err := eve.PubSubChannels(ctx, clientChannel("*")).Result(); err != nil || !slices.Contains(chs, clientChannel(id)) {
+			t.Fatalf("node %d: PUBSUB CHANNELS as the eavesdropper: %v (%v), want %s", i, chs, err, clientChannel(id))
 		}
-		classic, sharded := eve.Subscribe(ctx, "redlock:client:"+id), eve.SSubscribe(ctx, stem+":c:"+id)
+		classic, sharded := eve.Subscribe(ctx, clientChannel(id)), eve.SSubscribe(ctx, shardChannel(stem, id))
 		for _, sub := range []*redis.PubSub{classic, sharded} {
 			t.Cleanup(func() { sub.Close() })
 			if _, err := sub.Receive(ctx); err != nil {
@@ -99,7 +99,7 @@ func testEavesdropperCannotForge(t *testing.T, e env) {
 	for i, grant := range grants {
 		_, mac, named := splitHandOff(t, grant)
 		for _, forged := range []string{"1 " + mac + " " + named, "4611686018427387904 " + mac + " " + named, grant} {
-			if err := eves[i].Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+			if err := eves[i].Publish(ctx, clientChannel(id), forged).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -200,8 +200,8 @@ func testForgedWakesIgnored(p string) func(*testing.T, env) {
 			t.Fatalf("the line holds %v (%v), want %v and the waiter", members, err, before)
 		}
 		ticket := members[len(members)-1]
-		if !strings.Contains(ticket, ":t:") { // a line of tokens: the ticket is under the line's prefix
-			ticket = strings.TrimSuffix(strings.TrimSuffix(x.line(n), "q"), "w") + "t:" + ticket
+		if !strings.Contains(ticket, ticketInfix) { // a line of tokens: the ticket is under the line's stem
+			ticket = ticketKey(lineStem(x.line(n)), ticket)
 		}
 		_, id, ok := ticketParts(ticket)
 		if !ok {
@@ -230,12 +230,12 @@ func (e env) eavesdropped() bool {
 // subscribe and publish on the library's channels, and read no key.
 func (e env) eavesdroppers(t *testing.T, ctx context.Context) []*redis.Client {
 	user, password := e.aclUser(t, ctx, "-@all", "+ping", "+hello", "+auth",
-		"+pubsub|channels", "+subscribe", "+ssubscribe", "+publish", "resetkeys", "resetchannels", "&redlock:*")
+		"+pubsub|channels", "+subscribe", "+ssubscribe", "+publish", "resetkeys", "resetchannels", "&"+keyPrefix+"*")
 	eves := make([]*redis.Client, len(e.addrs))
 	for i, addr := range e.addrs {
 		eves[i] = redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password})
 		t.Cleanup(func() { eves[i].Close() })
-		if err := eves[i].Get(ctx, "redlock:{x}").Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		if err := eves[i].Get(ctx, lockKey("x")).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 			t.Fatalf("node %d: the eavesdropper read a key (%v): its user must have none", i, err)
 		}
 	}
@@ -270,7 +270,7 @@ func forgeWakeUps(t *testing.T, ctx context.Context, eves []*redis.Client, spy *
 	for range 10 {
 		for _, eve := range eves {
 			for _, forged := range []string{"0  " + ticket, "0 " + forgedMAC + " " + ticket, "7 " + forgedMAC + " " + ticket} {
-				if err := eve.Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+				if err := eve.Publish(ctx, clientChannel(id), forged).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}

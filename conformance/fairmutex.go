@@ -56,10 +56,6 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 	return cases
 }
 
-// fairKey is one of the keys of the fair lock called name: "" the lock,
-// ":q" the line, ":lapse" when each place in line lapses.
-func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suffix }
-
 // crashSlack is what a case that abandons a Client allows on top of the
 // bound it checks: round trips and scheduling on a loaded 2-core machine.
 const crashSlack = 2 * time.Second

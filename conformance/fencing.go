@@ -42,7 +42,7 @@ func testFenceSurvivesLostCounter(t *testing.T, e env) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.admin(t, 0).Del(ctx, lockKey(n)+":fence").Err(); err != nil {
+	if err := e.admin(t, 0).Del(ctx, fenceKey(n)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	down[2].Store(false)

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 func testForgedGrantIgnored(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
-	queue := lockKey(n) + ":q"
+	queue := queueKey(n)
 	got := e.inLine(t, ctx, queue, 1, e.client(t, patient).Mutex(n).Lock)
 	for i := range e.addrs {
 		admin := e.admin(t, i)
@@ -32,18 +31,18 @@ func testForgedGrantIgnored(t *testing.T, e env) {
 			t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
 		}
 		for _, forged := range []string{ticket + " 999", "999  " + ticket, "999 GUESS " + ticket} {
-			if err := admin.Publish(ctx, "redlock:client:"+id, forged).Err(); err != nil {
+			if err := admin.Publish(ctx, clientChannel(id), forged).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if !e.cluster {
 			continue
 		}
-		ch := stem + ":c:" + id
+		ch := shardChannel(stem, id)
 		if !eventually(10*time.Second, func() bool { return admin.SPublish(ctx, ch, "ping").Val() == 1 }) {
 			t.Fatal("the waiter's sharded channel was not subscribed within 10s")
 		}
-		other := "redlock:{" + n + "-other}:t:" + id + ":XYZ"
+		other := ticketKey(lockKey(n+"-other"), id+":XYZ")
 		for _, forged := range []string{ticket + " 999", "999  " + ticket, "999 GUESS " + ticket, "999 GUESS " + ticket + " x", "999 " + ticket, "0  " + other, "999 GUESS " + other} {
 			if err := admin.SPublish(ctx, ch, forged).Err(); err != nil {
 				t.Fatal(err)
@@ -70,17 +69,6 @@ func testForgedGrantIgnored(t *testing.T, e env) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not acquire within 5s of the release")
 	}
-}
-
-// ticketParts splits a waiter's ticket key, <stem>:t:<client id>:<random>,
-// as the scripts do (lib/tell.lua).
-func ticketParts(ticket string) (stem, id string, ok bool) {
-	at := strings.LastIndex(ticket, ":t:")
-	if at < 0 {
-		return "", "", false
-	}
-	id, _, ok = strings.Cut(ticket[at+len(":t:"):], ":")
-	return ticket[:at], id, ok
 }
 
 func token(l *core.Lease) uint64 {

@@ -40,7 +40,7 @@ func testMultiGrantAfterUnlock(t *testing.T, e env) {
 	}
 	done := startLock(ctx, w.MultiLock(names).Lock)
 	for i := range y {
-		awaitQueued(t, ctx, e, i, lockKey(names[0])+":q", done)
+		awaitQueued(t, ctx, e, i, queueKey(names[0]), done)
 	}
 	// The others' releases grant their nodes to W, which then wins.
 	for _, l := range y[1:] {

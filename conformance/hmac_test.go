@@ -32,7 +32,7 @@ func TestHMACWithoutBitLibrary(t *testing.T) {
 	check("", "")
 	for range 20 {
 		key := rand.Text()
-		check(key, "1839694422110209 redlock:{name}:t:"+rand.Text()+":"+key)
-		check(key+key, "0 redlock:{a/b}:t:x:y") // 52 bytes, near the block
+		check(key, "1839694422110209 "+ticketKey(lockKey("name"), rand.Text()+":"+key))
+		check(key+key, "0 "+ticketKey(lockKey("a/b"), "x:y")) // 52 bytes, near the block
 	}
 }

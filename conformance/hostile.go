@@ -172,12 +172,12 @@ func testHostileForeignMember(t *testing.T, e env) {
 	c := e.hostileClient(t)
 	l := mustLock(t, ctx, c.Mutex(n, core.WithOwner("a")).TryLock)
 	lb := mustLock(t, ctx, e.hostileClient(t, core.WithKeyPrefix("hostile:")).Mutex(n).TryLock)
-	foreign := "hostile:{" + n + "}:t:zz:victim"
+	foreign := reprefixed("hostile:", ticketKey(lockKey(n), "zz:victim"))
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		if err := r.Set(ctx, foreign, "g:30000:VICTIM:SECRET", 30*time.Second).Err(); err != nil {
 			return err
 		}
-		return r.ZAdd(ctx, lockKey(n)+":q", redis.Z{Score: 0, Member: foreign}).Err()
+		return r.ZAdd(ctx, queueKey(n), redis.Z{Score: 0, Member: foreign}).Err()
 	})
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock with a foreign ticket in line: %v", err)
@@ -185,7 +185,7 @@ func testHostileForeignMember(t *testing.T, e env) {
 	if _, err := c.Mutex(n, core.WithOwner("b")).TryLock(ctx); err != nil {
 		t.Fatalf("TryLock after the release: %v (the release handed the lock to the foreign ticket?)", err)
 	}
-	if nodes, left := e.unpurged(t, ctx, lockKey(n)+":q"); nodes > e.tolerated() {
+	if nodes, left := e.unpurged(t, ctx, queueKey(n)); nodes > e.tolerated() {
 		t.Errorf("the foreign member is still in line on %d nodes (%d members)", nodes, left)
 	}
 	if err := lb.Extend(ctx, 10*time.Second); err != nil {
@@ -200,7 +200,7 @@ func testHostileForeignMember(t *testing.T, e env) {
 func testHostileMalformedQueue(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	m := e.hostileClient(t).Mutex(n, core.WithOwner("a"))
-	q, tk := lockKey(n)+":q", lockKey(n)+":t:zz:"
+	q, tk := queueKey(n), ticketKey(lockKey(n), "zz:")
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		r.Set(ctx, tk+"zero", "g:0:x:", time.Minute)
 		r.Set(ctx, tk+"huge", "g:99999999999999999999:x:", time.Minute)
@@ -227,8 +227,8 @@ func testHostileMalformedQueue(t *testing.T, e env) {
 // the backlog shrinks with every release.
 func testHostileDeadTickets(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 2*time.Minute), name(t)
-	m, q, count := e.hostileClient(t).Mutex(n, core.WithOwner("a")), lockKey(n)+":q", e.ops(10000)
-	e.seed(t, ctx, q, count, func(i int) float64 { return float64(i) }, func(i int) string { return lockKey(n) + ":t:zz:" + strconv.Itoa(i) })
+	m, q, count := e.hostileClient(t).Mutex(n, core.WithOwner("a")), queueKey(n), e.ops(10000)
+	e.seed(t, ctx, q, count, func(i int) float64 { return float64(i) }, func(i int) string { return ticketKey(lockKey(n), "zz:"+strconv.Itoa(i)) })
 	e.drains(t, ctx, q, count, func() error { return takeAndRelease(ctx, m.TryLock) })
 }
 
@@ -247,7 +247,7 @@ func testHostileGiveUpDropsTicket(t *testing.T, e env) {
 		_, err := e.hostileClient(t).Mutex(n, core.WithTTL(ttl)).Lock(wctx)
 		done <- err
 	}()
-	for e.card(t, ctx, lockKey(n)+":q") == 0 {
+	for e.card(t, ctx, queueKey(n)) == 0 {
 		if ctx.Err() != nil {
 			t.Fatal("the waiter never queued")
 		}
@@ -257,9 +257,9 @@ func testHostileGiveUpDropsTicket(t *testing.T, e env) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock: got %v, want context.Canceled", err)
 	}
-	e.expectCard(t, ctx, lockKey(n)+":q", 0, "after the waiter gave up")
+	e.expectCard(t, ctx, queueKey(n), 0, "after the waiter gave up")
 	for i := range e.addrs {
-		for _, k := range e.keysUnder(t, ctx, i, lockKey(n)+":t:") {
+		for _, k := range e.keysUnder(t, ctx, i, ticketKey(lockKey(n), "")) {
 			v, _ := e.admin(t, i).Get(ctx, k).Result()
 			if left, _ := e.admin(t, i).PTTL(ctx, k).Result(); v != "left" || left <= 0 || left > ttl {
 				t.Errorf("node %d: the waiter that gave up left its ticket %s holding %q for %v, want only the mark \"left\" for at most %v", i, k, v, left, ttl)

@@ -46,8 +46,8 @@ func testHostileFairGhost(t *testing.T, e env) {
 func testHostileFairMalformed(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		r.HSet(ctx, fairKey(n, ":t:hash"), "ttl", "1")
-		r.Set(ctx, fairKey(n, ":t:inf"), "1e400", time.Minute)
+		r.HSet(ctx, ticketKey(fairKey(n, ""), "hash"), "ttl", "1")
+		r.Set(ctx, ticketKey(fairKey(n, ""), "inf"), "1e400", time.Minute)
 		r.ZAdd(ctx, fairKey(n, ":lapse"), redis.Z{Score: far(), Member: "hash"}, redis.Z{Score: far(), Member: "inf"})
 		return r.ZAdd(ctx, fairKey(n, ":q"), redis.Z{Score: 1, Member: "hash"}, redis.Z{Score: 2, Member: "inf"}).Err()
 	})
@@ -88,7 +88,7 @@ func testHostileRWWaitingReaders(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	count := e.ops(10000)
 	e.seed(t, ctx, rwKey(n, ":rq"), count, func(int) float64 { return far() }, member("zz:"))
-	sub := e.admin(t, 0).Subscribe(ctx, "redlock:client:zz")
+	sub := e.admin(t, 0).Subscribe(ctx, clientChannel("zz"))
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func testHostileRWWaitingReaders(t *testing.T, e env) {
 func testHostileRWMalformed(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		r.HSet(ctx, rwKey(n, ":t:hash"), "ttl", "1")
+		r.HSet(ctx, ticketKey(rwKey(n, ""), "hash"), "ttl", "1")
 		return r.ZAdd(ctx, rwKey(n, ":wq"), redis.Z{Score: far(), Member: "hash"}).Err()
 	})
 	l, err := e.hostileClient(t).RWMutex(n).TryRLock(ctx)

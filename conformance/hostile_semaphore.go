@@ -17,12 +17,12 @@ import (
 // is the line itself (WRONGTYPE on GET): an attempt skips and drops them.
 func testHostileSemaphoreForeign(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	q, foreign := semKey(n, ":q"), "hostile:{"+n+"}:semaphore:t:zz:v"
+	q, foreign := semKey(n, ":q"), reprefixed("hostile:", ticketKey(semKey(n, ""), "zz:v"))
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		r.Set(ctx, foreign, "1", time.Minute)
-		r.Set(ctx, semKey(n, ":t:zz:bad"), "many", time.Minute)
+		r.Set(ctx, ticketKey(semKey(n, ""), "zz:bad"), "many", time.Minute)
 		return r.ZAdd(ctx, q, redis.Z{Score: 0, Member: q}, redis.Z{Score: 1, Member: foreign},
-			redis.Z{Score: 2, Member: semKey(n, ":t:zz:bad")}).Err()
+			redis.Z{Score: 2, Member: ticketKey(semKey(n, ""), "zz:bad")}).Err()
 	})
 	l, err := e.hostileClient(t).Semaphore(n, 2).TryAcquire(ctx, 1)
 	if err != nil {
@@ -41,7 +41,7 @@ func testHostileSemaphoreForeign(t *testing.T, e env) {
 func testHostileSemaphoreDeadTickets(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 2*time.Minute), name(t)
 	s, count := e.hostileClient(t).Semaphore(n, 2), e.ops(10000)
-	e.seed(t, ctx, semKey(n, ":q"), count, func(i int) float64 { return float64(i) }, member(semKey(n, ":t:zz:")))
+	e.seed(t, ctx, semKey(n, ":q"), count, func(i int) float64 { return float64(i) }, member(ticketKey(semKey(n, ""), "zz:")))
 	e.drains(t, ctx, semKey(n, ":q"), count, func() error {
 		l, err := s.TryAcquire(ctx, 1)
 		if err != nil {
@@ -142,7 +142,7 @@ func testHostileSemaphoreHoldersList(t *testing.T, e env) {
 			return err
 		}
 		for field, list := range all {
-			if token, ok := strings.CutPrefix(field, "t:"); ok && token != "" {
+			if token, ok := strings.CutPrefix(field, holdersTokenField); ok && token != "" {
 				first, _, _ := strings.Cut(list, ",")
 				if err := r.HSet(ctx, semKey(n, ":holders"), field, strings.Repeat(first+",", e.ops(10000))+list).Err(); err != nil {
 					return err

@@ -38,9 +38,6 @@ func runLatch(t *testing.T, e env) {
 	runCases(t, e, cases)
 }
 
-// latchKey is where a latch called name lives with the default prefix.
-func latchKey(name string) string { return lockKey(name) + ":latch" }
-
 // testLatchReleasesAll has nine waiters in three Clients wait on a latch
 // of 3: none may return before the third CountDown (the latch model checks
 // the history), and all must return within wokenWithin of it, which under

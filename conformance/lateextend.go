@@ -41,14 +41,14 @@ var extendedLeases = map[string]map[string]extendedLease{
 			}},
 	},
 	"RWMutex": {
-		"read": {op: fixed("RWMutexReadExtend"), key: func(n string) string { return lockKey(n) + ":rw:r" },
+		"read": {op: fixed("RWMutexReadExtend"), key: func(n string) string { return rwKey(n, ":r") },
 			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
 				return c.RWMutex(n, core.WithTTL(ttl)).TryRLock(ctx)
 			},
 			rival: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
 				return c.RWMutex(n).TryLock(ctx)
 			}},
-		"write": {op: fixed("Extend"), key: func(n string) string { return lockKey(n) + ":rw:w" },
+		"write": {op: fixed("Extend"), key: func(n string) string { return rwKey(n, ":w") },
 			take: func(ctx context.Context, c *core.Client, n string, ttl time.Duration) (*core.Lease, error) {
 				return c.RWMutex(n, core.WithTTL(ttl)).TryLock(ctx)
 			},

@@ -28,7 +28,7 @@ func testLateGrantIgnored(t *testing.T, e env) {
 	}
 	done := startLock(ctx, w.Mutex(n).Lock)
 	for i := range e.addrs {
-		awaitQueued(t, ctx, e, i, lockKey(n)+":q", done)
+		awaitQueued(t, ctx, e, i, queueKey(n), done)
 	}
 	time.Sleep(200 * time.Millisecond) // W's attempts are over: it waits
 	select {

@@ -238,7 +238,7 @@ func testKeptGrantAfterLostRelease(t *testing.T, e env) {
 	if err != nil {
 		t.Fatalf("holder: %v", err)
 	}
-	got := e.inLine(t, ctx, lockKey(n)+":q", 1, func(ctx context.Context) (*core.Lease, error) { return w.Mutex(n).Lock(ctx) })
+	got := e.inLine(t, ctx, queueKey(n), 1, func(ctx context.Context) (*core.Lease, error) { return w.Mutex(n).Lock(ctx) })
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatalf("holder's Unlock: %v", err)
 	}

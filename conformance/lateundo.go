@@ -39,14 +39,14 @@ var exclusiveLocks = map[string]exclusiveLock{
 	"Mutex": {
 		lock: waitMutex, try: tryMutex,
 		acquire: "MutexAcquire", undo: mutexUndo, key: lockKey,
-		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
+		line: queueKey, late: true,
 	},
 	// A reentrant lock: the waiter's owner, "waiter", is not the holder's.
 	"MutexOwned": {
 		lock:    takerOf((*core.Client).Mutex, (*core.Mutex).Lock, core.WithOwner("waiter")),
 		try:     takerOf((*core.Client).Mutex, (*core.Mutex).TryLock, core.WithOwner("waiter")),
 		acquire: "MutexAcquireOwned", key: lockKey,
-		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
+		line: queueKey, late: true,
 		holder: takerOf((*core.Client).Mutex, (*core.Mutex).Lock, core.WithOwner("holder")),
 	},
 	"FairMutex": {
@@ -75,7 +75,7 @@ var exclusiveLocks = map[string]exclusiveLock{
 			return c.MultiLock([]string{n, n + "/2"}).TryLock(ctx)
 		},
 		acquire: "MultiLockAcquire", undo: []string{"MultiLockRelease"}, key: lockKey,
-		line: func(n string) string { return lockKey(n) + ":q" }, late: true,
+		line: queueKey, late: true,
 	},
 	"Semaphore": {
 		// One permit: as exclusive as a lock.

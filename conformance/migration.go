@@ -34,7 +34,7 @@ func testSlotMigration(t *testing.T, e env) {
 	during := func(what string, d time.Duration, take func(context.Context) (*core.Lease, error)) {
 		t.Helper()
 		var l *core.Lease
-		e.whileMigrating(t, ctx, cc, lockKey(n)+":fence", d, func() { l, err = take(ctx) })
+		e.whileMigrating(t, ctx, cc, fenceKey(n), d, func() { l, err = take(ctx) })
 		if err != nil {
 			t.Fatalf("%s while its slot migrated for %v: %v", what, d, err)
 		}
@@ -105,10 +105,10 @@ func testSlotMigrationMultiLock(t *testing.T, e env) {
 		l := mustLock(t, ctx, cl.Mutex(name).TryLock)
 		l.Unlock(ctx)
 	}
-	fence := func() int64 { v, _ := cc.Get(ctx, lockKey(a)+":fence").Int64(); return v }
+	fence := func() int64 { v, _ := cc.Get(ctx, fenceKey(a)).Int64(); return v }
 	before := fence()
 	var l *core.Lease
-	e.whileMigrating(t, ctx, cc, lockKey(b)+":fence", 300*time.Millisecond, func() {
+	e.whileMigrating(t, ctx, cc, fenceKey(b), 300*time.Millisecond, func() {
 		var err error
 		if l, err = cl.MultiLock([]string{a, b}).TryLock(ctx); err != nil {
 			t.Errorf("TryLock while %s's slot migrated: %v", b, err)
@@ -121,7 +121,7 @@ func testSlotMigrationMultiLock(t *testing.T, e env) {
 		t.Errorf("%s's fencing counter went from %d to %d for one grant", a, before, after)
 	}
 	var err error
-	e.whileMigrating(t, ctx, cc, lockKey(a)+":fence", 300*time.Millisecond, func() { err = l.Unlock(ctx) })
+	e.whileMigrating(t, ctx, cc, fenceKey(a), 300*time.Millisecond, func() { err = l.Unlock(ctx) })
 	if err != nil {
 		t.Errorf("Unlock while %s's slot migrated: %v", a, err)
 	}

@@ -137,9 +137,6 @@ func (e env) onNodes(t testing.TB, ctx context.Context, key string) int {
 	return n
 }
 
-// fenceKey is where a lock called name counts its fencing tokens.
-func fenceKey(name string) string { return lockKey(name) + ":fence" }
-
 // reversed returns names in the opposite order, so that a MultiLock is
 // never given them sorted.
 func reversed(names []string) []string {

@@ -30,7 +30,7 @@ func testNewMasterNotifies(t *testing.T, e env) {
 	}
 	cc := plainCluster(t, seeds)
 	from, to := plain(t, lc.Masters[0]), plain(t, added)
-	key := "redlock:{" + n + "}:latch"
+	key := latchKey(n)
 	slot := cc.ClusterKeySlot(ctx, key).Val()
 	nodes := allNodes(lc)
 	handOver(t, ctx, slot, from, to, nodes)
@@ -44,7 +44,7 @@ func testNewMasterNotifies(t *testing.T, e env) {
 	}
 	opened := make(chan error, 1)
 	go func() { opened <- l.Wait(ctx) }()
-	channel := "__keyspace@0__:" + key
+	channel := keyspaceChannel("0", key)
 	if !eventually(10*time.Second, func() bool { return to.PubSubNumSub(ctx, channel).Val()[channel] > 0 }) {
 		t.Fatal("the waiter's Client did not subscribe on the new master within 10s")
 	}

@@ -81,7 +81,7 @@ func (e env) waiter(t *testing.T, ctx context.Context, m *core.Mutex, key string
 // time for its first attempt.
 func (e env) awaitSubscribed(t *testing.T, ctx context.Context, key string) {
 	t.Helper()
-	ch := "__keyspace@0__:" + key
+	ch := keyspaceChannel("0", key)
 	for i := range e.addrs {
 		admin := e.admin(t, i)
 		for {
@@ -178,7 +178,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
 	d := e.h.Open(t, e.addrs[0])
-	lock, fence, queue, ticket := lockKey(n), lockKey(n)+":fence", lockKey(n)+":q", lockKey(n)+":t:leaver:1"
+	lock, fence, queue, ticket := lockKey(n), fenceKey(n), queueKey(n), ticketKey(lockKey(n), "leaver:1")
 	const token = "leaver"
 	r, err := d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lock, Fence: fence, Queue: queue, Ticket: ticket, Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: ""})
 	if err != nil || r.Acquired {
@@ -212,8 +212,8 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 	// The waiter's tokens are its stem and a number that grows as it gives
 	// one up (see lib/take_over.lua).
 	attempt := func(name, token string) (driver.MutexAcquireReply, error) {
-		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: lockKey(name) + ":fence", Queue: lockKey(name) + ":q",
-			Ticket: lockKey(name) + ":t:waiter:1", Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: "w"})
+		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: fenceKey(name), Queue: queueKey(name),
+			Ticket: ticketKey(lockKey(name), "waiter:1"), Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: "w"})
 	}
 	expect := func(what string, r driver.MutexAcquireReply, err error, acquired, granted bool) {
 		t.Helper()
@@ -245,7 +245,7 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 	expect("an attempt on the lock, free now", r, err, true, false)
 	r, err = attempt(free, "w2")
 	expect("a copy of it", r, err, true, false)
-	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(free), Fence: lockKey(free) + ":fence", Queue: lockKey(free) + ":q",
+	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(free), Fence: fenceKey(free), Queue: queueKey(free),
 		Token: "w2", Reserve: 200 * time.Millisecond, Idle: time.Minute}); v != 1 || err != nil {
 		t.Fatalf("the undo of the free lock: got %d, %v; want 1 (let go)", v, err)
 	}
@@ -264,7 +264,7 @@ func testMultiLockWaitsInLine(t *testing.T, e env) {
 	held := mustLock(t, ctx, holder.Lock)
 	var attempts atomic.Int64
 	waiters := e.countingClient(t, &attempts)
-	queue := lockKey(names[0]) + ":q"
+	queue := queueKey(names[0])
 	var got [2]<-chan locked
 	for i := range got {
 		got[i] = e.inLine(t, ctx, queue, int64(i+1), waiters.MultiLock(names).Lock)

@@ -229,7 +229,7 @@ func testSemaphoreExtendCountsOwnSlot(t *testing.T, e env) {
 	}
 	slot := func(node int, l *core.Lease) string {
 		token := strings.Split(l.ID(), "-")[1] // <n>-<token>-<slots>
-		v, _ := e.admin(t, node).HGet(ctx, holders, "t:"+token).Result()
+		v, _ := e.admin(t, node).HGet(ctx, holders, holdersTokenField+token).Result()
 		return v
 	}
 	// L's slots: the same on A and C when L's scan starts at the slot X

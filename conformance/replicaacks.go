@@ -88,7 +88,7 @@ func testReplicaAcks(t *testing.T, e env) {
 		}
 		got <- err
 	}()
-	if !eventually(5*time.Second, func() bool { return m.ZCard(ctx, lockKey(n)+":q").Val() == 1 }) {
+	if !eventually(5*time.Second, func() bool { return m.ZCard(ctx, queueKey(n)).Val() == 1 }) {
 		t.Fatal("the waiter did not join the line within 5s")
 	}
 	paused(func() {

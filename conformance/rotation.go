@@ -60,7 +60,7 @@ func testMultiMarkSparesLiveWaiter(t *testing.T, e env) {
 	}
 	w := e.client(t, core.WithTTL(ttl))
 	done := startLock(ctx, w.MultiLock(names).Lock)
-	awaitQueued(t, ctx, e, 0, lockKey(b)+":q", done)
+	awaitQueued(t, ctx, e, 0, queueKey(b), done)
 	ha, err := c.Mutex(a).Lock(ctx)
 	if err != nil {
 		t.Fatalf("Y's Lock of a: %v", err)
@@ -68,7 +68,7 @@ func testMultiMarkSparesLiveWaiter(t *testing.T, e env) {
 	if err := hb.Unlock(ctx); err != nil {
 		t.Fatalf("X's Unlock of b: %v", err)
 	}
-	awaitQueued(t, ctx, e, 0, lockKey(a)+":q", done)
+	awaitQueued(t, ctx, e, 0, queueKey(a), done)
 	if err := ha.Unlock(ctx); err != nil {
 		t.Fatalf("Y's Unlock of a: %v", err)
 	}
@@ -86,7 +86,7 @@ func testMultiMarkSparesLiveWaiter(t *testing.T, e env) {
 	case <-time.After(3 * time.Second):
 		marks := []string{}
 		for _, n := range names {
-			keys := e.keysUnder(t, ctx, 0, lockKey(n)+":t:")
+			keys := e.keysUnder(t, ctx, 0, ticketKey(lockKey(n), ""))
 			for _, k := range keys {
 				if v, _ := e.admin(t, 0).Get(ctx, k).Result(); v == "left" {
 					marks = append(marks, n)
@@ -117,7 +117,7 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 		if call.Op != "MultiLockAcquire" {
 			return faults.Fault{}
 		}
-		joining := len(call.Keys) >= 4 && !strings.HasSuffix(call.Keys[3], ":t:")
+		joining := len(call.Keys) >= 4 && !strings.HasSuffix(call.Keys[3], ticketInfix)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -143,7 +143,7 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 		return nil
 	})
 	done := startLock(ctx, w.MultiLock(names).Lock)
-	awaitQueued(t, ctx, e, 2, lockKey(a)+":q", done)
+	awaitQueued(t, ctx, e, 2, queueKey(a), done)
 	for {
 		mu.Lock()
 		d := dropped
@@ -167,7 +167,7 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 	case <-time.After(3 * time.Second):
 		marked := 0
 		for _, n := range names {
-			keys := e.keysUnder(t, ctx, 0, lockKey(n)+":t:")
+			keys := e.keysUnder(t, ctx, 0, ticketKey(lockKey(n), ""))
 			for _, k := range keys {
 				if v, _ := e.admin(t, 0).Get(ctx, k).Result(); v == "left" {
 					marked++

@@ -35,11 +35,6 @@ func runRWMutex(t *testing.T, e env) {
 	runCases(t, e, cases)
 }
 
-// rwKey is one of the keys of the reader/writer lock called name: ":w" the
-// write lock, ":r" the read leases, ":wq" the waiting writers, ":rq" the
-// waiting readers.
-func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
-
 func testRWBadInput(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.client(t)

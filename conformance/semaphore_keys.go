@@ -16,20 +16,6 @@ import (
 // validity after such a node.)
 var slowNodes = core.WithNodeTimeout(200 * time.Millisecond)
 
-// semKey is the key of a semaphore called name with the default prefix,
-// with suffix "" for its permits and ":holders", ":size", ":fence", ":q"
-// (its waiters' line) for its other keys.
-func semKey(name, suffix string) string { return lockKey(name) + ":semaphore" + suffix }
-
-// semKeys are all of a semaphore's keys.
-func semKeys(name string) []string {
-	var ks []string
-	for _, s := range []string{"", ":holders", ":size", ":fence", ":q"} {
-		ks = append(ks, semKey(name, s))
-	}
-	return ks
-}
-
 // heldSlots returns how many permit slots node i has, expired or not.
 func (e env) heldSlots(t testing.TB, ctx context.Context, i int, name string) int64 {
 	t.Helper()
@@ -74,11 +60,11 @@ func (e env) fakeSlot(t testing.TB, ctx context.Context, i int, name, slot, toke
 	if err := a.ZAdd(ctx, semKey(name, ""), redis.Z{Score: float64(until.Add(time.Hour).UnixMilli()), Member: slot}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	prev, _ := a.HGet(ctx, semKey(name, ":holders"), "t:"+token).Result()
+	prev, _ := a.HGet(ctx, semKey(name, ":holders"), holdersTokenField+token).Result()
 	if prev != "" {
 		prev += ","
 	}
-	if err := a.HSet(ctx, semKey(name, ":holders"), slot, token, "t:"+token, prev+slot).Err(); err != nil {
+	if err := a.HSet(ctx, semKey(name, ":holders"), slot, token, holdersTokenField+token, prev+slot).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -79,7 +79,7 @@ func testSemaphoreSameSlots(t *testing.T, e env) {
 				t.Fatal(err)
 			}
 			for slot, token := range holders {
-				if strings.HasPrefix(slot, "t:") || token == "lease-C" {
+				if strings.HasPrefix(slot, holdersTokenField) || token == "lease-C" {
 					continue
 				}
 				if want == "" {

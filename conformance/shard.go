@@ -76,7 +76,7 @@ func testHandOffsStayInShard(t *testing.T, e env) {
 // line of the Mutex called name (the part of its ticket key before ":t:",
 // ":c:" and its Client's id) has a subscriber on master.
 func shardSubscribed(ctx context.Context, master *redis.Client, name string) bool {
-	tickets, err := master.ZRange(ctx, lockKey(name)+":q", 0, -1).Result()
+	tickets, err := master.ZRange(ctx, queueKey(name), 0, -1).Result()
 	if err != nil || len(tickets) == 0 {
 		return false
 	}
@@ -84,7 +84,7 @@ func shardSubscribed(ctx context.Context, master *redis.Client, name string) boo
 	if !ok {
 		return false
 	}
-	counts, err := master.Do(ctx, "PUBSUB", "SHARDNUMSUB", stem+":c:"+id).Slice()
+	counts, err := master.Do(ctx, "PUBSUB", "SHARDNUMSUB", shardChannel(stem, id)).Slice()
 	return err == nil && len(counts) == 2 && counts[1] == int64(1)
 }
 

@@ -72,10 +72,10 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 		return done
 	}
 	doneA := lock("A", a)
-	awaitQueued(t, ctx, e, 0, lockKey(n)+":q", doneA)
+	awaitQueued(t, ctx, e, 0, queueKey(n), doneA)
 	time.Sleep(50 * time.Millisecond) // A's place in line is older than B's
 	doneB := lock("B", b)
-	for i := 0; e.admin(t, 2).ZCard(ctx, lockKey(n)+":q").Val() == 0; i++ {
+	for i := 0; e.admin(t, 2).ZCard(ctx, queueKey(n)).Val() == 0; i++ {
 		if i == 200 {
 			t.Fatal("B never queued at node 2")
 		}
