@@ -49,7 +49,7 @@ func testUncontendedCost(t *testing.T, e env) {
 			if strings.Contains(line, `"`+marker+`"`) {
 				return cmds
 			}
-			if strings.Contains(line, "{"+m.Name()+"}") {
+			if strings.Contains(line, lockKey(m.Name())) {
 				_, args, _ := strings.Cut(line, `] "`)
 				command, _, _ := strings.Cut(args, `"`)
 				cmds = append(cmds, strings.ToLower(command))
