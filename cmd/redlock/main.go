@@ -2,7 +2,7 @@
 // locks.
 //
 //	go run ./cmd/redlock [command] [flags]
-//	go install github.com/redlockgo/redlock/cmd/redlock@latest
+//	go build -o ~/bin/redlock ./cmd/redlock
 //
 // Commands:
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -106,7 +107,7 @@ func (f *connFlags) open() (opener, error) {
 		}
 	}
 	if rank(f.driver) >= 0 {
-		return nil, fmt.Errorf("--driver %s is not built in: build the command with -tags redlock_%s (go install -tags redlock_%s github.com/redlockgo/redlock/cmd/redlock@latest)", f.driver, f.driver, f.driver)
+		return nil, fmt.Errorf("--driver %s is not built in: build the command with -tags redlock_%s (go build -tags redlock_%s ./cmd/redlock)", f.driver, f.driver, f.driver)
 	}
 	return nil, fmt.Errorf("--driver %q: want one of %s", f.driver, strings.Join(driverNames(), ", "))
 }
@@ -149,6 +150,9 @@ func connect(open opener, urls []string, opts ...core.Option) (*core.Client, fun
 		ds = append(ds, d)
 	}
 	c, err := core.New(ds, opts...)
+	if errors.Is(err, core.ErrNotifyUnsupported) {
+		err = fmt.Errorf("%w\n(here: give --strategy poll, or a client library that speaks RESP3: --driver goredis or rueidis, built in with -tags redlock_goredis or redlock_rueidis)", err)
+	}
 	if err != nil {
 		closeAll()
 		return nil, nil, err
