@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -98,4 +99,26 @@ func TestMatrixDelegates(t *testing.T) {
 	p.expect(t, 5*time.Minute, 2, "usage: redlock matrix")
 	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "matrix")
 	outside.expect(t, time.Minute, 1, "run it inside a clone")
+}
+
+// TestImportGraph keeps go run ./cmd/redlock quick to build from an empty
+// build cache: without build tags, the command compiles neither the test
+// machinery nor the two client libraries that take longest to compile.
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, heavy := range []string{
+		"github.com/redlockgo/redlock/conformance", "github.com/Shopify/toxiproxy", "github.com/prometheus/",
+		"github.com/rs/zerolog", "github.com/anishathalye/porcupine", "github.com/schollz/progressbar",
+		"github.com/redis/go-redis", "github.com/redis/rueidis", "golang.org/x/sys/unix",
+	} {
+		for _, p := range strings.Fields(string(out)) {
+			if strings.HasPrefix(p, heavy) {
+				t.Errorf("the command imports %s without build tags", p)
+				break
+			}
+		}
+	}
 }
