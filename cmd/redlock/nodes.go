@@ -71,7 +71,7 @@ type connFlags struct {
 }
 
 func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.nodes, "nodes", "", "the nodes, `redis://[user:password@]host:port[/db],...` (rediss:// for TLS; host:port alone means redis://): one for a single node, 3 or 5 independent masters for Redlock (default $"+nodesEnv+")")
+	fs.StringVar(&f.nodes, "nodes", "", "the nodes, comma-separated `URLs`: redis://[user:password@]host:port[/db], rediss:// for TLS, host:port alone for redis://host:port; one for a single node, 3 or 5 independent masters for Redlock (default $"+nodesEnv+")")
 	fs.StringVar(&f.driver, "driver", drivers[0].name, "the client library: "+strings.Join(driverNames(), ", ")+" (built in; go-redis with -tags redlock_goredis, rueidis with -tags redlock_rueidis)")
 	fs.StringVar(&f.strategy, "strategy", "auto", "how a blocked acquisition waits: notify (keyspace notifications and hand-off messages; RESP3, so not with redigo), poll (retries with backoff), or auto (poll with redigo, notify otherwise)")
 }
