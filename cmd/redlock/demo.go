@@ -267,8 +267,12 @@ func (d *demoRun) lostLease(ctx context.Context) (string, error) {
 	case <-time.After(5 * time.Second):
 		return "", errors.New("the lease's Done did not close within 5s of the key's deletion")
 	}
-	return fmt.Sprintf("a 1.2 s lease outlives its TTL (WithAutoExtend); its key is deleted on the servers: Done closes %s later, Err: ErrLost=%v",
-		ms(time.Since(deleted)), errors.Is(l.Err(), core.ErrLost)), nil
+	closed := time.Since(deleted)
+	if !errors.Is(l.Err(), core.ErrLost) {
+		return "", fmt.Errorf("the lease's Done closed, but its Err() is %v, want ErrLost", l.Err())
+	}
+	return fmt.Sprintf("a 1.2 s lease kept by the watchdog (WithAutoExtend) outlives its TTL; its key is deleted on the servers: Done closes %s later, and Err() is ErrLost",
+		ms(closed)), nil
 }
 
 // deleteKeys deletes keys on every node, as an operator (or an eviction)

@@ -21,7 +21,7 @@ func TestDemo(t *testing.T) {
 		"\nMutex      alice holds",
 		"\nhand-off   bob waits in Lock; alice unlocks; bob holds it ",
 		"\nfencing    five leases in turn, from four clients, draw rising tokens: ",
-		"Done closes ", "Err: ErrLost=true",
+		"Done closes ", "and Err() is ErrLost",
 		"\nFairMutex  bob, carol and dave line up while alice holds; served in the order they came: bob, carol, dave",
 		"\nRWMutex    3 readers hold it at once",
 		"\nSemaphore  2 permits",
