@@ -40,7 +40,8 @@ when redlock's stdin is a terminal, Ctrl-C reaches CMD from the terminal.
 
 If the lease is lost while CMD runs (its keys expired or were deleted on
 the servers, or a majority stopped answering), CMD gets SIGTERM, then
-SIGKILL after --grace, and redlock run exits 124.
+SIGKILL after --grace, and redlock run exits 124. If redlock run itself
+dies (SIGKILL), on Linux CMD gets SIGTERM.
 
 Exit status: CMD's own; 128+n if signal n ended it; 75 if the lock was
 not acquired (--try, or --wait passed); 124 if the lease was lost and CMD
@@ -223,6 +224,7 @@ func (f *runFlags) runHolding(lease *core.Lease, name, path string, argv []strin
 	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", tokenEnv, lease.Token()))
+	dieWithRedlock(cmd)
 	stop, err := startForwarding(cmd)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlock run: %v\n", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -302,5 +303,28 @@ func TestRunUsage(t *testing.T) {
 	} {
 		p := startRedlock(t, t.TempDir(), tc.nodes, tc.args...)
 		p.expect(t, 10*time.Second, tc.code, tc.want)
+	}
+}
+
+// TestRunKilledStopsCommand kills redlock run with SIGKILL, which it
+// cannot pass on: on Linux the kernel sends the command SIGTERM.
+func TestRunKilledStopsCommand(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	t.Parallel()
+	nodes, dir := testNodes(t)[:1], t.TempDir()
+	p := startRedlock(t, dir, nodes, "run", lockName(t), "--", "sh", "-c",
+		`trap 'touch terminated; exit 0' TERM; touch held; while :; do sleep 0.05; done`)
+	p.waitFor(t, "held")
+	p.cmd.Process.Kill()
+	<-p.exited
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "terminated")); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command got no SIGTERM within 5s of redlock run's death")
+		}
 	}
 }
