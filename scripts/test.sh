@@ -37,6 +37,10 @@ section "staticcheck (every module)"
 GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 "$(go env GOPATH)/bin/staticcheck" "${modules[@]}"
 
+section "go vet and staticcheck of the redlock command with go-redis and rueidis built in"
+go vet -tags redlock_goredis,redlock_rueidis ./cmd/redlock/...
+"$(go env GOPATH)/bin/staticcheck" -tags redlock_goredis,redlock_rueidis ./cmd/redlock/...
+
 section "an application of core and one driver: nothing in its go.sum beyond its client's module graph"
 bash scripts/gosum.sh
 
@@ -66,6 +70,8 @@ else
   # Redis 7 and Valkey 9, failing on any failed cell.
   section "go test -race -count=1 -skip '^TestConformance' (every module)"
   go test -race -count=1 -skip '^TestConformance' "${modules[@]}"
+  section "go test -race -count=1 -tags redlock_goredis,redlock_rueidis ./cmd/redlock/... (the command with every client library)"
+  go test -race -count=1 -tags redlock_goredis,redlock_rueidis ./cmd/redlock/...
   # Fuzzing, bounded: new inputs beyond the seeds that every go test runs.
   # The budgets are counts of inputs (about 10s each here), not durations:
   # Go 1.26's fuzzing coordinator can fail a run that found nothing with
@@ -83,7 +89,7 @@ else
   # The matrix runs on the real servers only, with the race detector.
   # Its miniredis cells (the command's default with Go alone) share the
   # test binary's two cores with the cases, which time their nodes out
-  # now and then; cmd/redlock's TestMatrixWithOnlyGo runs one of them, and
+  # now and then; conformance/cmd/matrix's TestMatrixWithOnlyGo runs one of them, and
   # FuzzPublicAPI takes every primitive on miniredis. Three cases at once
   # per binary (two binaries at once): the cases mostly wait on TTLs and
   # timers, and with two at once the CPU idled about half the time. A case

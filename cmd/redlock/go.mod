@@ -8,43 +8,20 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redlockgo/redlock v0.1.0
-	github.com/redlockgo/redlock/conformance v0.1.0
 	github.com/redlockgo/redlock/drivers/goredis v0.1.0
 	github.com/redlockgo/redlock/drivers/redigo v0.1.0
 	github.com/redlockgo/redlock/drivers/rueidis v0.1.0
-	github.com/schollz/progressbar/v3 v3.19.1
-	golang.org/x/term v0.44.0
 )
 
 require (
-	github.com/Shopify/toxiproxy/v2 v2.5.0 // indirect
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/golang/protobuf v1.5.2 // indirect
-	github.com/gorilla/mux v1.8.0 // indirect
-	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/mattn/go-isatty v0.0.22 // indirect
-	github.com/matttproud/golang_protobuf_extensions v1.0.1 // indirect
-	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
-	github.com/prometheus/client_golang v1.13.0 // indirect
-	github.com/prometheus/client_model v0.2.0 // indirect
-	github.com/prometheus/common v0.37.0 // indirect
-	github.com/prometheus/procfs v0.8.0 // indirect
-	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/rs/xid v1.4.0 // indirect
-	github.com/rs/zerolog v1.28.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	google.golang.org/protobuf v1.28.1 // indirect
-	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
 
 replace (
 	github.com/redlockgo/redlock => ../../
-	github.com/redlockgo/redlock/conformance => ../../conformance
 	github.com/redlockgo/redlock/drivers/goredis => ../../drivers/goredis
 	github.com/redlockgo/redlock/drivers/redigo => ../../drivers/redigo
 	github.com/redlockgo/redlock/drivers/rueidis => ../../drivers/rueidis

@@ -3,28 +3,66 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("redlock: exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != len(drivers) {
-		t.Fatalf("want one line per driver (%d), got:\n%s", len(drivers), &stdout)
-	}
-	for i, d := range drivers {
-		var name string
-		var first, second uint64
-		var took int
-		_, err := fmt.Sscanf(lines[i], "%s ok    lock/contend/unlock/fence %d→%d  (%d µs)", &name, &first, &second, &took)
-		if err != nil || name != d.name || second <= first {
-			t.Errorf("line %d = %q, want %q, ok, and an increasing fence (%v)", i, lines[i], d.name, err)
+	out := stdout.String()
+	for _, want := range []string{
+		"on an embedded miniredis",
+		"\nMutex      alice holds",
+		"\nhand-off   bob waits in Lock; alice unlocks; bob holds it ",
+		"\nfencing    five leases in turn, from four clients, draw rising tokens: ",
+		"Done closes ", "and Err() is ErrLost",
+		"\nFairMutex  bob, carol and dave line up while alice holds; served in the order they came: bob, carol, dave",
+		"\nRWMutex    3 readers hold it at once",
+		"\nSemaphore  2 permits",
+		"\nLatch      alice waits on a count of 3",
+		"\nMultiLock  alice holds {a, b}",
+		"\ndrivers    lock, contend, unlock, fence with each client library built in: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, out)
 		}
+	}
+	for _, d := range drivers {
+		if !strings.Contains(out, " "+d.name+" ") {
+			t.Errorf("the demo's output does not name the driver %s:\n%s", d.name, out)
+		}
+	}
+	if strings.Contains(out, "FAIL") {
+		t.Errorf("a step failed:\n%s", out)
+	}
+}
+
+// TestDemoOnServers runs the demo on the real servers with every client
+// library built in: the default one on a quorum of three, the others on
+// one node.
+func TestDemoOnServers(t *testing.T) {
+	t.Parallel()
+	nodes := testNodes(t)
+	for i, d := range drivers {
+		// The default library on a quorum of three, the others on one node.
+		n := nodes[:1]
+		if i == 0 {
+			n = nodes[:3]
+		}
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			args := []string{"demo", "--driver", d.name, "--nodes", strings.Join(n, ",")}
+			if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+				t.Errorf("redlock %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, &stdout, &stderr)
+			}
+		})
 	}
 }
 
@@ -36,6 +74,7 @@ func TestUsage(t *testing.T) {
 	}{
 		{[]string{"nope"}, 2, `unknown command "nope"`},
 		{[]string{"demo", "extra"}, 2, "unexpected arguments"},
+		{[]string{"demo", "--driver", "nope"}, 1, "want one of"},
 		{[]string{"help"}, 0, ""},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -43,8 +82,43 @@ func TestUsage(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
 			t.Errorf("redlock %q: exit %d, stderr %q; want exit %d, stderr containing %q", tc.args, code, &stderr, tc.code, tc.stderr)
 		}
-		if out := stdout.String() + stderr.String(); !strings.Contains(out, "usage: redlock") {
-			t.Errorf("redlock %q printed no usage:\n%s", tc.args, out)
+		if tc.code != 1 && !strings.Contains(stdout.String()+stderr.String(), "usage: redlock") {
+			t.Errorf("redlock %q printed no usage:\n%s%s", tc.args, &stdout, &stderr)
+		}
+	}
+}
+
+// TestMatrixDelegates checks that redlock matrix runs the conformance
+// module's matrix command with its flags, and says where it must run.
+func TestMatrixDelegates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the matrix command")
+	}
+	t.Parallel()
+	p := startRedlock(t, ".", nil, "matrix", "--nope")
+	p.expect(t, 5*time.Minute, 2, "usage: redlock matrix")
+	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "matrix")
+	outside.expect(t, time.Minute, 1, "run it inside a clone")
+}
+
+// TestImportGraph keeps go run ./cmd/redlock quick to build from an empty
+// build cache: without build tags, the command compiles neither the test
+// machinery nor the two client libraries that take longest to compile.
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, heavy := range []string{
+		"github.com/redlockgo/redlock/conformance", "github.com/Shopify/toxiproxy", "github.com/prometheus/",
+		"github.com/rs/zerolog", "github.com/anishathalye/porcupine", "github.com/schollz/progressbar",
+		"github.com/redis/go-redis", "github.com/redis/rueidis", "golang.org/x/sys/unix",
+	} {
+		for _, p := range strings.Fields(string(out)) {
+			if strings.HasPrefix(p, heavy) {
+				t.Errorf("the command imports %s without build tags", p)
+				break
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockgo/redlock/scripts/lua"
 )
@@ -70,18 +71,31 @@ type scriptCall struct {
 }
 
 func readSlowlog(ctx context.Context, addr string) ([]scriptCall, error) {
-	r := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, DisableIdentity: true})
-	defer r.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	entries, err := r.SlowLogGet(ctx, -1).Result()
+	conn, err := redis.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	entries, err := redis.Values(redis.DoContext(conn, ctx, "SLOWLOG", "GET", -1))
 	if err != nil {
 		return nil, err
 	}
 	var calls []scriptCall
 	for _, e := range entries {
-		if len(e.Args) > 1 && isScriptCall(e.Args[0]) {
-			calls = append(calls, scriptCall{server: addr, took: e.Duration, args: e.Args})
+		// id, timestamp, microseconds, arguments[, client address, name]
+		fields, err := redis.Values(e, nil)
+		if err != nil || len(fields) < 4 {
+			return nil, fmt.Errorf("SLOWLOG GET: an entry that is not [id, time, µs, args, ...]: %v", e)
+		}
+		us, err1 := redis.Int64(fields[2], nil)
+		args, err2 := redis.Strings(fields[3], nil)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("SLOWLOG GET: %w", err)
+		}
+		if len(args) > 1 && isScriptCall(args[0]) {
+			calls = append(calls, scriptCall{server: addr, took: time.Duration(us) * time.Microsecond, args: args})
 		}
 	}
 	return calls, nil
@@ -174,4 +188,15 @@ func printSlowScripts(w io.Writer, ss []slowScript, top int) {
 	for _, s := range ss[:min(top, len(ss))] {
 		fmt.Fprintf(w, "  %-24s %6d %7dµs  %s\n", s.name, s.calls, s.longest.took.Microseconds(), s.longest.server)
 	}
+}
+
+// split returns the non-empty, trimmed items of a comma-separated list.
+func split(list string) []string {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

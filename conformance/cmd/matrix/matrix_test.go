@@ -29,7 +29,7 @@ func TestMatrixWithOnlyGo(t *testing.T) {
 	t.Setenv("CGO_ENABLED", "0") // no C compiler either (scripts/test.sh sets 1, for -race)
 	var stdout, stderr bytes.Buffer
 	// One case, as this runs beside the other packages' tests.
-	code := run(context.Background(), []string{"matrix", "--json", "--run", "goredis/miniredis/single//Mutex/Exclusive"}, &stdout, &stderr)
+	code := runMatrix(context.Background(), []string{"--json", "--run", "goredis/miniredis/single//Mutex/Exclusive"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
 	}
@@ -68,9 +68,9 @@ func TestMatrixWithOnlyGo(t *testing.T) {
 }
 
 func TestMatrixUsage(t *testing.T) {
-	for _, args := range [][]string{{"matrix", "extra"}, {"matrix", "--nope"}} {
+	for _, args := range [][]string{{"extra"}, {"--nope"}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: redlock matrix") {
+		if code := runMatrix(context.Background(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: redlock matrix") {
 			t.Errorf("redlock %q: exit %d, stderr %q; want 2 and the usage", args, code, &stderr)
 		}
 	}
