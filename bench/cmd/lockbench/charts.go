@@ -1,20 +1,31 @@
 package main
 
 import (
+	"image/color"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/redlockgo/redlock/bench/cmd/lockbench/stats"
 )
+
+// palette has a color for each library (Tableau 10).
+var palette = []color.Color{
+	color.RGBA{0x4e, 0x79, 0xa7, 0xff}, color.RGBA{0xf2, 0x8e, 0x2b, 0xff}, color.RGBA{0xe1, 0x57, 0x59, 0xff},
+	color.RGBA{0x76, 0xb7, 0xb2, 0xff}, color.RGBA{0x59, 0xa1, 0x4f, 0xff}, color.RGBA{0xed, 0xc9, 0x48, 0xff},
+	color.RGBA{0xb0, 0x7a, 0xa1, 0xff}, color.RGBA{0xff, 0x9d, 0xa7, 0xff}, color.RGBA{0x9c, 0x75, 0x5f, 0xff},
+	color.RGBA{0xba, 0xb0, 0xac, 0xff},
+}
+
+func colorOf(i int) color.Color { return palette[i%len(palette)] }
 
 // series is one library's samples, pooled over the repetitions.
 type series struct {
@@ -52,8 +63,10 @@ func cdfChart(file, title, xlabel string, ss []series) error {
 		if err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i / 7)
+		l.Color = colorOf(i)
+		if !strings.HasPrefix(s.name, "redlock ") { // the peers dashed
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.name, l)
@@ -85,7 +98,7 @@ func histGrid(file, xlabel string, ss []series) error {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.X.Min, p.X.Max = lo, hi
-		h := &plotter.Histogram{FillColor: plotutil.Color(i), LineStyle: plotter.DefaultLineStyle}
+		h := &plotter.Histogram{FillColor: colorOf(i), LineStyle: plotter.DefaultLineStyle}
 		h.LineStyle.Width = vg.Points(0.3)
 		for b := range bins {
 			h.Bins = append(h.Bins, plotter.HistogramBin{Min: lo * math.Pow(ratio, float64(b)), Max: lo * math.Pow(ratio, float64(b+1))})

@@ -140,7 +140,7 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 	total := reps * len(ws) * len(chosen)
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionFullWidth(), progressbar.OptionClearOnFinish())
+			progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
 	}
 	runs := make(map[string][][]*run) // by workload, then library: the repetitions
 	var fl []floors
