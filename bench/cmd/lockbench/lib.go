@@ -17,8 +17,12 @@ const ttl = 5 * time.Second
 type library struct {
 	id, name string
 	// open connects one Client (one process's worth of connections) to
-	// addr; every command it sends on its own adds to sent.
-	open func(addr string, sent *atomic.Int64) (locker, error)
+	// addrs, independent masters; every command it sends on its own adds
+	// to sent.
+	open func(addrs []string, sent *atomic.Int64) (locker, error)
+	// quorum says whether it takes a lock on several independent masters
+	// (Redlock); one that does not is run on one node only.
+	quorum bool
 }
 
 // locker is one Client of a library.

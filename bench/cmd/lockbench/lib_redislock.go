@@ -29,10 +29,10 @@ type redislockLocker struct {
 }
 
 func redislockWith(id, name string, retry func() redislock.RetryStrategy) library {
-	return library{id, name, func(addr string, sent *atomic.Int64) (locker, error) {
-		rdb := goredisClient(addr, sent)
+	return library{id, name, func(addrs []string, sent *atomic.Int64) (locker, error) {
+		rdb := goredisClient(addrs[0], sent)
 		return redislockLocker{redislock.New(rdb), retry, rdb.Close}, nil
-	}}
+	}, false}
 }
 
 func (l redislockLocker) lock(ctx context.Context, key string) (func(context.Context) error, error) {

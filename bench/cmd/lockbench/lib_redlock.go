@@ -38,61 +38,68 @@ func wait(strategy string) core.WaitStrategy {
 }
 
 func redlockGoredis(strategy string) library {
-	return library{"redlock-goredis-" + strings.ToLower(strategy), "redlock goredis " + strategy, func(addr string, sent *atomic.Int64) (locker, error) {
-		rdb := goredisClient(addr, sent)
-		d, err := goredis.New(rdb)
-		if err != nil {
-			rdb.Close()
-			return nil, err
-		}
-		c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(wait(strategy)))
-		if err != nil {
-			rdb.Close()
-			return nil, err
-		}
-		return redlockLocker{c, func() { rdb.Close() }}, nil
-	}}
+	return library{"redlock-goredis-" + strings.ToLower(strategy), "redlock goredis " + strategy, func(addrs []string, sent *atomic.Int64) (locker, error) {
+		return redlockOver(addrs, core.WithWaitStrategy(wait(strategy)), func(addr string) (core.Driver, func(), error) {
+			rdb := goredisClient(addr, sent)
+			d, err := goredis.New(rdb)
+			return d, func() { rdb.Close() }, err
+		})
+	}, true}
 }
 
 func redlockRueidis(strategy string) library {
-	return library{"redlock-rueidis-" + strings.ToLower(strategy), "redlock rueidis " + strategy, func(addr string, sent *atomic.Int64) (locker, error) {
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-		if err != nil {
-			return nil, err
-		}
-		d, err := rueidisdriver.New(rueidisCounter{rc, sent})
-		if err != nil {
-			rc.Close()
-			return nil, err
-		}
-		c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(wait(strategy)))
-		if err != nil {
-			rc.Close()
-			return nil, err
-		}
-		return redlockLocker{c, rc.Close}, nil
-	}}
+	return library{"redlock-rueidis-" + strings.ToLower(strategy), "redlock rueidis " + strategy, func(addrs []string, sent *atomic.Int64) (locker, error) {
+		return redlockOver(addrs, core.WithWaitStrategy(wait(strategy)), func(addr string) (core.Driver, func(), error) {
+			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+			if err != nil {
+				return nil, func() {}, err
+			}
+			d, err := rueidisdriver.New(rueidisCounter{rc, sent})
+			return d, rc.Close, err
+		})
+	}, true}
 }
 
 // redlockRedigo is Poll only: redigo speaks RESP2, and Notify needs RESP3.
 func redlockRedigo() library {
-	return library{"redlock-redigo-poll", "redlock redigo Poll", func(addr string, sent *atomic.Int64) (locker, error) {
-		pool := &redigo.Pool{MaxIdle: 4, Dial: func() (redigo.Conn, error) {
-			c, err := redigo.Dial("tcp", addr)
-			return redigoCounter{c, sent}, err
-		}}
-		d, err := redigodriver.New(pool)
+	return library{"redlock-redigo-poll", "redlock redigo Poll", func(addrs []string, sent *atomic.Int64) (locker, error) {
+		return redlockOver(addrs, core.WithWaitStrategy(core.Poll), func(addr string) (core.Driver, func(), error) {
+			pool := &redigo.Pool{MaxIdle: 4, Dial: func() (redigo.Conn, error) {
+				c, err := redigo.Dial("tcp", addr)
+				return redigoCounter{c, sent}, err
+			}}
+			d, err := redigodriver.New(pool)
+			return d, func() { pool.Close() }, err
+		})
+	}, true}
+}
+
+// redlockOver is a Client over a driver to each of addrs.
+func redlockOver(addrs []string, wait core.Option, driver func(addr string) (core.Driver, func(), error)) (locker, error) {
+	var (
+		ds    []core.Driver
+		close []func()
+	)
+	done := func() {
+		for _, c := range close {
+			c()
+		}
+	}
+	for _, a := range addrs {
+		d, c, err := driver(a)
+		close = append(close, c)
 		if err != nil {
-			pool.Close()
+			done()
 			return nil, err
 		}
-		c, err := core.New([]core.Driver{d}, core.WithWaitStrategy(core.Poll))
-		if err != nil {
-			pool.Close()
-			return nil, err
-		}
-		return redlockLocker{c, func() { pool.Close() }}, nil
-	}}
+		ds = append(ds, d)
+	}
+	c, err := core.New(ds, wait)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return redlockLocker{c, done}, nil
 }
 
 // redigoCounter counts the commands sent on a redigo connection.

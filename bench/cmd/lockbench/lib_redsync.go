@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
 )
 
 // redsync's own retry: 32 tries, 50–250 ms apart; or 10 ms apart.
@@ -19,14 +21,25 @@ func redsyncDelay10ms() library {
 type redsyncLocker struct {
 	rs   *redsync.Redsync
 	opts []redsync.Option
-	done func() error
+	done func()
 }
 
 func redsyncWith(id, name string, opts []redsync.Option) library {
-	return library{id, name, func(addr string, sent *atomic.Int64) (locker, error) {
-		rdb := goredisClient(addr, sent)
-		return redsyncLocker{redsync.New(goredis.NewPool(rdb)), append(opts, redsync.WithExpiry(ttl)), rdb.Close}, nil
-	}}
+	return library{id, name, func(addrs []string, sent *atomic.Int64) (locker, error) {
+		var (
+			pools []redsyncredis.Pool
+			rdbs  []*redis.Client
+		)
+		for _, a := range addrs {
+			rdb := goredisClient(a, sent)
+			pools, rdbs = append(pools, goredis.NewPool(rdb)), append(rdbs, rdb)
+		}
+		return redsyncLocker{redsync.New(pools...), append(opts, redsync.WithExpiry(ttl)), func() {
+			for _, rdb := range rdbs {
+				rdb.Close()
+			}
+		}}, nil
+	}, true}
 }
 
 func (l redsyncLocker) lock(ctx context.Context, key string) (func(context.Context) error, error) {

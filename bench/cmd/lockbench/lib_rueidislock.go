@@ -11,9 +11,9 @@ import (
 // rueidislock with its defaults (a majority of 3 keys, woken by
 // client-side caching's invalidations), but a TTL as the others'.
 func rueidislockDefaults() library {
-	return library{"rueidislock", "rueidislock", func(addr string, sent *atomic.Int64) (locker, error) {
+	return library{"rueidislock", "rueidislock", func(addrs []string, sent *atomic.Int64) (locker, error) {
 		l, err := rueidislock.NewLocker(rueidislock.LockerOption{
-			ClientOption: rueidis.ClientOption{InitAddress: []string{addr}},
+			ClientOption: rueidis.ClientOption{InitAddress: addrs[:1]},
 			KeyValidity:  ttl,
 			ClientBuilder: func(o rueidis.ClientOption) (rueidis.Client, error) {
 				c, err := rueidis.NewClient(o)
@@ -27,7 +27,7 @@ func rueidislockDefaults() library {
 			return nil, err
 		}
 		return rueidislockLocker{l}, nil
-	}}
+	}, false}
 }
 
 type rueidislockLocker struct{ l rueidislock.Locker }

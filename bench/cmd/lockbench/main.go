@@ -53,12 +53,13 @@ func main() {
 		holds     = flag.String("holds", "20ms", "how long a holder holds the key (comma-separated)")
 		duration  = flag.Duration("duration", 3*time.Second, "duration of each library's run of each workload")
 		reps      = flag.Int("reps", 5, "repetitions")
-		servers   = flag.String("servers", "", "address of a server to use (host:port) instead of starting one")
+		servers   = flag.String("servers", "", "addresses of servers to use (host:port, comma-separated) instead of starting -nodes")
+		nodes     = flag.Int("nodes", 1, "independent masters to start and lock on (Redlock); libraries without it are left out when more than 1")
 		bin       = flag.String("redis-server", "redis-server", "the redis-server to start")
 		charts    = flag.String("charts", "lockbench-charts", "directory for the PNG charts; empty for none")
 	)
 	flag.Parse()
-	if err := mainErr(*workloads, *libs, *clients, *holds, *duration, *reps, *servers, *bin, *charts); err != nil {
+	if err := mainErr(*workloads, *libs, *clients, *holds, *duration, *reps, *servers, *nodes, *bin, *charts); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
 		os.Exit(1)
 	}
@@ -88,10 +89,15 @@ func (w workload) title() string {
 	return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
 }
 
-func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, servers, bin, charts string) error {
+func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
+	var addrs []string
+	if servers != "" {
+		addrs = strings.Split(servers, ",")
+		nodes = len(addrs)
+	}
 	var chosen []library
 	for _, l := range libraries {
-		if libs == "all" || slices.Contains(strings.Split(libs, ","), l.id) {
+		if (libs == "all" || slices.Contains(strings.Split(libs, ","), l.id)) && (nodes == 1 || l.quorum) {
 			chosen = append(chosen, l)
 		}
 	}
@@ -124,17 +130,21 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	addr := servers
-	if addr == "" {
+	for len(addrs) < nodes {
 		a, stop, err := startServer(bin)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		addr = a
+		addrs = append(addrs, a)
 	}
-	admin := redis.NewClient(&redis.Options{Addr: addr})
-	defer admin.Close()
+	var admins []*redis.Client
+	for _, a := range addrs {
+		admin := redis.NewClient(&redis.Options{Addr: a})
+		defer admin.Close()
+		admins = append(admins, admin)
+	}
+	admin := admins[0]
 
 	var bar *progressbar.ProgressBar
 	total := reps * len(ws) * len(chosen)
@@ -164,9 +174,9 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 				}
 				var r *run
 				if w.contended() {
-					r, err = contend(ctx, lib, addr, admin, w.clients, w.hold, d)
+					r, err = contend(ctx, lib, addrs, admins, w.clients, w.hold, d)
 				} else {
-					r, err = cycle(ctx, lib, addr, admin, d)
+					r, err = cycle(ctx, lib, addrs, admins, d)
 				}
 				if err != nil {
 					return err
@@ -184,7 +194,7 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 		bar.Finish()
 	}
 	version, _ := admin.InfoMap(ctx, "server").Result()
-	printHeader(os.Stdout, version["Server"]["redis_version"], d, reps)
+	printHeader(os.Stdout, version["Server"]["redis_version"], len(addrs), d, reps)
 	printFloors(os.Stdout, fl)
 	for _, w := range ws {
 		printTable(os.Stdout, w, d, chosen, runs[w.name], fl)
@@ -197,9 +207,12 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 	return nil
 }
 
-func printHeader(w io.Writer, redisVersion string, d time.Duration, reps int) {
-	fmt.Fprintf(w, "lockbench: %s, redis-server %s, GOMAXPROCS %d, %d CPUs, %d repetitions of %v per library and workload, interleaved.\n\n",
-		runtime.Version(), redisVersion, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+func printHeader(w io.Writer, redisVersion string, nodes int, d time.Duration, reps int) {
+	fmt.Fprintf(w, "lockbench: %s, redis-server %s × %d, GOMAXPROCS %d, %d CPUs, %d repetitions of %v per library and workload, interleaved.\n\n",
+		runtime.Version(), redisVersion, nodes, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+	if nodes > 1 {
+		fmt.Fprintf(w, "Each lock is taken on a majority of %d independent masters; the server figures are their sums; libraries without Redlock are left out.\n\n", nodes)
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var vs []string
 		for _, m := range bi.Deps {

@@ -63,12 +63,20 @@ type serverStats struct {
 	calls int64         // INFO commandstats calls, the harness's INFO excepted
 }
 
-func readStats(ctx context.Context, admin *redis.Client) (serverStats, error) {
+// readStats sums the stats of the servers.
+func readStats(ctx context.Context, admins []*redis.Client) (serverStats, error) {
 	var s serverStats
-	info, err := admin.Info(ctx, "cpu", "commandstats").Result()
-	if err != nil {
-		return s, err
+	for _, admin := range admins {
+		info, err := admin.Info(ctx, "cpu", "commandstats").Result()
+		if err != nil {
+			return s, err
+		}
+		s.add(info)
 	}
+	return s, nil
+}
+
+func (s *serverStats) add(info string) {
 	for line := range strings.SplitSeq(info, "\r\n") {
 		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
 			s.cpu += seconds(v)
@@ -80,7 +88,6 @@ func readStats(ctx context.Context, admin *redis.Client) (serverStats, error) {
 			s.calls += n
 		}
 	}
-	return s, nil
 }
 
 func seconds(v string) time.Duration {

@@ -47,9 +47,9 @@ func processCPU() time.Duration {
 
 // measure wraps f, the measured part of a run, in the server's and the
 // process's counters.
-func measure(ctx context.Context, admin *redis.Client, sent *atomic.Int64, r *run, f func() error) error {
+func measure(ctx context.Context, admins []*redis.Client, sent *atomic.Int64, r *run, f func() error) error {
 	sent.Store(0)
-	before, err := readStats(ctx, admin)
+	before, err := readStats(ctx, admins)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func measure(ctx context.Context, admin *redis.Client, sent *atomic.Int64, r *ru
 	}
 	r.elapsed = time.Since(start)
 	r.client = processCPU() - cpu
-	after, err := readStats(ctx, admin)
+	after, err := readStats(ctx, admins)
 	if err != nil {
 		return err
 	}
@@ -71,9 +71,9 @@ func measure(ctx context.Context, admin *redis.Client, sent *atomic.Int64, r *ru
 
 // cycle is one Client taking a free key and releasing it, again and
 // again, for d.
-func cycle(ctx context.Context, lib library, addr string, admin *redis.Client, d time.Duration) (*run, error) {
+func cycle(ctx context.Context, lib library, addrs []string, admins []*redis.Client, d time.Duration) (*run, error) {
 	var sent atomic.Int64
-	l, err := lib.open(addr, &sent)
+	l, err := lib.open(addrs, &sent)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func cycle(ctx context.Context, lib library, addr string, admin *redis.Client, d
 		}
 	}
 	r := new(run)
-	err = measure(ctx, admin, &sent, r, func() error {
+	err = measure(ctx, admins, &sent, r, func() error {
 		for end := time.Now().Add(d); time.Now().Before(end); {
 			start := time.Now()
 			if err := once(); err != nil {
@@ -116,7 +116,7 @@ func cycle(ctx context.Context, lib library, addr string, admin *redis.Client, d
 // them returned, every Client keeps contending; one still waiting
 // drainFor after the first d is counted as left waiting, its wait so far
 // as its latency.
-func contend(ctx context.Context, lib library, addr string, admin *redis.Client, clients int, hold, d time.Duration) (*run, error) {
+func contend(ctx context.Context, lib library, addrs []string, admins []*redis.Client, clients int, hold, d time.Duration) (*run, error) {
 	var sent atomic.Int64
 	lockers := make([]locker, 0, clients)
 	defer func() {
@@ -126,7 +126,7 @@ func contend(ctx context.Context, lib library, addr string, admin *redis.Client,
 	}()
 	key := runKey(lib)
 	for range clients {
-		l, err := lib.open(addr, &sent)
+		l, err := lib.open(addrs, &sent)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func contend(ctx context.Context, lib library, addr string, admin *redis.Client,
 		}
 	}
 	r := &run{shares: make([]int, clients)}
-	err := measure(ctx, admin, &sent, r, func() error {
+	err := measure(ctx, admins, &sent, r, func() error {
 		var (
 			releasing atomic.Int64 // UnixNano of the last release's start
 			counting  atomic.Int64 // Clients whose asks are still counted
