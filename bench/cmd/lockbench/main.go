@@ -20,8 +20,10 @@
 // Each repetition first measures the floors: an idle PING's round trip and
 // a bare PUBLISH's delivery to a subscriber, both after 20ms idle.
 //
-// Without -servers it starts a redis-server of its own on a free loopback
-// port, and stops it at the end.
+// Without -servers it starts -nodes redis-servers of its own on free
+// loopback ports, and stops them at the end. With more than one node,
+// each lock is taken on a majority of them (Redlock), and the libraries
+// that cannot are left out.
 package main
 
 import (
