@@ -10,6 +10,9 @@
 //   - cycle: one Client takes a free key and releases it, again and again:
 //     time, server commands (all, and sent by the Client: the rest run
 //     inside scripts) and CPU per cycle.
+//   - keys: one Client, several goroutines (-goroutines), each taking a
+//     key at random among 1,000 and releasing it at once: throughput, and
+//     server CPU per acquisition as acquisitions a second per server core.
 //   - contend: Clients contend for one key, each holding it for a hold and
 //     asking again at once (-clients, -holds): throughput, acquire latency
 //     from the first ask (a give-up is counted and asked again), hand-off
@@ -49,7 +52,8 @@ import (
 
 func main() {
 	var (
-		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend")
+		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys")
+		gs        = flag.String("goroutines", "1,8,64", "keys: goroutines of the Client (comma-separated)")
 		libs      = flag.String("libs", "all", "libraries to run, by id (comma-separated), or all: "+strings.Join(ids(), ", "))
 		clients   = flag.String("clients", "10", "Clients contending for the key (comma-separated)")
 		holds     = flag.String("holds", "20ms", "how long a holder holds the key (comma-separated)")
@@ -61,7 +65,7 @@ func main() {
 		charts    = flag.String("charts", "lockbench-charts", "directory for the PNG charts; empty for none")
 	)
 	flag.Parse()
-	if err := mainErr(*workloads, *libs, *clients, *holds, *duration, *reps, *servers, *nodes, *bin, *charts); err != nil {
+	if err := mainErr(*workloads, *libs, *clients, *holds, *gs, *duration, *reps, *servers, *nodes, *bin, *charts); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
 		os.Exit(1)
 	}
@@ -77,21 +81,25 @@ func ids() []string {
 
 // workload is one table: the cycle, or one contention.
 type workload struct {
-	name    string
-	clients int
-	hold    time.Duration
+	name       string
+	clients    int           // contend: Clients on one key
+	hold       time.Duration // contend
+	goroutines int           // keys: goroutines of one Client
 }
 
 func (w workload) contended() bool { return w.clients > 0 }
 
 func (w workload) title() string {
-	if !w.contended() {
-		return "Uncontended cycle: one Client, lock and unlock a free key"
+	switch {
+	case w.contended():
+		return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
+	case w.goroutines > 0:
+		return fmt.Sprintf("Throughput: one Client, %d goroutines over %d keys, no hold", w.goroutines, keySpace)
 	}
-	return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
+	return "Uncontended cycle: one Client, lock and unlock a free key"
 }
 
-func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
+func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
 	var addrs []string
 	if servers != "" {
 		addrs = strings.Split(servers, ",")
@@ -111,6 +119,14 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 		switch w {
 		case "cycle":
 			ws = append(ws, workload{name: "cycle"})
+		case "keys":
+			for g := range strings.SplitSeq(goroutines, ",") {
+				n, err := strconv.Atoi(g)
+				if err != nil || n < 1 {
+					return fmt.Errorf("-goroutines: %q", g)
+				}
+				ws = append(ws, workload{name: fmt.Sprintf("keys-%d", n), goroutines: n})
+			}
 		case "contend":
 			for c := range strings.SplitSeq(clients, ",") {
 				n, err := strconv.Atoi(c)
@@ -122,7 +138,7 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 					if err != nil {
 						return fmt.Errorf("-holds: %v", err)
 					}
-					ws = append(ws, workload{fmt.Sprintf("contend-%d-%v", n, hold), n, hold})
+					ws = append(ws, workload{name: fmt.Sprintf("contend-%d-%v", n, hold), clients: n, hold: hold})
 				}
 			}
 		default:
@@ -177,6 +193,8 @@ func mainErr(workloads, libs, clients, holds string, d time.Duration, reps int, 
 				var r *run
 				if w.contended() {
 					r, err = contend(ctx, lib, addrs, admins, w.clients, w.hold, d)
+				} else if w.goroutines > 0 {
+					r, err = keys(ctx, lib, addrs, admins, w.goroutines, d)
 				} else {
 					r, err = cycle(ctx, lib, addrs, admins, d)
 				}
@@ -284,7 +302,7 @@ func per(v float64, n int) float64 {
 
 func columns(w workload, d time.Duration) []column {
 	unit := "acq."
-	if !w.contended() {
+	if !w.contended() && w.goroutines == 0 {
 		unit = "cycle"
 	}
 	cmds := []column{
@@ -292,6 +310,17 @@ func columns(w workload, d time.Duration) []column {
 		{"sent by the Client", func(r *run, _ floors) float64 { return per(float64(r.sent), r.acquired) }, num(1)},
 		{"server CPU / " + unit, func(r *run, _ floors) float64 { return per(us(r.server.cpu), r.acquired) }, fmtUs},
 		{"client CPU / " + unit, func(r *run, _ floors) float64 { return per(us(r.client), r.acquired) }, fmtUs},
+	}
+	if w.goroutines > 0 {
+		return append([]column{
+			{"acq./s", func(r *run, _ floors) float64 { return float64(r.acquired) / r.elapsed.Seconds() }, num(0)},
+			{"acquire p50", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 50)) }, fmtUs},
+			{"acquire p99", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 99)) }, fmtUs},
+			{"gave up", func(r *run, _ floors) float64 { return float64(r.gaveUp) }, num(0)},
+			{"acq./s per server core (10⁶ ÷ server CPU µs)", func(r *run, _ floors) float64 {
+				return 1e6 / per(us(r.server.cpu), r.acquired)
+			}, num(0)},
+		}, cmds...)
 	}
 	if !w.contended() {
 		return append([]column{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -230,6 +231,74 @@ func contend(ctx context.Context, lib library, addrs []string, admins []*redis.C
 		r.inWindow = int(inWindow.Load())
 		return errors.Join(errs...)
 	})
+	return r, err
+}
+
+// keySpace is the number of keys of the keys workload.
+const keySpace = 1000
+
+// keys has goroutines goroutines share one Client, each taking a key at
+// random among keySpace and releasing it at once, again and again, for d.
+// A lock the library gives up on is counted and not retried.
+func keys(ctx context.Context, lib library, addrs []string, admins []*redis.Client, goroutines int, d time.Duration) (*run, error) {
+	var sent atomic.Int64
+	l, err := lib.open(addrs, &sent)
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	prefix := runKey(lib) + ":"
+	for i := range 20 { // connections made, scripts loaded
+		unlock, err := l.lock(ctx, prefix+strconv.Itoa(i))
+		if err != nil {
+			return nil, fmt.Errorf("%s: lock: %w", lib.name, err)
+		}
+		if err := unlock(ctx); err != nil {
+			return nil, fmt.Errorf("%s: unlock: %w", lib.name, err)
+		}
+	}
+	r := new(run)
+	err = measure(ctx, admins, &sent, r, func() error {
+		var (
+			mu     sync.Mutex
+			wg     sync.WaitGroup
+			gaveUp atomic.Int64
+			errs   = make([]error, goroutines)
+		)
+		stop := time.Now().Add(d)
+		for g := range goroutines {
+			wg.Go(func() {
+				var lat []time.Duration
+				defer func() {
+					mu.Lock()
+					r.latency = append(r.latency, lat...)
+					mu.Unlock()
+				}()
+				for time.Now().Before(stop) {
+					key := prefix + strconv.Itoa(rand.IntN(keySpace))
+					asked := time.Now()
+					unlock, err := l.lock(ctx, key)
+					if err != nil {
+						if ctx.Err() != nil {
+							errs[g] = err
+							return
+						}
+						gaveUp.Add(1)
+						continue
+					}
+					lat = append(lat, time.Since(asked))
+					if err := unlock(ctx); err != nil {
+						errs[g] = fmt.Errorf("%s: unlock: %w", lib.name, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		r.gaveUp = int(gaveUp.Load())
+		return errors.Join(errs...)
+	})
+	r.acquired = len(r.latency)
 	return r, err
 }
 
