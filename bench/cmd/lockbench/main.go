@@ -94,7 +94,11 @@ func (w workload) title() string {
 	case w.contended():
 		return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
 	case w.goroutines > 0:
-		return fmt.Sprintf("Throughput: one Client, %d goroutines over %d keys, no hold", w.goroutines, keySpace)
+		g := "goroutines"
+		if w.goroutines == 1 {
+			g = "goroutine"
+		}
+		return fmt.Sprintf("Throughput: one Client, %d %s over %d keys, no hold", w.goroutines, g, keySpace)
 	}
 	return "Uncontended cycle: one Client, lock and unlock a free key"
 }
