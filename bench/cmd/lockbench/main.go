@@ -226,6 +226,7 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 			if err := writeCharts(charts, w, chosen, runs[w.name]); err != nil {
 				return err
 			}
+			fmt.Fprintf(os.Stderr, "lockbench: charts of %s in %s\n", w.name, charts)
 		}
 	}
 	return nil
