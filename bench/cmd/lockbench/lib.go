@@ -21,7 +21,7 @@ type library struct {
 	// to sent.
 	open func(addrs []string, sent *atomic.Int64) (locker, error)
 	// quorum says whether it takes a lock on several independent masters
-	// (Redlock); one that does not is run on one node only.
+	// (Redlock); one that does not is left out of runs on several nodes.
 	quorum bool
 }
 
