@@ -1,0 +1,408 @@
+// Command lockbench measures this library side by side with other Redis
+// lock libraries for Go, on the same server processes, interleaved: each
+// repetition runs every workload for every library in turn. It prints
+// Markdown tables (medians over the repetitions, with min–max) and writes
+// PNG charts.
+//
+//	go run ./bench/cmd/lockbench -reps 5 -duration 3s
+//
+// Workloads:
+//   - cycle: one Client takes a free key and releases it, again and again:
+//     time, server commands (all, and sent by the Client: the rest run
+//     inside scripts) and CPU per cycle.
+//   - keys: one Client, several goroutines (-goroutines), each taking a
+//     key at random among 1,000 and releasing it at once: throughput, and
+//     server CPU per acquisition as acquisitions a second per server core.
+//   - contend: Clients contend for one key, each holding it for a hold and
+//     asking again at once (-clients, -holds): throughput, acquire latency
+//     from the first ask (a give-up is counted and asked again), hand-off
+//     (a release's start to the next holder's return), Jain's fairness
+//     index over the Clients' acquisitions, and server commands and CPU per
+//     acquisition.
+//
+// Each repetition first measures the floors: an idle PING's round trip and
+// a bare PUBLISH's delivery to a subscriber, both after 20ms idle.
+//
+// Without -servers it starts -nodes redis-servers of its own on free
+// loopback ports, and stops them at the end. With more than one node,
+// each lock is taken on a majority of them (Redlock), and the libraries
+// that cannot are left out.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/redlockgo/redlock/bench/cmd/lockbench/stats"
+)
+
+func main() {
+	var (
+		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys")
+		gs        = flag.String("goroutines", "1,8,64", "keys: goroutines of the Client (comma-separated)")
+		libs      = flag.String("libs", "all", "libraries to run, by id (comma-separated), or all: "+strings.Join(ids(), ", "))
+		clients   = flag.String("clients", "10", "Clients contending for the key (comma-separated)")
+		holds     = flag.String("holds", "20ms", "how long a holder holds the key (comma-separated)")
+		duration  = flag.Duration("duration", 3*time.Second, "duration of each library's run of each workload")
+		reps      = flag.Int("reps", 5, "repetitions")
+		servers   = flag.String("servers", "", "addresses of servers to use (host:port, comma-separated) instead of starting -nodes")
+		nodes     = flag.Int("nodes", 1, "independent masters to start and lock on (Redlock); libraries without it are left out when more than 1")
+		bin       = flag.String("redis-server", "redis-server", "the redis-server to start")
+		charts    = flag.String("charts", "lockbench-charts", "directory for the PNG charts; empty for none")
+	)
+	flag.Parse()
+	if err := mainErr(*workloads, *libs, *clients, *holds, *gs, *duration, *reps, *servers, *nodes, *bin, *charts); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		os.Exit(1)
+	}
+}
+
+func ids() []string {
+	var s []string
+	for _, l := range libraries {
+		s = append(s, l.id)
+	}
+	return s
+}
+
+// workload is one table: the cycle, or one contention.
+type workload struct {
+	name       string
+	clients    int           // contend: Clients on one key
+	hold       time.Duration // contend
+	goroutines int           // keys: goroutines of one Client
+}
+
+func (w workload) contended() bool { return w.clients > 0 }
+
+func (w workload) title() string {
+	switch {
+	case w.contended():
+		return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
+	case w.goroutines > 0:
+		g := "goroutines"
+		if w.goroutines == 1 {
+			g = "goroutine"
+		}
+		return fmt.Sprintf("Throughput: one Client, %d %s over %d keys, no hold", w.goroutines, g, keySpace)
+	}
+	return "Uncontended cycle: one Client, lock and unlock a free key"
+}
+
+func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
+	var addrs []string
+	if servers != "" {
+		addrs = strings.Split(servers, ",")
+		nodes = len(addrs)
+	}
+	var chosen []library
+	for _, l := range libraries {
+		if (libs == "all" || slices.Contains(strings.Split(libs, ","), l.id)) && (nodes == 1 || l.quorum) {
+			chosen = append(chosen, l)
+		}
+	}
+	if len(chosen) == 0 {
+		return fmt.Errorf("no library among %q", libs)
+	}
+	var ws []workload
+	for w := range strings.SplitSeq(workloads, ",") {
+		switch w {
+		case "cycle":
+			ws = append(ws, workload{name: "cycle"})
+		case "keys":
+			for g := range strings.SplitSeq(goroutines, ",") {
+				n, err := strconv.Atoi(g)
+				if err != nil || n < 1 {
+					return fmt.Errorf("-goroutines: %q", g)
+				}
+				ws = append(ws, workload{name: fmt.Sprintf("keys-%d", n), goroutines: n})
+			}
+		case "contend":
+			for c := range strings.SplitSeq(clients, ",") {
+				n, err := strconv.Atoi(c)
+				if err != nil || n < 1 {
+					return fmt.Errorf("-clients: %q", c)
+				}
+				for h := range strings.SplitSeq(holds, ",") {
+					hold, err := time.ParseDuration(h)
+					if err != nil {
+						return fmt.Errorf("-holds: %v", err)
+					}
+					ws = append(ws, workload{name: fmt.Sprintf("contend-%d-%v", n, hold), clients: n, hold: hold})
+				}
+			}
+		default:
+			return fmt.Errorf("unknown workload %q", w)
+		}
+	}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	for len(addrs) < nodes {
+		a, stop, err := startServer(bin)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		addrs = append(addrs, a)
+	}
+	var admins []*redis.Client
+	for _, a := range addrs {
+		admin := redis.NewClient(&redis.Options{Addr: a})
+		defer admin.Close()
+		admins = append(admins, admin)
+	}
+	admin := admins[0]
+
+	var bar *progressbar.ProgressBar
+	total := reps * len(ws) * len(chosen)
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+	}
+	runs := make(map[string][][]*run) // by workload, then library: the repetitions
+	var fl []floors
+	done := 0
+	for rep := range reps {
+		f, err := measureFloors(ctx, admin)
+		if err != nil {
+			return err
+		}
+		fl = append(fl, f)
+		for _, w := range ws {
+			if runs[w.name] == nil {
+				runs[w.name] = make([][]*run, len(chosen))
+			}
+			for i, lib := range chosen {
+				desc := fmt.Sprintf("rep %d/%d %s %s", rep+1, reps, w.name, lib.id)
+				if bar != nil {
+					bar.Describe(desc)
+				} else {
+					fmt.Fprintf(os.Stderr, "lockbench: [%d/%d] %s\n", done+1, total, desc)
+				}
+				var r *run
+				if w.contended() {
+					r, err = contend(ctx, lib, addrs, admins, w.clients, w.hold, d)
+				} else if w.goroutines > 0 {
+					r, err = keys(ctx, lib, addrs, admins, w.goroutines, d)
+				} else {
+					r, err = cycle(ctx, lib, addrs, admins, d)
+				}
+				if err != nil {
+					return err
+				}
+				runs[w.name][i] = append(runs[w.name][i], r)
+				done++
+				if bar != nil {
+					bar.Add(1)
+				}
+				time.Sleep(200 * time.Millisecond) // the server settles
+			}
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	version, _ := admin.InfoMap(ctx, "server").Result()
+	printHeader(os.Stdout, version["Server"]["redis_version"], len(addrs), d, reps)
+	printFloors(os.Stdout, fl)
+	for _, w := range ws {
+		printTable(os.Stdout, w, d, chosen, runs[w.name], fl)
+		if charts != "" && w.contended() {
+			if err := writeCharts(charts, w, chosen, runs[w.name]); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "lockbench: charts of %s in %s\n", w.name, charts)
+		}
+	}
+	return nil
+}
+
+func printHeader(w io.Writer, redisVersion string, nodes int, d time.Duration, reps int) {
+	fmt.Fprintf(w, "lockbench: %s, redis-server %s × %d, GOMAXPROCS %d, %d CPUs, %d repetitions of %v per library and workload, interleaved.\n\n",
+		runtime.Version(), redisVersion, nodes, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+	if nodes > 1 {
+		fmt.Fprintf(w, "Each lock is taken on a majority of %d independent masters; the server figures are their sums; libraries without Redlock are left out.\n\n", nodes)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var vs []string
+		for _, m := range bi.Deps {
+			switch m.Path {
+			case "github.com/go-redsync/redsync/v4", "github.com/bsm/redislock", "github.com/redis/rueidis",
+				"github.com/redis/go-redis/v9", "github.com/gomodule/redigo":
+				vs = append(vs, m.Path+" "+m.Version)
+			}
+		}
+		fmt.Fprintf(w, "Modules: %s.\n\n", strings.Join(vs, ", "))
+	}
+}
+
+func printFloors(w io.Writer, fl []floors) {
+	var ping, pub []float64
+	for _, f := range fl {
+		ping = append(ping, us(f.ping))
+		pub = append(pub, us(f.publish))
+	}
+	fmt.Fprintln(w, "### Floors (same run)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| floor | median | min–max |")
+	fmt.Fprintln(w, "|---|---|---|")
+	for _, r := range []struct {
+		name string
+		xs   []float64
+	}{{"idle PING round trip (after 20 ms idle)", ping}, {"idle PUBLISH to a subscriber (after 20 ms idle)", pub}} {
+		s := stats.Of(r.xs)
+		fmt.Fprintf(w, "| %s | %s | %s–%s |\n", r.name, fmtUs(s.Med), fmtUs(s.Lo), fmtUs(s.Hi))
+	}
+	fmt.Fprintln(w)
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// fmtUs formats microseconds with 2–3 significant digits and a unit.
+func fmtUs(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " s"
+	case v >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'f', 0, 64) + " ms"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " ms"
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " µs"
+	}
+}
+
+// column is one figure of a table, computed per repetition.
+type column struct {
+	head string
+	of   func(r *run, f floors) float64
+	fmt  func(float64) string
+}
+
+func num(prec int) func(float64) string {
+	return func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+}
+
+func per(v float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return v / float64(n)
+}
+
+func columns(w workload, d time.Duration) []column {
+	unit := "acq."
+	if !w.contended() && w.goroutines == 0 {
+		unit = "cycle"
+	}
+	cmds := []column{
+		{"server commands / " + unit + ", all", func(r *run, _ floors) float64 { return per(float64(r.server.calls), r.acquired) }, num(1)},
+		{"sent by the Client", func(r *run, _ floors) float64 { return per(float64(r.sent), r.acquired) }, num(1)},
+		{"server CPU / " + unit, func(r *run, _ floors) float64 { return per(us(r.server.cpu), r.acquired) }, fmtUs},
+		{"client CPU / " + unit, func(r *run, _ floors) float64 { return per(us(r.client), r.acquired) }, fmtUs},
+	}
+	if w.goroutines > 0 {
+		return append([]column{
+			{"acq./s", func(r *run, _ floors) float64 { return float64(r.acquired) / r.elapsed.Seconds() }, num(0)},
+			{"acquire p50", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 50)) }, fmtUs},
+			{"acquire p99", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 99)) }, fmtUs},
+			{"gave up", func(r *run, _ floors) float64 { return float64(r.gaveUp) }, num(0)},
+			{"acq./s per server core (10⁶ ÷ server CPU µs)", func(r *run, _ floors) float64 {
+				return 1e6 / per(us(r.server.cpu), r.acquired)
+			}, num(0)},
+		}, cmds...)
+	}
+	if !w.contended() {
+		return append([]column{
+			{"time / cycle", func(r *run, _ floors) float64 { return per(us(r.elapsed), r.acquired) }, fmtUs},
+			{"× idle PING", func(r *run, f floors) float64 { return per(us(r.elapsed), r.acquired) / us(f.ping) }, num(1)},
+			{"cycle p99", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 99)) }, fmtUs},
+		}, cmds...)
+	}
+	cs := []column{
+		{"acq./s", func(r *run, _ floors) float64 { return float64(r.inWindow) / d.Seconds() }, num(0)},
+	}
+	if w.hold > 0 {
+		cs = append(cs, column{"of 1/hold", func(r *run, _ floors) float64 {
+			return float64(r.inWindow) * float64(w.hold) / float64(d)
+		}, num(3)})
+	}
+	cs = append(cs,
+		column{"acquire p50", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 50)) }, fmtUs},
+		column{"acquire p99", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 99)) }, fmtUs},
+		column{"acquire max", func(r *run, _ floors) float64 { return us(stats.Percentile(r.latency, 100)) }, fmtUs},
+		column{"gave up", func(r *run, _ floors) float64 { return float64(r.gaveUp) }, num(0)},
+		column{"left waiting", func(r *run, _ floors) float64 { return float64(r.left) }, num(0)},
+		column{"hand-off p50", func(r *run, _ floors) float64 { return us(stats.Percentile(r.handoff, 50)) }, fmtUs},
+		column{"× idle PUBLISH", func(r *run, f floors) float64 { return us(stats.Percentile(r.handoff, 50)) / us(f.publish) }, num(2)},
+		column{"hand-off p99", func(r *run, _ floors) float64 { return us(stats.Percentile(r.handoff, 99)) }, fmtUs},
+		column{"Jain", func(r *run, _ floors) float64 { return stats.Jain(r.shares) }, num(3)},
+	)
+	return append(cs, cmds...)
+}
+
+func printTable(w io.Writer, wl workload, d time.Duration, libs []library, runs [][]*run, fl []floors) {
+	cs := columns(wl, d)
+	fmt.Fprintf(w, "### %s\n\n| library |", wl.title())
+	for _, c := range cs {
+		fmt.Fprintf(w, " %s |", c.head)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range cs {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for i, lib := range libs {
+		fmt.Fprintf(w, "| %s |", lib.name)
+		for _, c := range cs {
+			var xs []float64
+			for rep, r := range runs[i] {
+				xs = append(xs, c.of(r, fl[rep]))
+			}
+			s := stats.Of(xs)
+			if c.fmt(s.Lo) == c.fmt(s.Hi) {
+				fmt.Fprintf(w, " %s |", c.fmt(s.Med))
+			} else {
+				fmt.Fprintf(w, " %s (%s–%s) |", c.fmt(s.Med), c.fmt(s.Lo), c.fmt(s.Hi))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeCharts(dir string, wl workload, libs []library, runs [][]*run) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var acq, hand []series
+	for i, lib := range libs {
+		a, h := series{name: lib.name}, series{name: lib.name}
+		for _, r := range runs[i] {
+			a.ds = append(a.ds, r.latency...)
+			h.ds = append(h.ds, r.handoff...)
+		}
+		acq, hand = append(acq, a), append(hand, h)
+	}
+	sub := fmt.Sprintf("%d Clients, %v hold", wl.clients, wl.hold)
+	if err := cdfChart(filepath.Join(dir, wl.name+"-acquire-cdf.png"), "Acquire latency, one key, "+sub,
+		"acquire latency from the first ask (ms, log scale)", acq); err != nil {
+		return err
+	}
+	return histGrid(filepath.Join(dir, wl.name+"-handoff.png"), "hand-off, release to the next holder's return (ms, log scale)", hand)
+}
