@@ -19,13 +19,13 @@ func play[T any](ctx context.Context, c *Client, o *options, names leaseNames, r
 		r.Durable = nil
 	}
 	var l *Lease
-	r.Keep = func(ctx context.Context, out quorum.Outcome[T], replies []quorum.Reply[T], wins func(int) bool, until time.Time) func() bool {
+	r.Keep = func(ctx context.Context, out quorum.Outcome[T], replies []quorum.Reply[T], wins func(int) bool, until time.Time) quorum.Kept {
 		l = newLease(c, names, *o, hold(out), uint64(out.Fence))
 		if won != nil {
 			won(ctx, l, replies, wins)
 		}
 		l.start(until)
-		return func() bool { return l.Err() != nil }
+		return l
 	}
 	p := r.Play(ctx) // before l is read: Keep sets it
 	return l, p

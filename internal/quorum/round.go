@@ -42,10 +42,14 @@ type Round[T any] struct {
 	// those not in yet are StillOut.
 	Voted func([]Reply[T])
 	// Keep runs once the round is won, valid until until: it starts the
-	// lease, and returns what tells whether it has ended since, for the
-	// answers that come late.
-	Keep func(ctx context.Context, out Outcome[T], replies []Reply[T], wins func(int) bool, until time.Time) (ended func() bool)
+	// lease and returns it, for the answers that come late to ask whether
+	// it has ended since.
+	Keep func(ctx context.Context, out Outcome[T], replies []Reply[T], wins func(int) bool, until time.Time) Kept
 }
+
+// Kept is what a won round keeps: the primitive's lease, whose Err is not
+// nil once it has ended.
+type Kept interface{ Err() error }
 
 // Outcome is what a round's answers say.
 type Outcome[T any] struct {
@@ -88,12 +92,12 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	// that holds may hold the lease's own hold, which its release takes.
 	var (
 		decided = make(chan struct{})
-		ended   func() bool // set once the round is won
+		kept    Kept // set once the round is won
 		out     Outcome[T]
 	)
 	defer close(decided)
 	replies := Vote(ctx, g, tm, r.Ask, Ballot[T]{Yes: r.Granted, Agree: r.Agree, SplitFails: true, Late: func(i int, late Reply[T]) {
-		if <-decided; r.MayHold(late) && (ended == nil || ended() || late.Err == nil && !out.Wins(late)) {
+		if <-decided; r.MayHold(late) && (kept == nil || kept.Err() != nil || late.Err == nil && !out.Wins(late)) {
 			// Asked again until it lands, as a failed undo below is.
 			undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
 				return Detached(ctx, g, tm, func(ctx context.Context, j int, n *Node) (bool, error) {
@@ -114,7 +118,7 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	wins := func(i int) bool { return out.Wins(replies[i]) }
 	if r.valid(ctx, start, replies, out, wins) {
 		if until, ok := tm.ValidUntil(start); ok {
-			ended = r.Keep(ctx, out, replies, wins, until)
+			kept = r.Keep(ctx, out, replies, wins, until)
 			return Played[T]{Won: true, Replies: replies, Unsure: slices.ContainsFunc(replies, StillOut[T])}
 		}
 	}
