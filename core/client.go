@@ -169,8 +169,8 @@ func keyOf(o options, name string) func(suffix string) string {
 	return func(suffix string) string { return key(o, name, suffix) }
 }
 
-// queues returns the Client's notifier when o waits under Notify, where a
-// Mutex's and a MultiLock's waiters queue (see line) and a FairMutex's,
+// queues returns the Client's Notifier when o waits under Notify, where a
+// Mutex's and a MultiLock's waiters queue (see line.Line) and a FairMutex's,
 // RWMutex's and Semaphore's tickets are told of releases.
 func (c *Client) queues(o *options) (*line.Notifier, bool) {
 	n, ok := c.wait.(*line.Notifier)

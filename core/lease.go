@@ -362,7 +362,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 func isTrue(v bool) bool { return v }
 
 // release gives the hold up on the nodes where on(i) is true, even when
-// ctx was cancelled (see detached).
+// ctx was cancelled (see quorum.Detached).
 func (l *Lease) release(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
 	return releaseOn(ctx, l.c, &l.opts, l.hold, on)
 }

@@ -139,7 +139,7 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 }
 
 // releaseOn releases h on the nodes where on(i), even when ctx was
-// cancelled (see detached): a lease's hold, or a waiter's, which takes it
+// cancelled (see quorum.Detached): a lease's hold, or a waiter's, which takes it
 // out of line.
 func releaseOn(ctx context.Context, c *Client, o *options, h hold, on func(int) bool) []quorum.Reply[bool] {
 	return quorum.Detached(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (bool, error) {

@@ -163,7 +163,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*line.
 		}
 	}
 	// What each ticket asks is read now: a request that outlives the
-	// round (see vote) must not read the tickets as the waiter's next
+	// round (see quorum.Vote) must not read the tickets as the waiter's next
 	// attempt changes them.
 	asks := make([]asked, len(tickets))
 	for j, t := range tickets {
@@ -453,7 +453,7 @@ func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 // A MultiLock waits under Notify in the queue of the name it is blocked
 // at, as a Mutex waiter does (see Mutex.lockQueued), with one ticket per
 // name and one token for its attempts (a fresh one after an undo that
-// failed on some node, see ticket.rotate): a release of that name grants
+// failed on some node, see line.Ticket.Rotate): a release of that name grants
 // it to the waiter, which its next attempt takes as its own, and nobody
 // barges in. It waits in one queue at a time: once an attempt blocked at
 // another name, it leaves the queues it joined before, handing on what a

@@ -80,7 +80,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	return stillWanted(ctx, l, err)
 }
 
-// attempt runs one Redlock round (see round): on failure it returns the
+// attempt runs one Redlock round (see quorum.Round): on failure it returns the
 // holder's shortest remaining TTL as a hint. A queued waiter passes its
 // ticket (see Mutex.lockQueued); nil stands for an attempt that does not
 // queue.
@@ -255,7 +255,7 @@ func (h mutexHold) id() string { return h.holder }
 
 // asked is what an attempt of a queued waiter asks every node to store in
 // its ticket, read from the ticket before the attempt's requests: a
-// request that outlives its round (see vote) must not read the ticket as
+// request that outlives its round (see quorum.Vote) must not read the ticket as
 // the waiter's next attempt changes it.
 type asked struct {
 	key     string // "" for an attempt that does not queue

@@ -203,7 +203,7 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 	return nil
 }
 
-// attempt runs one round (see round): every node at once, each giving n
+// attempt runs one round (see quorum.Round): every node at once, each giving n
 // slots or none. On failure it returns the time until enough permits
 // expire as a hint. A waiter in Acquire passes its place in line; nil does
 // not join.

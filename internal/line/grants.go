@@ -107,7 +107,7 @@ func (g *Grants) Refused(node int) bool {
 // with the last attempt's secret counts towards the waiter's lease; one
 // with an earlier attempt's wakes it only (it was made before the last
 // attempt, whose validity counts from its start; that attempt's request
-// landed after the last one's, see vote, and the next attempt finds the
+// landed after the last one's, see quorum.Vote, and the next attempt finds the
 // grant its own; after a rotation, the next attempt takes over a grant to
 // the earlier token, see mutex_acquire.lua). A message without a valid
 // MAC is dropped, wake-up and all, and so is a copy of one heard already.
@@ -227,7 +227,7 @@ func (g *Grants) hear(node int, fence int64, mac, message string) bool {
 
 // rotate forgets the grants heard: they were made to the token the waiter
 // gives up, which its next attempt takes over where they still hold (see
-// ticket.rotate), and which a lease under the new token must not count.
+// Ticket.Rotate), and which a lease under the new token must not count.
 func (g *Grants) rotate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
