@@ -192,16 +192,7 @@ func (d *demoRun) handOff(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("alice's Lock: %w", err)
 	}
-	type result struct {
-		l   *core.Lease
-		at  time.Time
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		l, err := d.clients[1].Mutex(name).Lock(ctx)
-		got <- result{l, time.Now(), err}
-	}()
+	got := startLock(ctx, d.clients[1].Mutex(name).Lock)
 	time.Sleep(100 * time.Millisecond) // bob is waiting by now
 	released := time.Now()
 	if err := la.Unlock(ctx); err != nil {
@@ -354,16 +345,7 @@ func (d *demoRun) rw(ctx context.Context) (string, error) {
 		l.Unlock(ctx)
 		return "", fmt.Errorf("the writer's TryLock among readers: got %v, want ErrNotAcquired", err)
 	}
-	type result struct {
-		l   *core.Lease
-		at  time.Time
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		l, err := w.Lock(ctx)
-		got <- result{l, time.Now(), err}
-	}()
+	got := startLock(ctx, w.Lock)
 	time.Sleep(100 * time.Millisecond)
 	var left time.Time
 	for _, r := range readers {
@@ -511,4 +493,22 @@ func contend(ctx context.Context, urls []string, name string, open opener) (firs
 		return 0, 0, fmt.Errorf("fencing token went from %d to %d; it must increase", la.Token(), lb.Token())
 	}
 	return la.Token(), lb.Token(), nil
+}
+
+// locked is a Lock's result, and when it returned.
+type locked struct {
+	l   *core.Lease
+	at  time.Time
+	err error
+}
+
+// startLock runs lock in the background; its result arrives on the
+// channel.
+func startLock(ctx context.Context, lock func(context.Context) (*core.Lease, error)) <-chan locked {
+	got := make(chan locked, 1)
+	go func() {
+		l, err := lock(ctx)
+		got <- locked{l, time.Now(), err}
+	}()
+	return got
 }
