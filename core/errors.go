@@ -64,6 +64,21 @@ var (
 	// the primitives and leases it made.
 	ErrClosed = quorum.ErrClosed
 
+	// ErrUnavailable is returned, joined with each node's error, when the
+	// nodes that failed a call answered that they cannot serve it yet: a
+	// Redis Cluster slot that migrates, a failover, a server loading its
+	// data or paused. It passes by itself: a Try call may be retried, and
+	// the waiting calls (Lock, RLock, Acquire, Wait) wait it out.
+	ErrUnavailable = quorum.ErrUnavailable
+
+	// ErrReplicasBehind is returned, joined with each node's error, when a
+	// grant did not count because its master's replicas did not
+	// acknowledge it within the node timeout (WithReplicaAcks): a replica
+	// is down, flagged failed, or its link is broken. Check the replicas,
+	// or lower WithReplicaAcks if losing a grant in a failover is
+	// acceptable. The waiting calls wait it out.
+	ErrReplicasBehind = quorum.ErrReplicasBehind
+
 	// ErrNotifyUnsupported is returned by New when the Notify wait
 	// strategy (the default) cannot work with a node's driver, which does
 	// not speak RESP3 (use WithWaitStrategy(Poll) with it), and by Ping

@@ -29,6 +29,15 @@ var (
 	ErrNoQuorum    = errors.New("redlock: no quorum: a majority of nodes did not answer")
 	ErrServerError = errors.New("redlock: a server answered with an error")
 	ErrClosed      = errors.New("redlock: client closed")
+
+	// ErrUnavailable: the nodes that failed answered that they cannot
+	// serve the call yet (a Redis Cluster slot migrating, a failover, a
+	// server loading its data or paused). It passes by itself.
+	ErrUnavailable = errors.New("redlock: unavailable: the servers cannot serve the call right now (a slot migrating, a failover, a server loading or paused); it passes: retry, or wait with Lock")
+
+	// ErrReplicasBehind: a master's replicas did not acknowledge a grant
+	// within the node timeout, so the grant did not count.
+	ErrReplicasBehind = errors.New("redlock: replicas behind: a master's replicas did not acknowledge the grant within the node timeout; check the replicas and their links, or lower WithReplicaAcks")
 )
 
 var (
