@@ -122,7 +122,7 @@ func (n *Node) unserved(err error) bool {
 // changing reports an error after which a waiting call (Lock, Acquire,
 // Wait) keeps trying: the node could not serve the call, lately or to the
 // end (errWasChanging), it is a Cluster node failing over, or its
-// replicas did not take a grant yet (errReplicasBehind).
+// replicas did not take a grant yet (ErrReplicasBehind).
 func (n *Node) changing(err error) bool {
-	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, errReplicasBehind)
+	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, ErrReplicasBehind)
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/redlockgo/redlock/driver"
 )
 
-// errReplicasBehind is a node's error when its master's replicas did not
-// take a grant within the node timeout.
-var errReplicasBehind = errors.New("the master's replicas did not acknowledge the write within the node timeout (see WithReplicaAcks): check the replicas and their links")
-
 // recountReplicas is how long a count of a node's replicas is used: a
 // replica that joined since, or that the node asked had not heard of yet,
 // is waited for from the next count on.
@@ -57,7 +53,7 @@ func (n *Node) acksWanted(ctx context.Context) (int, error) {
 }
 
 // replicate returns once what n's masters of the acked keys took so far is on the
-// replicas acksWanted says, within ctx, or fails with errReplicasBehind.
+// replicas acksWanted says, within ctx, or fails with ErrReplicasBehind.
 // One server serves every name, so one wait does.
 func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
 	want, err := n.acksWanted(ctx)
@@ -80,7 +76,7 @@ func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
 		acked, err := n.replicated.WaitReplicas(ctx, key, want, timeout)
 		if err != nil && errors.Is(Ended(ctx), context.DeadlineExceeded) {
 			n.acksProbed.Store(-1)
-			return fmt.Errorf("%w: no answer to WAIT within the node timeout (%w)", errReplicasBehind, err)
+			return fmt.Errorf("%w: no answer to WAIT within the node timeout (%w)", ErrReplicasBehind, err)
 		}
 		if err != nil {
 			return err
@@ -92,7 +88,7 @@ func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
 		// is gone): count them again, and wait only for those left.
 		n.acksProbed.Store(-1)
 		if now, err := n.acksWanted(ctx); err != nil || acked < now {
-			return fmt.Errorf("%w: %d of %d", errReplicasBehind, acked, want)
+			return fmt.Errorf("%w: %d of %d", ErrReplicasBehind, acked, want)
 		}
 	}
 	return nil
