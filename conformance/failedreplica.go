@@ -17,9 +17,10 @@ import (
 // masters and a replica each, the replica of the lock's master is paused
 // until the cluster flags it failed, and the master drops its link. The cluster can still promote it
 // (the master dies, the replica resumes), without any write the master
-// takes now: a TryLock must fail with ErrReplicasBehind and leave no key,
-// or a second client would take the lock after the promotion. Once the
-// replica is back and linked, a TryLock succeeds and the replica holds it.
+// takes now: an Extend and a TryLock must fail with ErrReplicasBehind,
+// the lease keeping its end and the TryLock leaving no key, or a second
+// client would take the lock after the promotion. Once the replica is
+// back and linked, a TryLock succeeds and the replica holds it.
 func testFailedReplicaStopsGrants(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	// Two masters: Redis 7.0 flags a node failed once a majority of the
@@ -45,9 +46,7 @@ func testFailedReplicaStopsGrants(t *testing.T, e env) {
 		OnConnect: func(ctx context.Context, c *redis.Conn) error { return c.ReadOnly(ctx).Err() }})
 	defer onReplica.Close()
 	a := e.ownClient(t, lc, 10*time.Second)
-	if err := takeAndRelease(ctx, a.Mutex(n+"/before").TryLock); err != nil { // the Client counted the replica
-		t.Fatal(err)
-	}
+	held := mustLock(t, ctx, a.Mutex(n).TryLock) // the Client counted the replica
 	replicaID := r.ClusterMyID(ctx).Val()
 	flagged := func(fail bool) func() bool {
 		return func() bool {
@@ -62,23 +61,30 @@ func testFailedReplicaStopsGrants(t *testing.T, e env) {
 	if err := lc.Pause(replica); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { lc.Resume(replica) }) // before the Client closes
 	if !eventually(10*time.Second, flagged(true)) {
-		lc.Resume(replica)
 		t.Fatal("the master did not flag its paused replica failed within 10s")
 	}
 	if err := m.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
-		lc.Resume(replica)
 		t.Fatalf("CLIENT KILL TYPE replica on the master: %v", err)
 	}
 	time.Sleep(1200 * time.Millisecond) // past the Client's next count of the replicas, as a Client that locks now counts
+	until := held.Until()
+	if err := held.Extend(ctx, 20*time.Second); !errors.Is(err, core.ErrReplicasBehind) {
+		t.Fatalf("Extend with the master's only replica flagged failed: got %v, want ErrReplicasBehind: a failover to that replica would lose the longer TTL", err)
+	}
+	if !held.Until().Equal(until) || held.Err() != nil {
+		t.Fatalf("after the Extend that fell short the lease ends at %v (%v), want %v", held.Until(), held.Err(), until)
+	}
+	if err := held.Unlock(ctx); err != nil { // a release waits for no replica
+		t.Fatal(err)
+	}
 	l, err := a.Mutex(n).TryLock(ctx)
 	if l != nil {
-		lc.Resume(replica)
 		l.Unlock(context.WithoutCancel(ctx))
 		t.Fatalf("TryLock with the master's only replica flagged failed granted a lease (token %d), want ErrReplicasBehind: a failover to that replica would lose the grant", l.Token())
 	}
 	if !errors.Is(err, core.ErrReplicasBehind) {
-		lc.Resume(replica)
 		t.Fatalf("TryLock with the master's only replica flagged failed: got %v, want ErrReplicasBehind", err)
 	}
 	if !eventually(2*time.Second, func() bool { return m.Exists(ctx, lockKey(n)).Val() == 0 }) {
