@@ -50,6 +50,10 @@ func runClient(t *testing.T, e env) {
 	if ownCluster && e.strategy == core.Poll {
 		cases["FailoverLosesNoGrant"] = testFailoverLosesNoGrant
 	}
+	// Valkey too: its cluster flags and lists a failed replica its own way.
+	if e.cluster && e.strategy == core.Poll {
+		cases["FailedReplicaStopsGrants"] = testFailedReplicaStopsGrants
+	}
 	if ownCluster && e.strategy == core.Notify {
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard

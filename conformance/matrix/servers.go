@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/driver/adapter"
 )
 
 // The servers' names are the suite's (testenv.Servers): the
@@ -212,7 +215,10 @@ func (p *procs) start(bin Binary, cluster bool) (string, error) {
 		return "", err
 	}
 	dir := strings.TrimPrefix(p.dir, p.root) // as the server sees it
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+	// A replica's first sync starts at once, not after the 5s a master
+	// waits for more replicas to sync with them.
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+		"--repl-diskless-sync-delay", "0"}
 	if cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
 	}
@@ -472,11 +478,11 @@ func formCluster(ctx context.Context, masters, replicas []string) error {
 				ok = ok && strings.Contains(info, "master_link_status:up")
 			}
 			// Every node has heard which nodes replicate which, as a
-			// client that counts the replicas by CLUSTER SLOTS expects.
-			//lint:ignore SA1019 what the goredis driver counts replicas by
-			slots, err := c.ClusterSlots(ctx).Result()
-			ok = ok && err == nil && len(slots) == len(masters) &&
-				!slices.ContainsFunc(slots, func(s redis.ClusterSlot) bool { return len(s.Nodes) < 1+min(len(replicas), 1) })
+			// client that counts the replicas by CLUSTER NODES expects.
+			nodes, err := c.ClusterNodes(ctx).Result()
+			counted, perr := adapter.ParseClusterNodes(nodes)
+			ok = ok && err == nil && perr == nil && len(counted.Slots) == len(masters) &&
+				!slices.ContainsFunc(counted.Slots, func(s driver.SlotReplicas) bool { return s.Replicas < min(len(replicas), 1) })
 		}
 		if ok {
 			return nil

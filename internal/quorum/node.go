@@ -25,8 +25,9 @@ type Node struct {
 	answered    atomic.Int64      // when it last answered a call (Unix ns), error replies too; 0 never
 	replicated  driver.Replicated // nil when the driver cannot wait for replicas
 	replicaAcks int               // WithReplicaAcks; -1: acksProbed
-	acksProbed  atomic.Int32      // replicas to wait for, as probed; -1 not yet
+	acksProbed  atomic.Int32      // the most replicas a grant waits for, as probed; -1 not yet
 	acksCounted atomic.Int64      // when acksProbed was probed (Unix ns)
+	acksCount   driver.Replicas   // under mu: the replicas counted then
 	acksMaster  string            // under mu: the replication ID acksFloor was counted on
 	acksFloor   int               // under mu: the most replicas counted on acksMaster
 
