@@ -33,6 +33,15 @@
 -- #include lib/left.lua
 
 local token, ttl = ARGV[1], tonumber(ARGV[2])
+-- A malformed fencing counter refuses the attempt before it writes.
+local counters = {}
+for i = 1, #KEYS, 4 do
+  local bad
+  counters[i], bad = readFence(KEYS[i + 1])
+  if bad then
+    return bad
+  end
+end
 local function mine(lock)
   return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
 end
@@ -41,7 +50,7 @@ for i = 1, #KEYS, 4 do
     if ARGV[9] == '1' and i == 1 and mine(KEYS[i]) then
       local fence = 0 -- a copy of this attempt, which took every name
       for j = 1, #KEYS, 4 do
-        fence = math.max(fence, currentFence(KEYS[j + 1]))
+        fence = math.max(fence, counters[j] or serverNow() * 1024)
       end
       return {1, fence, 0, 0, 0}
     end
@@ -81,4 +90,4 @@ end
 for i = 1, #KEYS, 4 do
   redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
 end
-return {1, takeAll(4, token, ttl, ARGV[7]), 0, 0, 0}
+return {1, takeAll(4, token, ttl, ARGV[7], counters), 0, 0, 0}

@@ -25,10 +25,15 @@
 -- #include lib/lengthen.lua
 -- #include lib/left.lua
 
+-- A malformed fencing counter refuses the attempt before it writes.
+local counter, bad = readFence(KEYS[6])
+if bad then
+  return bad
+end
 local try = tonumber(ARGV[3]) == 0 -- a TryRLock, whose ticket is its own (see lib/left.lua)
 if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
   if try and redis.call('zscore', KEYS[2], ARGV[1]) then
-    return {1, currentFence(KEYS[6]), 0} -- a copy of this TryRLock, which took a read lease
+    return {1, counter or serverNow() * 1024, 0} -- a copy of this TryRLock, which took a read lease
   end
   return {0, 0, 0} -- an attempt of a reader that released or left, or a TryRLock that landed already, landing late
 end
@@ -48,7 +53,7 @@ if pttl == -2 then
     end
     lengthen(KEYS[2], ttl)
     redis.call('zrem', KEYS[4], ARGV[1])
-    return {1, drawFence(KEYS[6], ARGV[4]), 0}
+    return {1, drawnFrom(KEYS[6], counter, ARGV[4]), 0}
   end
   if writer and liveReaders(KEYS[2], now) == 0 then
     -- Nothing holds the writer up: hand it the lock.
