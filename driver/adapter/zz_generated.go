@@ -376,7 +376,7 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",
-	SHA1:   "6c7b7441e879dfad347a28976a24a6dfb945c76a",
+	SHA1:   "945115f22655f8593e6502bc29acc8ac999583f1",
 	Source: lua.Source("latch_try_set.lua"),
 }
 
@@ -388,7 +388,7 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
 	Name:   "latch_count_down",
-	SHA1:   "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	SHA1:   "643d119dc21fbcbb0ac3265cc8422dd3d9d6b002",
 	Source: lua.Source("latch_count_down.lua"),
 }
 
@@ -434,7 +434,7 @@ func DecodeLatchUnset(v int64, err error) (bool, error) {
 // LatchDeleteScript is scripts/lua/latch_delete.lua.
 var LatchDeleteScript = Script{
 	Name:   "latch_delete",
-	SHA1:   "f66f8f8fdf3c1d2524413e9c28e6a62c180fa0d9",
+	SHA1:   "753002c89d2a2ecb64dc86bd678f8fbaa1ed36a6",
 	Source: lua.Source("latch_delete.lua"),
 }
 
