@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "1306acf425daea33e5d198cc2722c44913a0a426",
+	SHA1:   "70c981ab600f318c0f3138a49dad944f827d8f59",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "52e30ae980afba2db5edbd12a90889b983b439d1",
+	SHA1:   "e29879598ace87392fd0b064cb0cd111620fe9bf",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "0b8bc4a70c4824cfd286c4b4b9d61d0814e91a70",
+	SHA1:   "524df72703e0987be56802f7b4337551ec989b7b",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "4054eec3f598fb418a32e65535fef36eff72fdc1",
+	SHA1:   "a08f6f5fc5efc13e6b5894b5af6cda77ce5110d5",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "1bffbb8ade53293c5d0084970f9031a5d0e6ee88",
+	SHA1:   "5c76210efd92c870161d8307b6e2c2280fdd834a",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "f412ef0f176252384609b82c08caea92a34b88e8",
+	SHA1:   "a55a6ae0a8b7a6b3a72c2e9c8215aa59bc06605f",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "356d62272fc588bb1050c898e2eb8be5e8d31acc",
+	SHA1:   "e23985cb6d3cb316d085dc1797c0e8c235c39a83",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 

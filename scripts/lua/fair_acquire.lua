@@ -24,6 +24,8 @@
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua

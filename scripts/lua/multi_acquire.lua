@@ -24,6 +24,8 @@
 -- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
 -- is the index (from 0) of the first name held by another token, and wait
 -- and first are as in mutex_acquire.lua for that name.
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/hand_on.lua

@@ -25,6 +25,8 @@
 -- already: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
 -- (wait: how long the lock stays taken or reserved in ms, -1 when it has
 -- no expiry; first: 1 when the waiter is now at the head of the queue).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/take_over.lua

@@ -24,6 +24,8 @@
 -- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/owned.lua

@@ -25,6 +25,8 @@
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the writer's remaining
 -- milliseconds, or the time until the first read lease lapses; -1 without
 -- expiry).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/purge.lua
 -- #include lib/fence.lua

@@ -18,6 +18,8 @@
 -- ARGV[4] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua

@@ -39,6 +39,8 @@
 -- milliseconds until enough expire (-1 when another waiter is first, 0
 -- when acquired); size, the number of permits in force; slots, a 52-bit
 -- digest of the slots given (else 0).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
