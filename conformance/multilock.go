@@ -33,6 +33,7 @@ func runMultiLock(t *testing.T, e env) {
 		"ReentryFailedKeepsHold":  testReentryFailedKeepsHold("MultiLock"),
 	}
 	maps.Copy(cases, randomFaults(e, "MultiLock"))
+	maps.Copy(cases, hostile(e, "MultiLock"))
 	if len(e.addrs) >= 3 && e.strategy == core.Notify {
 		// Where waiters queue, and a refused waiter leaves the lines of
 		// the nodes that refused it while its next attempt starts.

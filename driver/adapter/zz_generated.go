@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "8f31c34b9125f5ea8899910cd1953b5b3ff0c81a",
+	SHA1:   "70c981ab600f318c0f3138a49dad944f827d8f59",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "715948c628b2369f88391436d2b9252726dd5305",
+	SHA1:   "e29879598ace87392fd0b064cb0cd111620fe9bf",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "1e7155480211e9336c2c14afb309ca4094df4ad3",
+	SHA1:   "b6a0d0abd0c60848054d1a8d310815cf6f9bf697",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "73d91376c587dfb110fa96b17fa909dd97396bb5",
+	SHA1:   "c3e716fa09dc752075cc0f051f4ccce4da090043",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e4a6cdba69898ed4729877e942722955f42b5f86",
+	SHA1:   "2b7927a9f2ced6500c1e222e9364d963bf255904",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "9273c4734f9750a062006d218c90eebbf75c4950",
+	SHA1:   "0e43c17d758a5c20f4f02c60e44ee291b4592b0b",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "34f6cbe7840a71407edd2801846c9d41bb5fa6b5",
+	SHA1:   "756b9fcf205dea581964b087eb0e62b7ba9923cd",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "2f5f1d11aa9c5b06e89faf286fcc1a93009bf056",
+	SHA1:   "524df72703e0987be56802f7b4337551ec989b7b",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "0beb9bb8b522ee24e5b3d3a60a560629efe528c4",
+	SHA1:   "789740adbef96b07584a7555f14e7d179c082c82",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "497ff1fdd70465c921fd7f039ae5fb13df738517",
+	SHA1:   "a08f6f5fc5efc13e6b5894b5af6cda77ce5110d5",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f8a92a7618ff241cf969c9ef88cd00824746d864",
+	SHA1:   "892545d3f9af90b923255f220f6dd10b5a76808b",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "1d6f2e92f40ae1a3c49a14102858cf1642925666",
+	SHA1:   "5c76210efd92c870161d8307b6e2c2280fdd834a",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "8276b92228dbcf1656449a83eacd0f08e4ed057e",
+	SHA1:   "a55a6ae0a8b7a6b3a72c2e9c8215aa59bc06605f",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "40dbb9d5951fbd9104daa77ef48f0d948285e569",
+	SHA1:   "4c20254412ce55d885d98b90b78c71d879cb27f4",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "7ded8155f5b9f49abf3d8bb83c1e37bce7e97b9e",
+	SHA1:   "e23985cb6d3cb316d085dc1797c0e8c235c39a83",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -364,7 +364,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "3aa27c5d7750acf1691a8d4d328ac8113283f0bd",
+	SHA1:   "879f6886e8425ef69e9b2f79b2a77d1d67d527cc",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 
@@ -376,7 +376,7 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",
-	SHA1:   "6c7b7441e879dfad347a28976a24a6dfb945c76a",
+	SHA1:   "945115f22655f8593e6502bc29acc8ac999583f1",
 	Source: lua.Source("latch_try_set.lua"),
 }
 
@@ -388,7 +388,7 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
 	Name:   "latch_count_down",
-	SHA1:   "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	SHA1:   "643d119dc21fbcbb0ac3265cc8422dd3d9d6b002",
 	Source: lua.Source("latch_count_down.lua"),
 }
 
@@ -434,7 +434,7 @@ func DecodeLatchUnset(v int64, err error) (bool, error) {
 // LatchDeleteScript is scripts/lua/latch_delete.lua.
 var LatchDeleteScript = Script{
 	Name:   "latch_delete",
-	SHA1:   "f66f8f8fdf3c1d2524413e9c28e6a62c180fa0d9",
+	SHA1:   "753002c89d2a2ecb64dc86bd678f8fbaa1ed36a6",
 	Source: lua.Source("latch_delete.lua"),
 }
 
