@@ -166,11 +166,11 @@ func testBrokenClusterIsDown(t *testing.T, e env) {
 	for what, lock := range map[string]func(context.Context) (*core.Lease, error){
 		"Mutex.Lock": c.Mutex(n).Lock, "FairMutex.Lock": c.FairMutex(n).Lock, "RWMutex.RLock": c.RWMutex(n).RLock,
 	} {
-		wait, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		wait, cancel := cancelledAfter(ctx, 500*time.Millisecond)
 		l, err := lock(wait)
 		cancel()
-		if l != nil || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, core.ErrNoQuorum) || errors.Is(err, core.ErrUnavailable) {
-			t.Errorf("%s on a cluster that closes every connection: got (%v, %v), want context.DeadlineExceeded joined with ErrNoQuorum", what, l, err)
+		if l != nil || !errors.Is(err, context.Canceled) || !errors.Is(err, core.ErrNoQuorum) || errors.Is(err, core.ErrUnavailable) {
+			t.Errorf("%s on a cluster that closes every connection: got (%v, %v), want context.Canceled joined with ErrNoQuorum", what, l, err)
 		}
 	}
 }
