@@ -30,9 +30,9 @@ var (
 	ErrServerError = errors.New("redlock: a server answered with an error")
 	ErrClosed      = errors.New("redlock: client closed")
 
-	// ErrUnavailable: the nodes that failed answered that they cannot
-	// serve the call yet (a Redis Cluster slot migrating, a failover, a
-	// server loading its data or paused). It passes by itself.
+	// ErrUnavailable: the nodes that cost the majority answered that they
+	// cannot serve the call yet (a Redis Cluster slot migrating, a
+	// failover, a server loading its data or busy). It passes by itself.
 	ErrUnavailable = errors.New("redlock: unavailable: the servers cannot serve the call right now (a slot migrating, a failover, a server loading or busy); it passes: retry, or wait with Lock")
 
 	// ErrReplicasBehind: a master's replicas did not acknowledge a grant

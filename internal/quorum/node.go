@@ -120,8 +120,8 @@ func (n *Node) unserved(err error) bool {
 }
 
 // changing reports an error that says the node is there but cannot serve
-// the call yet (ErrUnavailable): it answered so, lately or to the end
-// (errWasChanging), it is a Cluster node failing over, or its replicas
+// the call yet: it answered so, lately or to the end (errWasChanging), it
+// is a Cluster node failing over (both ErrUnavailable), or its replicas
 // did not take a grant yet (ErrReplicasBehind).
 func (n *Node) changing(err error) bool {
 	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, ErrReplicasBehind)
