@@ -69,7 +69,7 @@ func runClient(t *testing.T, e env) {
 	if e.cluster { // they move the slots of the cell's cluster
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
-		t.Run("BrokenClusterFailsFast", func(t *testing.T) { testBrokenClusterFailsFast(t, e) })
+		t.Run("BrokenClusterIsDown", func(t *testing.T) { testBrokenClusterIsDown(t, e) })
 	}
 }
 

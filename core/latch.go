@@ -67,8 +67,9 @@ func (l *Latch) opened() string { return l.key + ":opened" }
 // TrySetCount sets the count when no count is set (the latch is new,
 // opened, or expired), and reports whether it did. It returns ErrInvalid
 // for a count below 1 or above MaxLatchCount (the scripts count in Lua
-// numbers, which hold integers exactly up to 2^53) and ErrNoQuorum when
-// too few nodes answered.
+// numbers, which hold integers exactly up to 2^53) and ErrNoQuorum when too
+// few nodes answered (ErrUnavailable or ErrReplicasBehind when they could
+// not serve it yet).
 func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
@@ -162,8 +163,9 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 
 // Wait returns nil once the latch is open: its count reached zero, or it
 // expired, or it was never set; also when it opened and was set again
-// while Wait was looking. It returns ctx's error when ctx ends first and
-// ErrNoQuorum, at once, when a majority of nodes cannot be reached.
+// while Wait was looking. It waits out nodes that fail (ErrNoQuorum,
+// ErrUnavailable, ErrReplicasBehind): when ctx ends first, ctx's error is
+// returned, joined with the last of them.
 func (l *Latch) Wait(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err

@@ -289,7 +289,7 @@ type LocalCluster struct {
 // StartCluster starts a Cluster of masters masters, each with a replica,
 // from bin, and waits until it is formed.
 func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, bin, masters, true)
+	lc, err := startLocal(ctx, bin, masters, masters, true)
 	if err == nil {
 		if err = formCluster(ctx, lc.Masters, lc.Replicas); err != nil {
 			lc.Close()
@@ -298,15 +298,21 @@ func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, 
 	return lc, err
 }
 
-// startLocal starts masters masters and as many replicas, not linked yet,
-// from bin, and waits until each answers PING.
-func startLocal(ctx context.Context, bin Binary, masters int, cluster bool) (*LocalCluster, error) {
+// StartServers starts n independent servers from bin, the Masters of the
+// LocalCluster, and waits until each answers PING.
+func StartServers(ctx context.Context, bin Binary, n int) (*LocalCluster, error) {
+	return startLocal(ctx, bin, n, 0, false)
+}
+
+// startLocal starts masters and replicas, not linked yet, from bin, and
+// waits until each answers PING.
+func startLocal(ctx context.Context, bin Binary, masters, replicas int, cluster bool) (*LocalCluster, error) {
 	p, err := newProcs(bin.Root)
 	if err != nil {
 		return nil, err
 	}
 	var addrs []string
-	for range 2 * masters {
+	for range masters + replicas {
 		a, err := p.start(bin, cluster)
 		if err != nil {
 			p.stop()
@@ -324,7 +330,7 @@ func startLocal(ctx context.Context, bin Binary, masters int, cluster bool) (*Lo
 // StartPair starts one master and its replica (REPLICAOF), not a
 // cluster, from bin, and waits until the replica's link is up.
 func StartPair(ctx context.Context, bin Binary) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, bin, 1, false)
+	lc, err := startLocal(ctx, bin, 1, 1, false)
 	if err != nil {
 		return nil, err
 	}

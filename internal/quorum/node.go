@@ -120,10 +120,10 @@ func (n *Node) unserved(err error) bool {
 	return driver.IsTransient(err) || errors.Is(err, syscall.ECONNREFUSED) && n.failingOver(err)
 }
 
-// changing reports an error after which a waiting call (Lock, Acquire,
-// Wait) keeps trying: the node could not serve the call, lately or to the
-// end (errWasChanging), it is a Cluster node failing over, or its
-// replicas did not take a grant yet (ErrReplicasBehind).
+// changing reports an error that says the node is there but cannot serve
+// the call yet: it answered so, lately or to the end (errWasChanging), it
+// is a Cluster node failing over (both ErrUnavailable), or its replicas
+// did not take a grant yet (ErrReplicasBehind).
 func (n *Node) changing(err error) bool {
 	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, ErrReplicasBehind)
 }
