@@ -39,6 +39,11 @@ func (n *Node) acksWanted(ctx context.Context, key string) (int, error) {
 // the most that a grant waits for into acksProbed.
 func (n *Node) countReplicas(ctx context.Context) error {
 	r, err := n.replicated.Replicas(ctx)
+	// No answer, or one that says "not now" (BUSY, LOADING), is asked
+	// again at the next grant: only a refusal means "no replicas".
+	if driver.IsTransient(err) {
+		return fmt.Errorf("%w: the master could not count its replicas yet (%w)", ErrReplicasBehind, err)
+	}
 	if err != nil && !n.Driver.IsServerError(err) && !errors.Is(err, driver.ErrUnexpectedReply) {
 		return fmt.Errorf("counting the master's replicas: %w", err)
 	}
