@@ -307,7 +307,7 @@ func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.Driver.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
 	return v == 1, err
 }
 
