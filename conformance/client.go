@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,10 @@ func runClient(t *testing.T, e env) {
 		t.Run("BrokenClusterIsDown", func(t *testing.T) { testBrokenClusterIsDown(t, e) })
 	}
 	if e.cluster && e.strategy == core.Notify { // whose Unlock also names the line
-		t.Run("SlotMigrationHolder", func(t *testing.T) { testSlotMigrationHolder(t, e) })
+		t.Run("SlotMigrationHolder", func(t *testing.T) { testSlotMigrationHolder(t, e, fewFillers) })
+		if os.Getenv("REDLOCK_LONG") == "1" {
+			t.Run("SlotMigrationHolderLong", func(t *testing.T) { testSlotMigrationHolder(t, e, manyFillers) })
+		}
 	}
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,16 +14,14 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// fillerKeys is how many keys share the slot of testSlotMigrationHolder's
-// name, so that its migration, one key per MIGRATE, takes a while: a
-// second or so here; REDLOCK_LONG=1 moves 50,000, several seconds, as a
-// reshard of a busy slot does.
-func fillerKeys() int {
-	if os.Getenv("REDLOCK_LONG") == "1" {
-		return 50000
-	}
-	return 2000
-}
+// Filler keys share the slot of testSlotMigrationHolder's name, so that
+// its migration, one key per MIGRATE, takes a while: a second or so with
+// fewFillers; several seconds with manyFillers, as a reshard of a busy
+// slot does, in a long run only (REDLOCK_LONG=1).
+const (
+	fewFillers  = 2000
+	manyFillers = 50000
+)
 
 // testSlotMigrationHolder: a holder with a short TTL extends its lease
 // every quarter TTL while its slot migrates key by key, and unlocks it
@@ -31,29 +29,33 @@ func fillerKeys() int {
 // key and the holder's other keys (its attempt's mark, the fencing
 // counter) are on different masters, which refuse a script over keys of
 // both (TRYAGAIN) until the migration ends; then every key moved and the
-// old master redirects each call (ASK). Each state is kept for two more
-// extensions once its keys moved, however fast they moved. A TryLock
+// old master redirects each call (ASK). Each state is kept for one more
+// extension once its keys moved, however fast they moved. A TryLock
 // then, whose new keys no master takes until the slot changed hands,
 // says the servers are unavailable for now (ErrUnavailable), not that
 // they are down. The lock key moves first, then last. The slot goes back
 // to its master afterwards.
-func testSlotMigrationHolder(t *testing.T, e env) {
-	ttl := time.Second
+func testSlotMigrationHolder(t *testing.T, e env, fillers int) {
+	// A node timeout a loaded machine does not reach: a call while the
+	// slot migrates takes a few round trips.
+	ttl, timeout := 2*time.Second, 500*time.Millisecond
 	for _, lockFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("LockKeyFirst=%v", lockFirst), func(t *testing.T) {
 			ctx, n := ctxFor(t, 2*time.Minute), name(t)
 			cc := e.admin(t, 0).(*redis.ClusterClient)
-			l := mustLock(t, ctx, e.client(t, core.WithTTL(ttl)).Mutex(n).TryLock)
+			filler := fill(t, ctx, cc, n, fillers) // first: it takes a while
+			l := mustLock(t, ctx, e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(timeout)).Mutex(n).TryLock)
 			slot, from, to := slotOf(t, ctx, cc, lockKey(n))
 			others, err := from.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			others = slices.DeleteFunc(others, func(k string) bool { return k == lockKey(n) })
-			fillers := fill(t, ctx, cc, n, fillerKeys())
-			first, split, moved := []string{lockKey(n)}, fillers[:len(fillers)/2], slices.Concat(others, fillers[len(fillers)/2:])
+			others = slices.DeleteFunc(others, func(k string) bool {
+				return k == lockKey(n) || strings.HasPrefix(k, lockKey(n)+":filler:")
+			})
+			first, split, moved := []string{lockKey(n)}, filler[:fillers/2], slices.Concat(others, filler[fillers/2:])
 			if !lockFirst {
-				first, moved = others, slices.Concat([]string{lockKey(n)}, fillers[len(fillers)/2:])
+				first, moved = others, slices.Concat([]string{lockKey(n)}, filler[fillers/2:])
 			}
 			var moving sync.WaitGroup
 			migrate(t, ctx, slot, from, to, first...)
@@ -76,7 +78,7 @@ func testSlotMigrationHolder(t *testing.T, e env) {
 				}
 			}
 			// move moves keys one by one while the holder extends its lease,
-			// then extends it twice more in the state they leave.
+			// then extends it once more in the state they leave.
 			move := func(state string, keys []string) {
 				t.Helper()
 				done := make(chan error, 1)
@@ -97,10 +99,8 @@ func testSlotMigrationHolder(t *testing.T, e env) {
 						if err != nil {
 							t.Fatalf("moving the keys of slot %d: %v", slot, err)
 						}
-						for range 2 {
-							<-tick.C
-							extend(state)
-						}
+						<-tick.C
+						extend(state)
 						return
 					case <-tick.C:
 						extend("while the keys moved, " + state)
