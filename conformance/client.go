@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,12 @@ func runClient(t *testing.T, e env) {
 		t.Run("SlotMigration", func(t *testing.T) { testSlotMigration(t, e) })
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
 		t.Run("BrokenClusterIsDown", func(t *testing.T) { testBrokenClusterIsDown(t, e) })
+	}
+	if e.cluster && e.strategy == core.Notify { // whose Unlock also names the line
+		t.Run("SlotMigrationHolder", func(t *testing.T) { testSlotMigrationHolder(t, e, fewFillers) })
+		if os.Getenv("REDLOCK_LONG") == "1" {
+			t.Run("SlotMigrationHolderLong", func(t *testing.T) { testSlotMigrationHolder(t, e, manyFillers) })
+		}
 	}
 }
 

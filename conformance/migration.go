@@ -205,9 +205,9 @@ func slotOf(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key stri
 }
 
 // migrate starts moving slot from one master to another, as redis-cli
-// --cluster reshard does, and moves key first: scripts over it and keys
+// --cluster reshard does, and moves keys first: scripts over them and keys
 // still on from get TRYAGAIN until finishMigration.
-func migrate(t *testing.T, ctx context.Context, slot int64, from, to *redis.Client, key string) {
+func migrate(t *testing.T, ctx context.Context, slot int64, from, to *redis.Client, keys ...string) {
 	t.Helper()
 	fromID, toID := from.ClusterMyID(ctx).Val(), to.ClusterMyID(ctx).Val()
 	if err := to.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID).Err(); err != nil {
@@ -216,7 +216,7 @@ func migrate(t *testing.T, ctx context.Context, slot int64, from, to *redis.Clie
 	if err := from.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := moveKeys(ctx, from, to, key); err != nil {
+	if err := moveKeys(ctx, from, to, keys...); err != nil {
 		t.Fatal(err)
 	}
 }

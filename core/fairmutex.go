@@ -134,7 +134,7 @@ type fairHold struct {
 }
 
 func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
-	v, err := n.Driver.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 

@@ -307,7 +307,7 @@ func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.Driver.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
 	return v == 1, err
 }
 
@@ -358,7 +358,12 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
 		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
-		return v == 1, err
+		if !n.Cluster || !driver.IsTryAgain(err) {
+			return v == 1, err
+		}
+		// The slot migrates, and its masters split the lock from its
+		// line, or find no line (nobody waits): the lock alone is
+		// released, and its keyspace event wakes the waiters.
 	}
 	v, err := n.Release(ctx, k.lock, h.holder)
 	return v == 1, err

@@ -170,7 +170,7 @@ func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (
 		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.Driver.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
 	return v == 1, err
 }
 

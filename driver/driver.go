@@ -69,6 +69,13 @@ func IsTransient(err error) bool {
 	return false
 }
 
+// IsTryAgain reports a Redis Cluster node's TRYAGAIN: the call's keys
+// are on two masters, as while their slot migrates key by key, and no
+// master runs it until the migration ends.
+func IsTryAgain(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "TRYAGAIN")
+}
+
 // IsBrokenConnection reports whether err says that the connection to the
 // server could not be opened (refused) or broke (reset, closed): on a
 // Redis Cluster, what a master that died gives until its replica takes

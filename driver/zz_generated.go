@@ -38,6 +38,12 @@ type Scripts interface {
 	// Extend lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
 	Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error)
+	// ExtendLock lengthens a plain lock's expiry to at least ttl only when it holds token, leaving the mark of its attempt to KeepMark: Extend in two calls, where a Cluster slot's migration split the two keys between masters.
+	// It runs scripts/lua/extend_lock.lua.
+	ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
+	// KeepMark lengthens the mark of a lease's attempt to last at least ttl more, after ExtendLock lengthened the lease.
+	// It runs scripts/lua/keep_mark.lua.
+	KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error)
 	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.
 	// It runs scripts/lua/release_owned.lua.
 	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)

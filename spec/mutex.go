@@ -74,6 +74,22 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Extended", Int, "1 when the token holds the lock, 0 when absent or held by another token"}},
 	},
 	{
+		Name:   "ExtendLock",
+		Script: "extend_lock",
+		Doc:    "lengthens a plain lock's expiry to at least ttl only when it holds token, leaving the mark of its attempt to KeepMark: Extend in two calls, where a Cluster slot's migration split the two keys between masters.",
+		Keys:   []Param{{"lock", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}},
+		Reply:  []Field{{"Extended", Int, "1 when the token holds the lock, 0 when absent or held by another token"}},
+	},
+	{
+		Name:   "KeepMark",
+		Script: "keep_mark",
+		Doc:    "lengthens the mark of a lease's attempt to last at least ttl more, after ExtendLock lengthened the lease.",
+		Keys:   []Param{{"ticket", String}},
+		Args:   []Param{{"ttl", Millis}},
+		Reply:  []Field{{"Kept", Int, "1 when the ticket holds a mark, now lasting at least ttl; 0 when it holds none"}},
+	},
+	{
 		Name:   "ReleaseOwned",
 		Script: "release_owned",
 		Doc:    "drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.",

@@ -21,6 +21,8 @@ import (
 var pinnedSHA1 = map[string]string{
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	"extend_lock":           "016e9ecadd9a0bc2d34c9cb4c035eb0f826335dc",
+	"keep_mark":             "e73b54b01b51ea896ca75bdcee83c795e49ff123",
 	"fence_raise":           "756b9fcf205dea581964b087eb0e62b7ba9923cd",
 	"mutex_acquire":         "70c981ab600f318c0f3138a49dad944f827d8f59",
 	"mutex_acquire_owned":   "e29879598ace87392fd0b064cb0cd111620fe9bf",

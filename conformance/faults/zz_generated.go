@@ -73,6 +73,20 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 	})
 }
 
+// ExtendLock asks the hook, then runs the inner driver's ExtendLock.
+func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "ExtendLock", "ExtendLock", []string{lock}, func(ctx context.Context) (int64, error) {
+		return d.inner.ExtendLock(ctx, lock, token, ttl)
+	})
+}
+
+// KeepMark asks the hook, then runs the inner driver's KeepMark.
+func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "KeepMark", "KeepMark", []string{ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.KeepMark(ctx, ticket, ttl)
+	})
+}
+
 // ReleaseOwned asks the hook, then runs the inner driver's ReleaseOwned.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (int64, error) {

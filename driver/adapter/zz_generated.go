@@ -115,6 +115,30 @@ func DecodeExtend(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// ExtendLockScript is scripts/lua/extend_lock.lua.
+var ExtendLockScript = Script{
+	Name:   "extend_lock",
+	SHA1:   "016e9ecadd9a0bc2d34c9cb4c035eb0f826335dc",
+	Source: lua.Source("extend_lock.lua"),
+}
+
+// DecodeExtendLock turns the reply of extend_lock.lua, or the error that came instead, into its Go form.
+func DecodeExtendLock(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// KeepMarkScript is scripts/lua/keep_mark.lua.
+var KeepMarkScript = Script{
+	Name:   "keep_mark",
+	SHA1:   "e73b54b01b51ea896ca75bdcee83c795e49ff123",
+	Source: lua.Source("keep_mark.lua"),
+}
+
+// DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
+func DecodeKeepMark(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",

@@ -53,16 +53,36 @@ func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout
 	default:
 		return 0, fmt.Errorf("%w: goredis: WAIT needs a *redis.Client or a *redis.ClusterClient, not a %T", driver.ErrInvalid, d.client)
 	}
+	acked, err := d.waitOn(ctx, c, false, marker, n, timeout)
+	if cc, ok := d.client.(*redis.ClusterClient); ok {
+		if target, ask, ok := adapter.Redirect(err); ok && ask {
+			return d.waitMigrating(ctx, err, cc, c, target, marker, n, timeout)
+		} else if ok {
+			cc.ReloadState(ctx)
+		}
+	}
+	return acked, err
+}
+
+// waitOn writes marker and sends WAIT in one pipeline, which runs on one
+// connection, after ASKING when asking.
+func (d *Driver) waitOn(ctx context.Context, c redis.Cmdable, asking bool, marker string, n int, timeout time.Duration) (int, error) {
+	var set *redis.StatusCmd
 	var wait *redis.Cmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, marker, "", time.Millisecond)
+		if asking {
+			p.Do(ctx, "asking")
+		}
+		set = p.Set(ctx, marker, "", time.Millisecond)
 		wait = p.Do(ctx, "wait", n, max(timeout.Milliseconds(), 1))
 		return nil
 	})
 	d.sent(err)
+	if err := set.Err(); err != nil {
+		return 0, err
+	}
 	if err != nil {
 		return 0, err
 	}
-	acked, err := wait.Int()
-	return acked, err
+	return wait.Int()
 }

@@ -58,6 +58,16 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket}, token, ttl.Milliseconds()))
 }
 
+// ExtendLock runs scripts/lua/extend_lock.lua.
+func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtendLock(d.evalInt(ctx, adapter.ExtendLockScript, []string{lock}, token, ttl.Milliseconds()))
+}
+
+// KeepMark runs scripts/lua/keep_mark.lua.
+func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{ticket}, ttl.Milliseconds()))
+}
+
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))

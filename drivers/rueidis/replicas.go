@@ -32,16 +32,31 @@ func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 // the master of marker's slot: rueidis would otherwise pipeline WAIT,
 // which has no key, on any connection, or to any node of a cluster.
 func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error) {
+	acked, err := waitOn(ctx, d.client, false, marker, n, timeout)
+	if target, ask, ok := adapter.Redirect(err); ok && ask && d.cluster() {
+		return d.waitMigrating(ctx, err, target, marker, n, timeout)
+	}
+	return acked, err
+}
+
+// waitOn writes marker and sends WAIT on one dedicated connection of c,
+// after ASKING when asking.
+func waitOn(ctx context.Context, c rueidis.Client, asking bool, marker string, n int, timeout time.Duration) (int, error) {
 	var acked int64
-	err := d.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		rs := c.DoMulti(ctx,
+	err := c.Dedicated(func(c rueidis.DedicatedClient) error {
+		cmds := rueidis.Commands{
 			c.B().Set().Key(marker).Value("").Px(time.Millisecond).Build(),
-			c.B().Wait().Numreplicas(int64(n)).Timeout(max(timeout.Milliseconds(), 1)).Build())
-		if err := rs[0].Error(); err != nil {
+			c.B().Wait().Numreplicas(int64(n)).Timeout(max(timeout.Milliseconds(), 1)).Build(),
+		}
+		if asking {
+			cmds = append(rueidis.Commands{c.B().Asking().Build()}, cmds...)
+		}
+		rs := c.DoMulti(ctx, cmds...)
+		if err := rs[len(rs)-2].Error(); err != nil {
 			return err
 		}
 		var err error
-		acked, err = rs[1].AsInt64()
+		acked, err = rs[len(rs)-1].AsInt64()
 		return err
 	})
 	return int(acked), err

@@ -58,6 +58,16 @@ func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token s
 	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
 }
 
+// ExtendLock runs scripts/lua/extend_lock.lua.
+func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtendLock(d.evalInt(ctx, adapter.ExtendLockScript, []string{lock}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+}
+
+// KeepMark runs scripts/lua/keep_mark.lua.
+func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{ticket}, strconv.FormatInt(ttl.Milliseconds(), 10)))
+}
+
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))

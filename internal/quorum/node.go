@@ -76,6 +76,22 @@ func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 	return v, notHeldOnWrongType(err)
 }
 
+// Extend lengthens a plain lock that token holds, and the mark of its
+// attempt (ticket), in one script; on a Cluster whose slot migrates with
+// the two keys on different masters (TRYAGAIN), one key after the other,
+// so that a lease outlives a migration longer than its TTL.
+func (n *Node) Extend(ctx context.Context, lock, ticket, token string, ttl time.Duration) (int64, error) {
+	v, err := n.Driver.Extend(ctx, lock, ticket, token, ttl)
+	if !n.Cluster || !driver.IsTryAgain(err) {
+		return v, err
+	}
+	if v, err = n.Driver.ExtendLock(ctx, lock, token, ttl); v != 1 || err != nil {
+		return v, err
+	}
+	_, err = n.Driver.KeepMark(ctx, ticket, ttl)
+	return v, err
+}
+
 // notHeldOnWrongType maps a native command's WRONGTYPE (the name is held
 // as a reentrant lock, a hash, by someone else) to "not held here".
 func notHeldOnWrongType(err error) error {
