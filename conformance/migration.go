@@ -260,7 +260,7 @@ func moveKeys(ctx context.Context, from, to *redis.Client, keys ...string) error
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	err = from.Do(ctx, args...).Err()
+	err = oneMigrateAtATime(func() error { return from.Do(ctx, args...).Err() })
 	if err != nil && err.Error() == "NOKEY" {
 		return nil
 	}
