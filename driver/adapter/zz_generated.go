@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "8f31c34b9125f5ea8899910cd1953b5b3ff0c81a",
+	SHA1:   "00f366c0afd987bb468b36057666bd3cda8a7214",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "715948c628b2369f88391436d2b9252726dd5305",
+	SHA1:   "674780b94a18c6835b13b0ef8a9f9beb6e2aa822",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "1e7155480211e9336c2c14afb309ca4094df4ad3",
+	SHA1:   "8242b504cc595841efe74a64b69deb83c97fefcb",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "73d91376c587dfb110fa96b17fa909dd97396bb5",
+	SHA1:   "8d782ca8ab26b2a6e44a2050cd6ad41c996bf597",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e4a6cdba69898ed4729877e942722955f42b5f86",
+	SHA1:   "3623b02ea52b9f65d24d1e76f4ae17e3e5deb02b",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "9273c4734f9750a062006d218c90eebbf75c4950",
+	SHA1:   "8b26f4114a2b7579324c43b808a217a32ca62511",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "34f6cbe7840a71407edd2801846c9d41bb5fa6b5",
+	SHA1:   "54d23d62cd272e3d24246aaa703487b0f67c59cf",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "2f5f1d11aa9c5b06e89faf286fcc1a93009bf056",
+	SHA1:   "52a167adc20500f18c472d087d4fd51e72e1f704",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "0beb9bb8b522ee24e5b3d3a60a560629efe528c4",
+	SHA1:   "fa30386d5dc86ee1eb021c92793231d6e72ec110",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "497ff1fdd70465c921fd7f039ae5fb13df738517",
+	SHA1:   "236d5a439ee59269b1299a34ca0d559ec6bc4523",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -212,7 +212,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "f8a92a7618ff241cf969c9ef88cd00824746d864",
+	SHA1:   "40e7b180894df43532213757d6291891b38adb26",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -224,7 +224,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "1d6f2e92f40ae1a3c49a14102858cf1642925666",
+	SHA1:   "5adc5d133137b27b348c3469cf69cf6fc50842fe",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -246,7 +246,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "8276b92228dbcf1656449a83eacd0f08e4ed057e",
+	SHA1:   "bc4862c0b8feb4da973a6bdb847c0bb1b5045374",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -280,7 +280,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "40dbb9d5951fbd9104daa77ef48f0d948285e569",
+	SHA1:   "54b903ed3bc0d234630a5feaee63de305869b893",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -292,7 +292,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "7ded8155f5b9f49abf3d8bb83c1e37bce7e97b9e",
+	SHA1:   "e1cd95752b0a5101a874407aa6be939151519428",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -364,7 +364,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "3aa27c5d7750acf1691a8d4d328ac8113283f0bd",
+	SHA1:   "cf00f5730fdff558f263a85668a48afafacdd28a",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

@@ -36,7 +36,8 @@ end
 -- raiseFence raises the counter to at least token (a quorum's choice) and
 -- keeps it for at least idle ms.
 local function raiseFence(fence, token, idle)
-  if (tonumber(redis.call('get', fence)) or 0) < tonumber(token) then
+  token = tonumber(token)
+  if (tonumber(redis.call('get', fence)) or 0) < token then
     redis.call('set', fence, fenceNumber(token), 'PX', idle)
   elseif redis.call('pttl', fence) < tonumber(idle) then
     redis.call('pexpire', fence, idle)
