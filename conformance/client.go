@@ -248,6 +248,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 	for op, call := range map[string]func() error{
 		"Mutex.TryLock":        func() error { return lease(c.Mutex(n).TryLock(ctx)) },
 		"Mutex.Lock":           func() error { return lease(c.Mutex(n).Lock(ctx)) },
+		"Mutex.State":          func() error { _, err := c.Mutex(n).State(ctx); return err },
 		"FairMutex.TryLock":    func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
 		"FairMutex.Lock":       func() error { return lease(c.FairMutex(n).Lock(ctx)) },
 		"RWMutex.TryLock":      func() error { return lease(c.RWMutex(n).TryLock(ctx)) },

@@ -47,6 +47,9 @@ type Scripts interface {
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
+	// MutexState reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.
+	// It runs scripts/lua/mutex_state.lua.
+	MutexState(ctx context.Context, lock string, fence string, queue string) (MutexStateReply, error)
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
 	MultiLockAcquire(ctx context.Context, r MultiLockAcquireRequest) (MultiLockAcquireReply, error)
@@ -205,6 +208,16 @@ type ReleaseOwnedRequest struct {
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
 	Always  int64         // ARGV[5]
+}
+
+// MutexStateReply is the reply of scripts/lua/mutex_state.lua.
+type MutexStateReply struct {
+	Holder  string        // the token that holds the lock, or the owner of a reentrant lock; empty when no one holds it
+	Owned   bool          // Holder is an owner
+	Holds   int64         // the owner's leases that hold the lock; 1 for a token, 0 when free
+	TTL     time.Duration // the lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Waiting int64         // the tickets in the line
 }
 
 // MultiLockAcquireRequest holds the keys and arguments of MultiLockAcquire, in the order of scripts/lua/multi_acquire.lua.

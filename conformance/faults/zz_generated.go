@@ -94,6 +94,13 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	})
 }
 
+// MutexState asks the hook, then runs the inner driver's MutexState.
+func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
+	return run(ctx, d, "MutexState", "MutexState", []string{lock, fence, queue}, func(ctx context.Context) (driver.MutexStateReply, error) {
+		return d.inner.MutexState(ctx, lock, fence, queue)
+	})
+}
+
 // MultiLockAcquire asks the hook, then runs the inner driver's MultiLockAcquire.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", r.Keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {

@@ -151,6 +151,35 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// MutexStateScript is scripts/lua/mutex_state.lua.
+var MutexStateScript = Script{
+	Name:   "mutex_state",
+	SHA1:   "a0e88683721471db92a914e0771656bfa3a90b6c",
+	Source: lua.Source("mutex_state.lua"),
+}
+
+// DecodeMutexState turns the reply of mutex_state.lua, or the error that came instead, into its Go form.
+func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
+	if err != nil {
+		return driver.MutexStateReply{}, err
+	}
+	if len(v) != 6 {
+		return driver.MutexStateReply{}, replyLengthError(MutexStateScript, 6, len(v))
+	}
+	n, err := parseNumbers(MutexStateScript, v, 1, 2, 3, 4, 5)
+	if err != nil {
+		return driver.MutexStateReply{}, err
+	}
+	return driver.MutexStateReply{
+		Fence:   n[4],
+		Holder:  v[0],
+		Holds:   n[2],
+		Owned:   n[1] == 1,
+		TTL:     time.Duration(n[3]) * time.Millisecond,
+		Waiting: n[5],
+	}, nil
+}
+
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",

@@ -73,6 +73,11 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
 }
 
+// MutexState runs scripts/lua/mutex_state.lua.
+func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
+	return adapter.DecodeMutexState(d.evalStrings(ctx, adapter.MutexStateScript, []string{lock, fence, queue}))
+}
+
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
@@ -204,6 +209,10 @@ func (d *Driver) evalInt(ctx context.Context, s adapter.Script, keys []string, a
 
 func (d *Driver) evalInts(ctx context.Context, s adapter.Script, keys []string, args ...any) ([]int64, error) {
 	return d.eval(ctx, s, keys, args).Int64Slice()
+}
+
+func (d *Driver) evalStrings(ctx context.Context, s adapter.Script, keys []string, args ...any) ([]string, error) {
+	return d.eval(ctx, s, keys, args).StringSlice()
 }
 
 func (d *Driver) doInt(ctx context.Context, name string, keys []string, args ...any) (int64, error) {

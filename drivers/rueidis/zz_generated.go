@@ -73,6 +73,11 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, strconv.FormatInt(chosen, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
+// MutexState runs scripts/lua/mutex_state.lua.
+func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
+	return adapter.DecodeMutexState(d.evalStrings(ctx, adapter.MutexStateScript, []string{lock, fence, queue}))
+}
+
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Reserve.Milliseconds(), 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10)))
@@ -186,6 +191,10 @@ func (d *Driver) evalInt(ctx context.Context, s adapter.Script, keys []string, a
 
 func (d *Driver) evalInts(ctx context.Context, s adapter.Script, keys []string, args ...string) ([]int64, error) {
 	return d.eval(ctx, s, keys, args).AsIntSlice()
+}
+
+func (d *Driver) evalStrings(ctx context.Context, s adapter.Script, keys []string, args ...string) ([]string, error) {
+	return d.eval(ctx, s, keys, args).AsStrSlice()
 }
 
 func (d *Driver) doInt(ctx context.Context, name string, keys []string, args ...string) (int64, error) {

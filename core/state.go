@@ -1,0 +1,143 @@
+package core
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
+)
+
+// MutexState is what the servers hold for a Mutex name at one moment: who
+// holds it, how long they still do, and how many wait. Mutex.State
+// returns it. The summary fields are what a majority of nodes agree on;
+// PerNode has each node's own view.
+type MutexState struct {
+	// Locked reports that a majority of nodes agree on one holder, Holder.
+	// Redisson calls it isLocked.
+	Locked bool
+	// Holder is the holder a majority agrees on: the Lease.ID of the
+	// lease that holds a plain lock, or the owner of a reentrant one
+	// (WithOwner). Empty when no holder has a majority.
+	Holder string
+	// Owned reports that Holder is an owner.
+	Owned bool
+	// Holds is the hold count: how many of the owner's leases hold the
+	// lock (Redisson's getHoldCount); 1 for a plain lock, 0 when free.
+	Holds int
+	// TTL is how long a majority still holds the lock without an
+	// extension (Redisson's remainTimeToLive, bsm/redislock's TTL); 0 when
+	// free.
+	TTL time.Duration
+	// Token is the fencing token of the name's latest grant, as a majority
+	// has it: while Locked, the Token of Holder's lease.
+	Token uint64
+	// Nodes is how many nodes Holder holds; 0 when free.
+	Nodes int
+	// Waiting is the length of the line under Notify: the most tickets a
+	// node has in it. Poll waiters do not queue and are not counted.
+	Waiting int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []MutexNodeState
+}
+
+// MutexNodeState is one node's view of a Mutex name.
+type MutexNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Holder is the Lease.ID of the lease that holds the lock on this
+	// node, or the owner of a reentrant lock; empty when free (also while
+	// the lock is reserved, for a moment, for an owner's waiter).
+	Holder string
+	Owned  bool
+	Holds  int
+	// TTL is the lock's remaining time on this node; 0 when free.
+	TTL time.Duration
+	// Token is this node's fencing counter: the token of its latest grant.
+	Token uint64
+	// Waiting is the number of tickets in this node's line, those of
+	// waiters whose tickets expired included until a release drops them.
+	Waiting int
+}
+
+// State reads who holds the lock, for how long, and how long its line
+// is, from every node at once; it touches no lock and writes nothing. It
+// returns ErrNoQuorum (with the state of the nodes that answered) when
+// too few nodes answered, ErrInvalid for bad options, ErrClosed after
+// Close, and ctx's error when ctx ended first. It costs one round trip: a
+// read-only script per node, O(1) for a plain lock, O(leases) for an
+// owner's. It is for operators and dashboards: a holder may release or
+// lose the lock the moment after, so decide nothing on it that the lock
+// itself should decide.
+func (m *Mutex) State(ctx context.Context) (MutexState, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return MutexState{}, err
+	}
+	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
+		r, err := nd.Driver.MutexState(ctx, m.keys.lock, m.keys.fence, m.keys.queue)
+		if r.Holder == "" {
+			r.TTL = 0
+		}
+		return MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: max(r.TTL, 0), Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}, err
+	})
+	s := MutexState{PerNode: make([]MutexNodeState, len(replies))}
+	var answered []MutexNodeState
+	for i, r := range replies {
+		s.PerNode[i] = r.V
+		if r.Err != nil {
+			s.PerNode[i] = MutexNodeState{Err: m.c.q.NodeError(i, r.Err)}
+			continue
+		}
+		answered = append(answered, r.V)
+		s.Waiting = max(s.Waiting, r.V.Waiting)
+	}
+	if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
+		return s, err
+	}
+	// What a majority has is the quorum-th largest value among the nodes:
+	// a lease's token is on the majority that granted it, a node that
+	// granted after the round was decided may have drawn a larger one.
+	token := func(n MutexNodeState) uint64 { return n.Token }
+	s.Token = quorumth(m.c.q.Quorum, answered, token)
+	holder, ok := majority(m.c.q.Quorum, answered)
+	if !ok {
+		return s, nil
+	}
+	var holders []MutexNodeState
+	for _, n := range answered {
+		if n.Holder == holder {
+			holders = append(holders, n)
+		}
+	}
+	s.Locked, s.Holder, s.Owned, s.Nodes = true, holder, holders[0].Owned, len(holders)
+	s.Token = quorumth(m.c.q.Quorum, holders, token)
+	s.TTL = quorumth(m.c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
+	s.Holds = quorumth(m.c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
+	return s, nil
+}
+
+// majority returns the holder that at least quorum nodes name.
+func majority(quorum int, nodes []MutexNodeState) (string, bool) {
+	count := map[string]int{}
+	for _, n := range nodes {
+		if n.Holder != "" {
+			count[n.Holder]++
+			if count[n.Holder] >= quorum {
+				return n.Holder, true
+			}
+		}
+	}
+	return "", false
+}
+
+// quorumth is the quorum-th largest value of f over nodes, which has at
+// least quorum of them: the most that a majority of nodes has.
+func quorumth[T cmp.Ordered](quorum int, nodes []MutexNodeState, f func(MutexNodeState) T) T {
+	v := make([]T, len(nodes))
+	for i, n := range nodes {
+		v[i] = f(n)
+	}
+	slices.Sort(v)
+	return v[len(v)-quorum]
+}
