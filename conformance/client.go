@@ -260,6 +260,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Semaphore.SetPermits": func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
 		"MultiLock.TryLock":    func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },
 		"MultiLock.Lock":       func() error { return lease(c.MultiLock([]string{n, n + "/other"}).Lock(ctx)) },
+		"MultiLock.State":      func() error { _, err := c.MultiLock([]string{n, n + "/other"}).State(ctx); return err },
 		"Latch.TrySetCount":    func() error { _, err := latch.TrySetCount(ctx, 1); return err },
 		"Latch.CountDown":      func() error { return latch.CountDown(ctx) },
 		"Latch.Wait":           func() error { return latch.Wait(ctx) },

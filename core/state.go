@@ -14,6 +14,8 @@ import (
 // returns it. The summary fields are what a majority of nodes agree on;
 // PerNode has each node's own view.
 type MutexState struct {
+	// Name is the lock's name.
+	Name string
 	// Locked reports that a majority of nodes agree on one holder, Holder.
 	// Redisson calls it isLocked.
 	Locked bool
@@ -72,35 +74,57 @@ type MutexNodeState struct {
 // itself should decide.
 func (m *Mutex) State(ctx context.Context) (MutexState, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
-		return MutexState{}, err
+		return MutexState{Name: m.name}, err
 	}
-	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
-		r, err := nd.Driver.MutexState(ctx, m.keys.lock, m.keys.fence, m.keys.queue)
+	return m.c.mutexState(ctx, &m.opts, m.name, m.keys)
+}
+
+// State reads the state of each of the MultiLock's names, in the order of
+// Names, as Mutex.State does; it stops at the first error. A MultiLock
+// holds its names as Mutexes do, so a name's Holder is the MultiLock
+// lease's ID. It costs one round trip per name.
+func (m *MultiLock) State(ctx context.Context) ([]MutexState, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	states := make([]MutexState, len(m.names))
+	for i, k := range m.keys {
+		var err error
+		if states[i], err = m.c.mutexState(ctx, &m.opts, m.names[i], k); err != nil {
+			return states[:i+1], err
+		}
+	}
+	return states, nil
+}
+
+func (c *Client) mutexState(ctx context.Context, o *options, name string, k keyNames) (MutexState, error) {
+	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
+		r, err := nd.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
 		if r.Holder == "" {
 			r.TTL = 0
 		}
 		return MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: max(r.TTL, 0), Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}, err
 	})
-	s := MutexState{PerNode: make([]MutexNodeState, len(replies))}
+	s := MutexState{Name: name, PerNode: make([]MutexNodeState, len(replies))}
 	var answered []MutexNodeState
 	for i, r := range replies {
 		s.PerNode[i] = r.V
 		if r.Err != nil {
-			s.PerNode[i] = MutexNodeState{Err: m.c.q.NodeError(i, r.Err)}
+			s.PerNode[i] = MutexNodeState{Err: c.q.NodeError(i, r.Err)}
 			continue
 		}
 		answered = append(answered, r.V)
 		s.Waiting = max(s.Waiting, r.V.Waiting)
 	}
-	if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
+	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 		return s, err
 	}
 	// What a majority has is the quorum-th largest value among the nodes:
 	// a lease's token is on the majority that granted it, a node that
 	// granted after the round was decided may have drawn a larger one.
 	token := func(n MutexNodeState) uint64 { return n.Token }
-	s.Token = quorumth(m.c.q.Quorum, answered, token)
-	holder, ok := majority(m.c.q.Quorum, answered)
+	s.Token = quorumth(c.q.Quorum, answered, token)
+	holder, ok := majority(c.q.Quorum, answered)
 	if !ok {
 		return s, nil
 	}
@@ -111,9 +135,9 @@ func (m *Mutex) State(ctx context.Context) (MutexState, error) {
 		}
 	}
 	s.Locked, s.Holder, s.Owned, s.Nodes = true, holder, holders[0].Owned, len(holders)
-	s.Token = quorumth(m.c.q.Quorum, holders, token)
-	s.TTL = quorumth(m.c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
-	s.Holds = quorumth(m.c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
+	s.Token = quorumth(c.q.Quorum, holders, token)
+	s.TTL = quorumth(c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
+	s.Holds = quorumth(c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
 	return s, nil
 }
 
