@@ -251,6 +251,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Mutex.State":          func() error { _, err := c.Mutex(n).State(ctx); return err },
 		"FairMutex.TryLock":    func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
 		"FairMutex.Lock":       func() error { return lease(c.FairMutex(n).Lock(ctx)) },
+		"FairMutex.State":      func() error { _, err := c.FairMutex(n).State(ctx); return err },
 		"RWMutex.TryLock":      func() error { return lease(c.RWMutex(n).TryLock(ctx)) },
 		"RWMutex.Lock":         func() error { return lease(c.RWMutex(n).Lock(ctx)) },
 		"RWMutex.TryRLock":     func() error { return lease(c.RWMutex(n).TryRLock(ctx)) },

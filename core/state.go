@@ -3,9 +3,12 @@ package core
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/redlockgo/redlock/driver"
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
@@ -37,8 +40,9 @@ type MutexState struct {
 	Token uint64
 	// Nodes is how many nodes Holder holds; 0 when free.
 	Nodes int
-	// Waiting is the length of the line under Notify: the most tickets a
-	// node has in it. Poll waiters do not queue and are not counted.
+	// Waiting is the length of the line: the most waiters a node has in
+	// it. A Mutex's line holds its Notify waiters (Poll waiters do not
+	// queue), a FairMutex's every waiter.
 	Waiting int
 	// PerNode is each node's view, in the order of the Client's nodes.
 	PerNode []MutexNodeState
@@ -58,10 +62,29 @@ type MutexNodeState struct {
 	TTL time.Duration
 	// Token is this node's fencing counter: the token of its latest grant.
 	Token uint64
-	// Waiting is the number of tickets in this node's line, those of
-	// waiters whose tickets expired included until a release drops them.
+	// Waiting is the number of waiters in this node's line. A Mutex's
+	// counts its tickets, those of waiters whose tickets expired included
+	// until a release drops them; a FairMutex's counts the waiters whose
+	// place has not lapsed.
 	Waiting int
+	// Line is a FairMutex's waiters in line order, at most LineShown of
+	// them; nil for a Mutex, whose waiters keep their details in keys of
+	// their own, which no script may read on a Redis Cluster without
+	// naming them beforehand.
+	Line []Waiter
 }
+
+// Waiter is one waiter in a FairMutex's line.
+type Waiter struct {
+	// ID is the waiter's token: the Lease.ID it will hold.
+	ID string
+	// Lapses is how long the waiter keeps its place unless it attempts
+	// again (waiters attempt again well before).
+	Lapses time.Duration
+}
+
+// LineShown is the most waiters a FairMutex's State lists per node.
+const LineShown = 100
 
 // State reads who holds the lock, for how long, and how long its line
 // is, from every node at once; it touches no lock and writes nothing. It
@@ -77,6 +100,40 @@ func (m *Mutex) State(ctx context.Context) (MutexState, error) {
 		return MutexState{Name: m.name}, err
 	}
 	return m.c.mutexState(ctx, &m.opts, m.name, m.keys)
+}
+
+// State reads who holds the lock, for how long, and who waits in its
+// line, from every node at once, as Mutex.State does (MutexState's Owned
+// and Holds are those of a plain lock), and each node's line: the first
+// LineShown waiters, with the time until each place lapses. It costs one
+// round trip: a read-only script per node, O(log n) in the line's length.
+func (m *FairMutex) State(ctx context.Context) (MutexState, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return MutexState{Name: m.name}, err
+	}
+	k := m.keys
+	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
+		r, err := nd.Driver.FairMutexState(ctx, k.lock, k.fence, k.queue, k.lapse, LineShown)
+		if err != nil {
+			return MutexNodeState{}, err
+		}
+		s := MutexNodeState{Holder: r.Holder, TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
+		if s.Holder != "" {
+			s.Holds = 1
+		}
+		if len(r.Line)%2 != 0 {
+			return MutexNodeState{}, fmt.Errorf("%w: fair_state.lua listed a waiter without its lapse time", driver.ErrUnexpectedReply)
+		}
+		for i := 0; i < len(r.Line); i += 2 {
+			ms, err := strconv.ParseInt(r.Line[i+1], 10, 64)
+			if err != nil {
+				return MutexNodeState{}, fmt.Errorf("%w: fair_state.lua gave waiter %q the lapse time %q", driver.ErrUnexpectedReply, r.Line[i], r.Line[i+1])
+			}
+			s.Line = append(s.Line, Waiter{ID: r.Line[i], Lapses: time.Duration(ms) * time.Millisecond})
+		}
+		return s, nil
+	})
+	return m.c.summarize(ctx, m.name, replies)
 }
 
 // State reads the state of each of the MultiLock's names, in the order of
@@ -100,11 +157,13 @@ func (m *MultiLock) State(ctx context.Context) ([]MutexState, error) {
 func (c *Client) mutexState(ctx context.Context, o *options, name string, k keyNames) (MutexState, error) {
 	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
 		r, err := nd.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
-		if r.Holder == "" {
-			r.TTL = 0
-		}
-		return MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: max(r.TTL, 0), Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}, err
+		return MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}, err
 	})
+	return c.summarize(ctx, name, replies)
+}
+
+// summarize is the state a majority of nodes agree on.
+func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Reply[MutexNodeState]) (MutexState, error) {
 	s := MutexState{Name: name, PerNode: make([]MutexNodeState, len(replies))}
 	var answered []MutexNodeState
 	for i, r := range replies {
@@ -113,7 +172,11 @@ func (c *Client) mutexState(ctx context.Context, o *options, name string, k keyN
 			s.PerNode[i] = MutexNodeState{Err: c.q.NodeError(i, r.Err)}
 			continue
 		}
-		answered = append(answered, r.V)
+		if r.V.Holder == "" {
+			s.PerNode[i].TTL = 0
+		}
+		s.PerNode[i].TTL = max(s.PerNode[i].TTL, 0)
+		answered = append(answered, s.PerNode[i])
 		s.Waiting = max(s.Waiting, r.V.Waiting)
 	}
 	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {

@@ -62,6 +62,9 @@ type Scripts interface {
 	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
 	FairMutexRelease(ctx context.Context, r FairMutexReleaseRequest) (int64, error)
+	// FairMutexState reads a fair lock's holder, its remaining time, the fencing counter and the waiters in line, writing nothing.
+	// It runs scripts/lua/fair_state.lua.
+	FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (FairMutexStateReply, error)
 	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
 	// It runs scripts/lua/rw_rlock.lua.
 	RWMutexReadAcquire(ctx context.Context, r RWMutexReadAcquireRequest) (RWMutexReadAcquireReply, error)
@@ -276,6 +279,15 @@ type FairMutexReleaseRequest struct {
 	Keep    int64         // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
+}
+
+// FairMutexStateReply is the reply of scripts/lua/fair_state.lua.
+type FairMutexStateReply struct {
+	Holder  string        // the token that holds the lock; empty when free
+	TTL     time.Duration // the lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Waiting int64         // the waiters whose place has not lapsed, the holder left out
+	Line    []string      // the first waiters in line order, each token followed by the milliseconds until its place lapses
 }
 
 // RWMutexReadAcquireRequest holds the keys and arguments of RWMutexReadAcquire, in the order of scripts/lua/rw_rlock.lua.

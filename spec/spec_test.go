@@ -28,6 +28,7 @@ var pinnedSHA1 = map[string]string{
 	"multi_release":         "fa30386d5dc86ee1eb021c92793231d6e72ec110",
 	"fair_acquire":          "236d5a439ee59269b1299a34ca0d559ec6bc4523",
 	"fair_release":          "40e7b180894df43532213757d6291891b38adb26",
+	"fair_state":            "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
 	"rw_lock":               "bc4862c0b8feb4da973a6bdb847c0bb1b5045374",
 	"rw_release":            "54b903ed3bc0d234630a5feaee63de305869b893",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",
@@ -104,8 +105,8 @@ func TestNamesAreUnique(t *testing.T) {
 
 // The generator only knows how to send and decode these combinations: a
 // String reply field needs a reply of several fields (decoded from
-// strings), no native command replies so, and a Bool argument has no wire
-// form.
+// strings), a Strings field (the rest of the reply) comes last, no native
+// command replies so, and a Bool argument has no wire form.
 func TestTypes(t *testing.T) {
 	for _, op := range spec.Ops {
 		for i, k := range op.Keys {
@@ -126,10 +127,10 @@ func TestTypes(t *testing.T) {
 		if len(op.Reply) == 0 {
 			t.Errorf("%s: no reply field", op.Name)
 		}
-		for _, f := range op.Reply {
+		for i, f := range op.Reply {
 			switch {
-			case f.Type == spec.Strings:
-				t.Errorf("%s: reply field %s is Strings", op.Name, f.Name)
+			case f.Type == spec.Strings && (i != len(op.Reply)-1 || i == 0 || len(op.Natives) > 0):
+				t.Errorf("%s: reply field %s is Strings but not the last of several fields of a script's reply", op.Name, f.Name)
 			case f.Type == spec.String && (len(op.Reply) < 2 || len(op.Natives) > 0):
 				t.Errorf("%s: reply field %s is a String, which only a script's reply of several fields can hold", op.Name, f.Name)
 			}

@@ -129,6 +129,13 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	})
 }
 
+// FairMutexState asks the hook, then runs the inner driver's FairMutexState.
+func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
+	return run(ctx, d, "FairMutexState", "FairMutexState", []string{lock, fence, queue, lapse}, func(ctx context.Context) (driver.FairMutexStateReply, error) {
+		return d.inner.FairMutexState(ctx, lock, fence, queue, lapse, shown)
+	})
+}
+
 // RWMutexReadAcquire asks the hook, then runs the inner driver's RWMutexReadAcquire.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
 	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {

@@ -250,6 +250,34 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// FairMutexStateScript is scripts/lua/fair_state.lua.
+var FairMutexStateScript = Script{
+	Name:   "fair_state",
+	SHA1:   "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	Source: lua.Source("fair_state.lua"),
+}
+
+// DecodeFairMutexState turns the reply of fair_state.lua, or the error that came instead, into its Go form.
+func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, error) {
+	if err != nil {
+		return driver.FairMutexStateReply{}, err
+	}
+	if len(v) < 4 {
+		return driver.FairMutexStateReply{}, replyLengthError(FairMutexStateScript, 4, len(v))
+	}
+	n, err := parseNumbers(FairMutexStateScript, v, 1, 2, 3)
+	if err != nil {
+		return driver.FairMutexStateReply{}, err
+	}
+	return driver.FairMutexStateReply{
+		Fence:   n[2],
+		Holder:  v[0],
+		Line:    v[4:],
+		TTL:     time.Duration(n[1]) * time.Millisecond,
+		Waiting: n[3],
+	}, nil
+}
+
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",

@@ -69,7 +69,7 @@ func FuzzServerReplies(f *testing.F) {
 	})
 }
 
-const fuzzReplyOps = 13
+const fuzzReplyOps = 14
 
 // fuzzReplyOp makes one call of a primitive; a call that returns no lease
 // returns nil.
@@ -102,6 +102,9 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 		return nil, errors.Join(err, c.Semaphore("s", 3).SetPermits(ctx, 4))
 	case 11:
 		_, err := c.Mutex("m").State(ctx)
+		return nil, err
+	case 12:
+		_, err := c.FairMutex("f").State(ctx)
 		return nil, err
 	default:
 		return c.Semaphore("s", 3).Acquire(ctx, 1)

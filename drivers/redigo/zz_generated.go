@@ -97,6 +97,11 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
+// FairMutexState runs scripts/lua/fair_state.lua.
+func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
+	return adapter.DecodeFairMutexState(d.evalStrings(ctx, adapter.FairMutexStateScript, []string{lock, fence, queue, lapse}, shown))
+}
+
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
 	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Idle.Milliseconds()))

@@ -98,6 +98,11 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, strconv.FormatInt(r.Keep, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
 }
 
+// FairMutexState runs scripts/lua/fair_state.lua.
+func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
+	return adapter.DecodeFairMutexState(d.evalStrings(ctx, adapter.FairMutexStateScript, []string{lock, fence, queue, lapse}, strconv.FormatInt(shown, 10)))
+}
+
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
 	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
