@@ -256,6 +256,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"RWMutex.Lock":         func() error { return lease(c.RWMutex(n).Lock(ctx)) },
 		"RWMutex.TryRLock":     func() error { return lease(c.RWMutex(n).TryRLock(ctx)) },
 		"RWMutex.RLock":        func() error { return lease(c.RWMutex(n).RLock(ctx)) },
+		"RWMutex.State":        func() error { _, err := c.RWMutex(n).State(ctx); return err },
 		"Semaphore.TryAcquire": func() error { return lease(c.Semaphore(n, 2).TryAcquire(ctx, 1)) },
 		"Semaphore.Acquire":    func() error { return lease(c.Semaphore(n, 2).Acquire(ctx, 1)) },
 		"Semaphore.SetPermits": func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },

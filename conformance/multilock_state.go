@@ -23,7 +23,7 @@ func testMultiLockState(t *testing.T, e env) {
 		t.Fatalf("State while held: %+v, want the names %s/a and %s/b in order", states, n, n)
 	}
 	for _, s := range states {
-		if !s.Locked || s.Holder != l.ID() || s.Token != l.Token() || s.Nodes != len(e.addrs) {
+		if !s.Locked || s.Holder != l.ID() || s.Token != l.Token() || s.Nodes < len(e.addrs)/2+1 {
 			t.Fatalf("State of %s while the MultiLock holds it: %+v, want held by %q with token %d on %d nodes", s.Name, s, l.ID(), l.Token(), len(e.addrs))
 		}
 	}

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 func testMutexState(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = 10 * time.Second
+	// A round decided by a majority may leave the others out.
+	majority := len(e.addrs)/2 + 1
 	m := e.client(t).Mutex(n, core.WithTTL(ttl))
 	state := func(what string) core.MutexState {
 		t.Helper()
@@ -35,8 +39,8 @@ func testMutexState(t *testing.T, e env) {
 
 	l := mustLock(t, ctx, m.TryLock)
 	s := state("while held")
-	if !s.Locked || s.Holder != l.ID() || s.Owned || s.Holds != 1 || s.Nodes != len(e.addrs) || s.Token != l.Token() {
-		t.Fatalf("State while held: %+v, want Locked by %q with token %d on %d nodes, hold count 1", s, l.ID(), l.Token(), len(e.addrs))
+	if !s.Locked || s.Holder != l.ID() || s.Owned || s.Holds != 1 || s.Nodes < majority || s.Token != l.Token() {
+		t.Fatalf("State while held: %+v, want Locked by %q with token %d on %d nodes or more, hold count 1", s, l.ID(), l.Token(), majority)
 	}
 	if s.TTL <= ttl-2*time.Second || s.TTL > ttl {
 		t.Fatalf("State while held: TTL %v, want in (%v, %v]", s.TTL, ttl-2*time.Second, ttl)
@@ -46,7 +50,7 @@ func testMutexState(t *testing.T, e env) {
 	defer stop()
 	won := make(chan *core.Lease, 1)
 	go func() {
-		w, err := e.client(t).Mutex(n, core.WithTTL(ttl)).Lock(wctx)
+		w, err := e.client(t, core.WithNodeTimeout(time.Second)).Mutex(n, core.WithTTL(ttl)).Lock(wctx)
 		if err != nil {
 			t.Errorf("the waiter's Lock: %v", err)
 		}
@@ -71,15 +75,24 @@ func testMutexState(t *testing.T, e env) {
 		t.Fatalf("State after the waiter took the lock: %+v, want held by %q with token %d and no one waiting", s, w.ID(), w.Token())
 	}
 	if len(e.addrs) >= 3 {
-		if err := e.admin(t, 0).Del(ctx, lockKey(n)).Err(); err != nil {
+		before := state("before a deletion")
+		i := slices.IndexFunc(before.PerNode, func(nd core.MutexNodeState) bool { return nd.Holder == w.ID() })
+		if err := e.admin(t, i).Del(ctx, lockKey(n)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		s := state("with the key deleted on node 0")
-		if !s.Locked || s.Holder != w.ID() || s.Nodes != len(e.addrs)-1 || s.PerNode[0].Holder != "" || s.PerNode[1].Holder != w.ID() {
-			t.Fatalf("State with the key deleted on node 0: %+v, want held by %q on %d nodes, not on node 0", s, w.ID(), len(e.addrs)-1)
+		s := state("with the key deleted on a node")
+		holding := 0
+		for _, nd := range s.PerNode {
+			if nd.Holder == w.ID() {
+				holding++
+			}
+		}
+		if holding != before.Nodes-1 || s.PerNode[i].Holder != "" || s.Locked != (holding >= majority) || (s.Locked && (s.Holder != w.ID() || s.Nodes != holding)) {
+			t.Fatalf("State with the key deleted on node %d: %+v, want held by %q on %d nodes, not on node %d", i, s, w.ID(), before.Nodes-1, i)
 		}
 	}
-	if err := w.Unlock(ctx); err != nil {
+	// With the key deleted on a node, the lease may have lost its majority.
+	if err := w.Unlock(ctx); err != nil && !errors.Is(err, core.ErrNotHeld) {
 		t.Fatal(err)
 	}
 

@@ -40,9 +40,9 @@ type MutexState struct {
 	Token uint64
 	// Nodes is how many nodes Holder holds; 0 when free.
 	Nodes int
-	// Waiting is the length of the line: the most waiters a node has in
-	// it. A Mutex's line holds its Notify waiters (Poll waiters do not
-	// queue), a FairMutex's every waiter.
+	// Waiting is the length of the line as a majority of nodes has it. A
+	// Mutex's line holds its Notify waiters (Poll waiters do not queue), a
+	// FairMutex's every waiter.
 	Waiting int
 	// PerNode is each node's view, in the order of the Client's nodes.
 	PerNode []MutexNodeState
@@ -177,7 +177,6 @@ func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Re
 		}
 		s.PerNode[i].TTL = max(s.PerNode[i].TTL, 0)
 		answered = append(answered, s.PerNode[i])
-		s.Waiting = max(s.Waiting, r.V.Waiting)
 	}
 	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 		return s, err
@@ -187,6 +186,7 @@ func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Re
 	// granted after the round was decided may have drawn a larger one.
 	token := func(n MutexNodeState) uint64 { return n.Token }
 	s.Token = quorumth(c.q.Quorum, answered, token)
+	s.Waiting = quorumth(c.q.Quorum, answered, func(n MutexNodeState) int { return n.Waiting })
 	holder, ok := majority(c.q.Quorum, answered)
 	if !ok {
 		return s, nil
@@ -227,4 +227,145 @@ func quorumth[T cmp.Ordered](quorum int, nodes []MutexNodeState, f func(MutexNod
 	}
 	slices.Sort(v)
 	return v[len(v)-quorum]
+}
+
+// RWMutexState is what the servers hold for an RWMutex name at one
+// moment: its writer, its read leases, and who waits. RWMutex.State
+// returns it. The summary fields are what a majority of nodes agree on;
+// PerNode has each node's own view.
+type RWMutexState struct {
+	// Name is the lock's name.
+	Name string
+	// Locked reports that a majority of nodes agree on one writer, Writer.
+	Locked bool
+	// Writer is the Lease.ID of the write lease a majority agrees on;
+	// empty when none.
+	Writer string
+	// TTL is how long a majority still holds the write lock without an
+	// extension; 0 without a writer.
+	TTL time.Duration
+	// Token is the fencing token of the name's latest grant, as a majority
+	// has it: while Locked, the Token of Writer's lease.
+	Token uint64
+	// Nodes is how many nodes Writer holds; 0 without a writer.
+	Nodes int
+	// Readers are the read leases a majority of nodes hold (of those the
+	// nodes list), each with how long a majority still holds it.
+	Readers []Reader
+	// WaitingWriters and WaitingReaders are the waiting writers and
+	// readers as a majority of nodes has them (a node where a grant did not
+	// land may still count its writer as waiting).
+	WaitingWriters, WaitingReaders int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []RWMutexNodeState
+}
+
+// RWMutexNodeState is one node's view of an RWMutex name.
+type RWMutexNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Writer is the Lease.ID of the write lease on this node; empty when
+	// none.
+	Writer string
+	// TTL is the write lock's remaining time on this node; 0 when none.
+	TTL time.Duration
+	// Token is this node's fencing counter: the token of its latest grant.
+	Token uint64
+	// Readers is the number of read leases on this node.
+	Readers int
+	// ReadLeases are the read leases, at most LineShown, soonest to lapse
+	// first.
+	ReadLeases []Reader
+	// WaitingWriters is the number of writers waiting on this node, the
+	// writer left out; Writers lists them, at most LineShown, soonest to
+	// lapse first, each with the time until its wait lapses.
+	WaitingWriters int
+	Writers        []Waiter
+	// WaitingReaders is the number of readers waiting on this node.
+	WaitingReaders int
+}
+
+// Reader is one read lease.
+type Reader struct {
+	// ID is the read lease's Lease.ID.
+	ID string
+	// TTL is how long it still holds without an extension.
+	TTL time.Duration
+}
+
+// State reads the writer, the read leases and the waiters of the lock
+// from every node at once; it touches no lock and writes nothing. It
+// returns ErrNoQuorum (with the state of the nodes that answered) when too
+// few nodes answered, ErrInvalid for bad options, ErrClosed after Close,
+// and ctx's error when ctx ended first. It costs one round trip: a
+// read-only script per node, O(log n + LineShown) in the leases and
+// waiters. As Mutex.State, it is for operators and dashboards.
+func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
+	s := RWMutexState{Name: m.name}
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return s, err
+	}
+	k := m.keys
+	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (RWMutexNodeState, error) {
+		r, err := nd.Driver.RWMutexState(ctx, k.writer, k.readers, k.writers, k.waiting, k.fence, LineShown)
+		if err != nil {
+			return RWMutexNodeState{}, err
+		}
+		s := RWMutexNodeState{Writer: r.Writer, Token: uint64(max(r.Fence, 0)), Readers: int(r.Readers),
+			WaitingWriters: int(r.Writers), WaitingReaders: int(r.Waiting)}
+		if s.Writer != "" {
+			s.TTL = max(r.TTL, 0)
+		}
+		if len(r.Listed)%3 != 0 {
+			return RWMutexNodeState{}, fmt.Errorf("%w: rw_state.lua listed %d strings, not kind, token and time each", driver.ErrUnexpectedReply, len(r.Listed))
+		}
+		for i := 0; i < len(r.Listed); i += 3 {
+			ms, err := strconv.ParseInt(r.Listed[i+2], 10, 64)
+			if err != nil {
+				return RWMutexNodeState{}, fmt.Errorf("%w: rw_state.lua gave %q the time %q", driver.ErrUnexpectedReply, r.Listed[i+1], r.Listed[i+2])
+			}
+			left := time.Duration(ms) * time.Millisecond
+			if r.Listed[i] == "r" {
+				s.ReadLeases = append(s.ReadLeases, Reader{ID: r.Listed[i+1], TTL: left})
+			} else {
+				s.Writers = append(s.Writers, Waiter{ID: r.Listed[i+1], Lapses: left})
+			}
+		}
+		return s, nil
+	})
+	s.PerNode = make([]RWMutexNodeState, len(replies))
+	writers := make([]quorum.Reply[MutexNodeState], len(replies)) // as a Mutex's holders
+	readers := map[string][]time.Duration{}
+	for i, r := range replies {
+		writers[i] = quorum.Reply[MutexNodeState]{V: MutexNodeState{Holder: r.V.Writer, TTL: r.V.TTL, Token: r.V.Token}, Err: r.Err}
+		if r.Err != nil {
+			s.PerNode[i] = RWMutexNodeState{Err: m.c.q.NodeError(i, r.Err)}
+			continue
+		}
+		s.PerNode[i] = r.V
+		for _, rd := range r.V.ReadLeases {
+			readers[rd.ID] = append(readers[rd.ID], rd.TTL)
+		}
+	}
+	if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
+		return s, err
+	}
+	var waiting []MutexNodeState // the counts, as a Mutex's so that quorumth takes them
+	for _, n := range s.PerNode {
+		if n.Err == nil {
+			waiting = append(waiting, MutexNodeState{Holds: n.WaitingWriters, Waiting: n.WaitingReaders})
+		}
+	}
+	s.WaitingWriters = quorumth(m.c.q.Quorum, waiting, func(n MutexNodeState) int { return n.Holds })
+	s.WaitingReaders = quorumth(m.c.q.Quorum, waiting, func(n MutexNodeState) int { return n.Waiting })
+	w, _ := m.c.summarize(ctx, m.name, writers)
+	s.Locked, s.Writer, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.TTL, w.Token, w.Nodes
+	for id, ttls := range readers {
+		if len(ttls) >= m.c.q.Quorum {
+			slices.Sort(ttls)
+			s.Readers = append(s.Readers, Reader{ID: id, TTL: ttls[len(ttls)-m.c.q.Quorum]})
+		}
+	}
+	slices.SortFunc(s.Readers, func(a, b Reader) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.ID, b.ID)) })
+	return s, nil
 }

@@ -77,6 +77,9 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
+	// RWMutexState reads a reader/writer lock's writer, read leases and waiters, writing nothing.
+	// It runs scripts/lua/rw_state.lua.
+	RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (RWMutexStateReply, error)
 	// SemaphoreAcquire takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
 	SemaphoreAcquire(ctx context.Context, r SemaphoreAcquireRequest) (SemaphoreAcquireReply, error)
@@ -345,6 +348,17 @@ type RWMutexReleaseRequest struct {
 	Keep    int64         // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
+}
+
+// RWMutexStateReply is the reply of scripts/lua/rw_state.lua.
+type RWMutexStateReply struct {
+	Writer  string        // the token that holds the write lock; empty when none
+	TTL     time.Duration // the write lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Readers int64         // the read leases that have not lapsed
+	Writers int64         // the waiting writers that have not lapsed, the writer left out
+	Waiting int64         // the waiting readers that have not lapsed
+	Listed  []string      // read leases (r) and waiting writers (w): each kind, token and milliseconds until it lapses
 }
 
 // SemaphoreAcquireRequest holds the keys and arguments of SemaphoreAcquire, in the order of scripts/lua/semaphore_acquire.lua.

@@ -33,6 +33,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_release":            "54b903ed3bc0d234630a5feaee63de305869b893",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",
 	"rw_rlock":              "5adc5d133137b27b348c3469cf69cf6fc50842fe",
+	"rw_state":              "9ca532242523ef566a478190c991c86ab4bf2e57",
 	"release":               "d36620724c79f5456e3040d735002186abdb83bf",
 	"release_wake":          "8242b504cc595841efe74a64b69deb83c97fefcb",
 	"release_or_mark":       "3623b02ea52b9f65d24d1e76f4ae17e3e5deb02b",

@@ -164,6 +164,13 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 	})
 }
 
+// RWMutexState asks the hook, then runs the inner driver's RWMutexState.
+func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (driver.RWMutexStateReply, error) {
+	return run(ctx, d, "RWMutexState", "RWMutexState", []string{writer, readers, writers, waiting, fence}, func(ctx context.Context) (driver.RWMutexStateReply, error) {
+		return d.inner.RWMutexState(ctx, writer, readers, writers, waiting, fence, shown)
+	})
+}
+
 // SemaphoreAcquire asks the hook, then runs the inner driver's SemaphoreAcquire.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
 	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {

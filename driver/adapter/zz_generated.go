@@ -346,6 +346,36 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// RWMutexStateScript is scripts/lua/rw_state.lua.
+var RWMutexStateScript = Script{
+	Name:   "rw_state",
+	SHA1:   "9ca532242523ef566a478190c991c86ab4bf2e57",
+	Source: lua.Source("rw_state.lua"),
+}
+
+// DecodeRWMutexState turns the reply of rw_state.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error) {
+	if err != nil {
+		return driver.RWMutexStateReply{}, err
+	}
+	if len(v) < 6 {
+		return driver.RWMutexStateReply{}, replyLengthError(RWMutexStateScript, 6, len(v))
+	}
+	n, err := parseNumbers(RWMutexStateScript, v, 1, 2, 3, 4, 5)
+	if err != nil {
+		return driver.RWMutexStateReply{}, err
+	}
+	return driver.RWMutexStateReply{
+		Fence:   n[2],
+		Listed:  v[6:],
+		Readers: n[3],
+		TTL:     time.Duration(n[1]) * time.Millisecond,
+		Waiting: n[5],
+		Writer:  v[0],
+		Writers: n[4],
+	}, nil
+}
+
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",

@@ -123,6 +123,11 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
+// RWMutexState runs scripts/lua/rw_state.lua.
+func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (driver.RWMutexStateReply, error) {
+	return adapter.DecodeRWMutexState(d.evalStrings(ctx, adapter.RWMutexStateScript, []string{writer, readers, writers, waiting, fence}, shown))
+}
+
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
 	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds(), r.Secret))
