@@ -260,6 +260,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Semaphore.TryAcquire": func() error { return lease(c.Semaphore(n, 2).TryAcquire(ctx, 1)) },
 		"Semaphore.Acquire":    func() error { return lease(c.Semaphore(n, 2).Acquire(ctx, 1)) },
 		"Semaphore.SetPermits": func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
+		"Semaphore.State":      func() error { _, err := c.Semaphore(n, 2).State(ctx); return err },
 		"MultiLock.TryLock":    func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },
 		"MultiLock.Lock":       func() error { return lease(c.MultiLock([]string{n, n + "/other"}).Lock(ctx)) },
 		"MultiLock.State":      func() error { _, err := c.MultiLock([]string{n, n + "/other"}).State(ctx); return err },

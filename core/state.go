@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -220,7 +221,7 @@ func majority(quorum int, nodes []MutexNodeState) (string, bool) {
 
 // quorumth is the quorum-th largest value of f over nodes, which has at
 // least quorum of them: the most that a majority of nodes has.
-func quorumth[T cmp.Ordered](quorum int, nodes []MutexNodeState, f func(MutexNodeState) T) T {
+func quorumth[N any, T cmp.Ordered](quorum int, nodes []N, f func(N) T) T {
 	v := make([]T, len(nodes))
 	for i, n := range nodes {
 		v[i] = f(n)
@@ -350,14 +351,9 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 	if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
 		return s, err
 	}
-	var waiting []MutexNodeState // the counts, as a Mutex's so that quorumth takes them
-	for _, n := range s.PerNode {
-		if n.Err == nil {
-			waiting = append(waiting, MutexNodeState{Holds: n.WaitingWriters, Waiting: n.WaitingReaders})
-		}
-	}
-	s.WaitingWriters = quorumth(m.c.q.Quorum, waiting, func(n MutexNodeState) int { return n.Holds })
-	s.WaitingReaders = quorumth(m.c.q.Quorum, waiting, func(n MutexNodeState) int { return n.Waiting })
+	answered := slices.DeleteFunc(slices.Clone(s.PerNode), func(n RWMutexNodeState) bool { return n.Err != nil })
+	s.WaitingWriters = quorumth(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
+	s.WaitingReaders = quorumth(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
 	w, _ := m.c.summarize(ctx, m.name, writers)
 	s.Locked, s.Writer, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.TTL, w.Token, w.Nodes
 	for id, ttls := range readers {
@@ -368,4 +364,138 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 	}
 	slices.SortFunc(s.Readers, func(a, b Reader) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.ID, b.ID)) })
 	return s, nil
+}
+
+// SemaphoreState is what the servers hold for a Semaphore name at one
+// moment: its permits in use, by the lease that holds them, its number of
+// permits, and how many wait. Semaphore.State returns it. The summary
+// fields are what a majority of nodes agree on; PerNode has each node's
+// own view.
+type SemaphoreState struct {
+	// Name is the semaphore's name.
+	Name string
+	// Size is the number of permits: the one SetPermits stored, or, when
+	// none is stored, the one this Semaphore was made with.
+	Size int
+	// InUse is the number of permits held.
+	InUse int
+	// Leases are the leases a majority of nodes hold (of those the nodes
+	// list), soonest to expire first.
+	Leases []PermitLease
+	// Token is the fencing token of the latest acquisition, as a majority
+	// has it.
+	Token uint64
+	// Waiting is the length of the line under Notify (Poll waiters do not
+	// queue).
+	Waiting int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []SemaphoreNodeState
+}
+
+// SemaphoreNodeState is one node's view of a Semaphore name.
+type SemaphoreNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Size is the number of permits SetPermits stored; 0 when none is.
+	Size int
+	// InUse is the number of permits held on this node.
+	InUse int
+	// Leases are the leases that hold them, of the first LineShown
+	// permits to expire, soonest to expire first.
+	Leases []PermitLease
+	// Token is this node's fencing counter.
+	Token uint64
+	// Waiting is the number of tickets in this node's line.
+	Waiting int
+}
+
+// PermitLease is one lease's permits.
+type PermitLease struct {
+	// Holder is the token the lease holds its permits with on the
+	// servers: the part of its permit ID (Lease.ID) after the first "-"
+	// and before the next. The rest of the permit ID is known only to the
+	// lease, so that only its holder can extend or release the permits.
+	Holder string
+	// Permits are the numbers of the permits (1 to the size) it holds.
+	Permits []int
+	// TTL is how long it still holds them without an extension.
+	TTL time.Duration
+}
+
+// State reads the permits in use, by lease, the number of permits and the
+// line's length from every node at once; it touches no permit and writes
+// nothing. It returns ErrNoQuorum (with the state of the nodes that
+// answered) when too few nodes answered, ErrInvalid for bad options,
+// ErrClosed after Close, and ctx's error when ctx ended first. It costs
+// one round trip: a read-only script per node, O(log n + LineShown) in the
+// permits. As Mutex.State, it is for operators and dashboards.
+func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
+	st := SemaphoreState{Name: s.name}
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return st, err
+	}
+	k := s.keys
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (SemaphoreNodeState, error) {
+		r, err := nd.Driver.SemaphoreState(ctx, k.permits, k.holders, k.size, k.fence, k.queue, LineShown)
+		if err != nil {
+			return SemaphoreNodeState{}, err
+		}
+		n := SemaphoreNodeState{Size: int(r.Size), InUse: int(r.Held), Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
+		if len(r.Slots)%3 != 0 {
+			return SemaphoreNodeState{}, fmt.Errorf("%w: semaphore_state.lua listed %d strings, not token, slot and time each", driver.ErrUnexpectedReply, len(r.Slots))
+		}
+		at := map[string]int{} // a lease's place in n.Leases
+		for i := 0; i < len(r.Slots); i += 3 {
+			slot, err1 := strconv.Atoi(r.Slots[i+1])
+			ms, err2 := strconv.ParseInt(r.Slots[i+2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return SemaphoreNodeState{}, fmt.Errorf("%w: semaphore_state.lua: %w", driver.ErrUnexpectedReply, err)
+			}
+			id := r.Slots[i]
+			if _, ok := at[id]; !ok {
+				at[id] = len(n.Leases)
+				n.Leases = append(n.Leases, PermitLease{Holder: id, TTL: time.Duration(ms) * time.Millisecond})
+			}
+			l := &n.Leases[at[id]]
+			l.Permits = append(l.Permits, slot)
+		}
+		for _, l := range n.Leases {
+			slices.Sort(l.Permits)
+		}
+		return n, nil
+	})
+	st.PerNode = make([]SemaphoreNodeState, len(replies))
+	var answered []SemaphoreNodeState
+	leases := map[string][]PermitLease{}
+	for i, r := range replies {
+		if r.Err != nil {
+			st.PerNode[i] = SemaphoreNodeState{Err: s.c.q.NodeError(i, r.Err)}
+			continue
+		}
+		st.PerNode[i] = r.V
+		answered = append(answered, r.V)
+		for _, l := range r.V.Leases {
+			leases[l.Holder] = append(leases[l.Holder], l)
+		}
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return st, err
+	}
+	q := s.c.q.Quorum
+	st.Size = cmp.Or(quorumth(q, answered, func(n SemaphoreNodeState) int { return n.Size }), s.permits)
+	st.InUse = quorumth(q, answered, func(n SemaphoreNodeState) int { return n.InUse })
+	st.Token = quorumth(q, answered, func(n SemaphoreNodeState) uint64 { return n.Token })
+	st.Waiting = quorumth(q, answered, func(n SemaphoreNodeState) int { return n.Waiting })
+	for _, ls := range leases {
+		if len(ls) >= q {
+			ttls := make([]time.Duration, len(ls))
+			for i, l := range ls {
+				ttls[i] = l.TTL
+			}
+			slices.Sort(ttls)
+			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Permits: ls[0].Permits, TTL: ttls[len(ttls)-q]})
+		}
+	}
+	slices.SortFunc(st.Leases, func(a, b PermitLease) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.Holder, b.Holder)) })
+	return st, nil
 }

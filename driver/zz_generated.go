@@ -98,6 +98,9 @@ type Scripts interface {
 	// SemaphoreFenceRaise makes a quorum-chosen semaphore fencing token durable on one node.
 	// It runs scripts/lua/semaphore_fence_raise.lua.
 	SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error)
+	// SemaphoreState reads a semaphore's held permits by lease, its stored number of permits and its line's length, writing nothing.
+	// It runs scripts/lua/semaphore_state.lua.
+	SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (SemaphoreStateReply, error)
 	// LatchTrySet sets a latch's count and generation, only when no count is set and this setting was not undone already.
 	// It runs scripts/lua/latch_try_set.lua.
 	LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error)
@@ -412,6 +415,15 @@ type SemaphoreExtendRequest struct {
 	N       int64         // ARGV[2]
 	Slots   int64         // ARGV[3]
 	TTL     time.Duration // ARGV[4]
+}
+
+// SemaphoreStateReply is the reply of scripts/lua/semaphore_state.lua.
+type SemaphoreStateReply struct {
+	Size    int64    // the number of permits stored by SetPermits; 0 when none is stored
+	Fence   int64    // the fencing counter; 0 when absent
+	Held    int64    // the slots whose lease has not expired
+	Waiting int64    // the tickets in the line
+	Slots   []string // held slots, soonest to expire first: each lease's token, the slot and the milliseconds until it expires
 }
 
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.

@@ -51,6 +51,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_fence_raise": "cf00f5730fdff558f263a85668a48afafacdd28a",
 	"semaphore_release":     "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
 	"semaphore_set_permits": "06433fef29779a92a98068c48ae1054a21c4af83",
+	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {

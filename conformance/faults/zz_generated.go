@@ -213,6 +213,13 @@ func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen i
 	})
 }
 
+// SemaphoreState asks the hook, then runs the inner driver's SemaphoreState.
+func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (driver.SemaphoreStateReply, error) {
+	return run(ctx, d, "SemaphoreState", "SemaphoreState", []string{permits, holders, size, fence, queue}, func(ctx context.Context) (driver.SemaphoreStateReply, error) {
+		return d.inner.SemaphoreState(ctx, permits, holders, size, fence, queue, shown)
+	})
+}
+
 // LatchTrySet asks the hook, then runs the inner driver's LatchTrySet.
 func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
 	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone}, func(ctx context.Context) (bool, error) {

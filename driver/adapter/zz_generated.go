@@ -460,6 +460,34 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// SemaphoreStateScript is scripts/lua/semaphore_state.lua.
+var SemaphoreStateScript = Script{
+	Name:   "semaphore_state",
+	SHA1:   "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
+	Source: lua.Source("semaphore_state.lua"),
+}
+
+// DecodeSemaphoreState turns the reply of semaphore_state.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreState(v []string, err error) (driver.SemaphoreStateReply, error) {
+	if err != nil {
+		return driver.SemaphoreStateReply{}, err
+	}
+	if len(v) < 4 {
+		return driver.SemaphoreStateReply{}, replyLengthError(SemaphoreStateScript, 4, len(v))
+	}
+	n, err := parseNumbers(SemaphoreStateScript, v, 0, 1, 2, 3)
+	if err != nil {
+		return driver.SemaphoreStateReply{}, err
+	}
+	return driver.SemaphoreStateReply{
+		Fence:   n[1],
+		Held:    n[2],
+		Size:    n[0],
+		Slots:   v[4:],
+		Waiting: n[3],
+	}, nil
+}
+
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",

@@ -69,7 +69,7 @@ func FuzzServerReplies(f *testing.F) {
 	})
 }
 
-const fuzzReplyOps = 15
+const fuzzReplyOps = 16
 
 // fuzzReplyOp makes one call of a primitive; a call that returns no lease
 // returns nil.
@@ -108,6 +108,9 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 		return nil, err
 	case 13:
 		_, err := c.RWMutex("rw").State(ctx)
+		return nil, err
+	case 14:
+		_, err := c.Semaphore("s", 3).State(ctx)
 		return nil, err
 	default:
 		return c.Semaphore("s", 3).Acquire(ctx, 1)

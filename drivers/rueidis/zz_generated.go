@@ -158,6 +158,11 @@ func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen i
 	return adapter.DecodeSemaphoreFenceRaise(d.evalInt(ctx, adapter.SemaphoreFenceRaiseScript, []string{fence}, strconv.FormatInt(chosen, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
+// SemaphoreState runs scripts/lua/semaphore_state.lua.
+func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (driver.SemaphoreStateReply, error) {
+	return adapter.DecodeSemaphoreState(d.evalStrings(ctx, adapter.SemaphoreStateScript, []string{permits, holders, size, fence, queue}, strconv.FormatInt(shown, 10)))
+}
+
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
 func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
 	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch, undone}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
