@@ -88,10 +88,11 @@ type Waiter struct {
 const LineShown = 100
 
 // State reads who holds the lock, for how long, and how long its line
-// is, from every node at once; it touches no lock and writes nothing. It
-// returns ErrNoQuorum (with the state of the nodes that answered) when
-// too few nodes answered, ErrInvalid for bad options, ErrClosed after
-// Close, and ctx's error when ctx ended first. It costs one round trip: a
+// is, from every node at once; it touches no lock and writes nothing.
+// When too few nodes answered it returns, with the state of those that
+// did, ErrNoQuorum (ErrServerError when nodes answered with an error); it
+// returns ErrInvalid for bad options, ErrClosed after Close, and ctx's
+// error when ctx ended first. It costs one round trip: a
 // read-only script per node, O(1) for a plain lock, O(leases) for an
 // owner's. It is for operators and dashboards: a holder may release or
 // lose the lock the moment after, so decide nothing on it that the lock
@@ -295,10 +296,8 @@ type Reader struct {
 }
 
 // State reads the writer, the read leases and the waiters of the lock
-// from every node at once; it touches no lock and writes nothing. It
-// returns ErrNoQuorum (with the state of the nodes that answered) when too
-// few nodes answered, ErrInvalid for bad options, ErrClosed after Close,
-// and ctx's error when ctx ended first. It costs one round trip: a
+// from every node at once; it touches no lock and writes nothing. Its
+// errors are those of Mutex.State. It costs one round trip: a
 // read-only script per node, O(log n + LineShown) in the leases and
 // waiters. As Mutex.State, it is for operators and dashboards.
 func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
@@ -424,10 +423,7 @@ type PermitLease struct {
 
 // State reads the permits in use, by lease, the number of permits and the
 // line's length from every node at once; it touches no permit and writes
-// nothing. It returns ErrNoQuorum (with the state of the nodes that
-// answered) when too few nodes answered, ErrInvalid for bad options,
-// ErrClosed after Close, and ctx's error when ctx ended first. It costs
-// one round trip: a read-only script per node, O(log n + LineShown) in the
+// nothing. Its errors are those of Mutex.State. It costs one round trip: a read-only script per node, O(log n + LineShown) in the
 // permits. As Mutex.State, it is for operators and dashboards.
 func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
 	st := SemaphoreState{Name: s.name}
