@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +52,9 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 			"HostileCountLimits":         testHostileLatchLimits,
 			"HostileServerErrorReported": testHostileServerError,
 		},
+		"MultiLock": {},
 	}[p]
+	maps.Copy(cases, fenceCases(e, p))
 	if p == "Mutex" && e.strategy == core.Notify { // only Notify waiters queue
 		cases["HostileGiveUpDropsTicket"] = testHostileGiveUpDropsTicket
 	}

@@ -22,11 +22,15 @@ func runLatch(t *testing.T, e env) {
 		"WaitSeesRearm":      testLatchRearm,
 		"ContextEndsWait":    testLatchContextEndsWait,
 		"BadInput":           testLatchBadInput,
-		"LateSetRefused":     testLatchFailedSetStaysUnset(24*time.Hour, heldBackSet),
-		"LateSetShortExpiry": testLatchFailedSetStaysUnset(50*time.Millisecond, heldBackSet),
-		"LateCopyRefused":    testLatchFailedSetStaysUnset(24*time.Hour, copiedSet),
-		"SetSentTwice":       testLatchFailedSetStaysUnset(24*time.Hour, sentTwice),
+		"LateSetRefused":     testLatchLateSetsRefused(24*time.Hour, heldBackSet, (*core.Latch).CountDown),
+		"LateSetShortExpiry": testLatchLateSetsRefused(50*time.Millisecond, heldBackSet, (*core.Latch).CountDown),
+		"LateCopyRefused":    testLatchLateSetsRefused(24*time.Hour, copiedSet, (*core.Latch).CountDown),
+		"SetSentTwice":       testLatchLateSetsRefused(24*time.Hour, sentTwice, (*core.Latch).CountDown),
 		"Delete":             testLatchDelete,
+	}
+	if e.strategy == core.Poll { // the copies land alike under either
+		cases["OpenedCopyRefused"] = testLatchLateSetsRefused(24*time.Hour, copiedEverywhere, (*core.Latch).CountDown)
+		cases["DeletedCopyRefused"] = testLatchLateSetsRefused(24*time.Hour, copiedEverywhere, (*core.Latch).Delete)
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))
@@ -305,8 +309,8 @@ func testLatchMinorityDown(t *testing.T, e env) {
 		{"TrySetCount", func() error { _, err := l.TrySetCount(ctx, 1); return err }},
 		{"CountDown", func() error { return l.CountDown(ctx) }},
 		{"Count", func() error { _, err := l.Count(ctx); return err }},
-		{"Wait", func() error { return l.Wait(ctx) }},
 	})
+	waitsOut(t, ctx, "Wait", l.Wait)
 }
 
 // testLatchSetUndone sets the latch on a majority behind the library's
@@ -368,15 +372,17 @@ func (e env) latchClient(t testing.TB) *core.Client {
 	return e.client(t, core.WithNodeTimeout(time.Second))
 }
 
-// testLatchFailedSetStaysUnset: TrySetCount's requests are held back,
+// testLatchLateSetsRefused: TrySetCount(1)'s requests are held back,
 // copied or sent twice (fault, by node, given the quorum), and its answer
-// says how it went; once every request landed, the latch holds a count
-// only if TrySetCount said it set one. Then a TrySetCount of 3 sets it,
+// says how it went; where it set the latch, open (a CountDown, or Delete)
+// opens it before the copies land. Once every request landed, the latch must be open:
+// Count 0, and Wait returns at once. Then a TrySetCount of 3 sets it,
 // which one CountDown does not open. (A latch set by requests landing
-// after its undo would hold count 1 for the latch expiry, a day by
-// default, though its TrySetCount said it was not set.) The latch expiry
-// is given, as a short one must not shorten the undo's guard.
-func testLatchFailedSetStaysUnset(expiry time.Duration, fault func(node, quorum int) faults.Fault) func(*testing.T, env) {
+// after its undo, or by copies landing after it opened, would hold count
+// 1 for the latch expiry, a day by default: Wait would block, and the
+// application's next TrySetCount would be refused.) The latch expiry is
+// given, as a short one must not shorten the guard.
+func testLatchLateSetsRefused(expiry time.Duration, fault func(node, quorum int) faults.Fault, open func(*core.Latch, context.Context) error) func(*testing.T, env) {
 	return func(t *testing.T, e env) {
 		ctx, n := ctxFor(t, 20*time.Second), name(t)
 		quorum := len(e.addrs)/2 + 1
@@ -388,14 +394,20 @@ func testLatchFailedSetStaysUnset(expiry time.Duration, fault func(node, quorum 
 		}, core.WithNodeTimeout(100*time.Millisecond), core.WithLatchExpiry(expiry))
 		ok, err := c.Latch(n).TrySetCount(ctx, 1)
 		time.Sleep(time.Second) // the held-back requests land meanwhile
-		flush(fds)              // and the copies
 		l := e.latchClient(t).Latch(n)
-		count, cerr := l.Count(ctx)
-		if cerr != nil || ok != (count == 1) {
-			t.Fatalf("TrySetCount returned (%v, %v); once its requests landed, Count is (%d, %v): the latch holds a setting only if TrySetCount set it", ok, err, count, cerr)
-		}
 		if ok {
-			return
+			if err := open(l, ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		flush(fds) // and the copies
+		if count, cerr := l.Count(ctx); cerr != nil || count != 0 {
+			t.Fatalf("TrySetCount returned (%v, %v) (and was opened if it set); once its requests landed, Count is (%d, %v), want 0: a late request set the latch", ok, err, count, cerr)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := l.Wait(wctx); err != nil {
+			t.Fatalf("Wait on the open latch: %v, want it to return at once", err)
 		}
 		if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
 			t.Fatalf("TrySetCount(3) after the failed one: got (%v, %v), want true", ok, err)
@@ -426,4 +438,7 @@ var (
 		return faults.Fault{Kind: faults.Drop}
 	}
 	sentTwice = func(int, int) faults.Fault { return faults.Fault{Kind: faults.Retry} }
+	// copiedEverywhere sets the latch, and copies of its requests land on
+	// every node later.
+	copiedEverywhere = func(int, int) faults.Fault { return faults.Fault{Kind: faults.Duplicate, After: time.Hour} }
 )

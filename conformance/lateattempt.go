@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -12,11 +13,13 @@ import (
 )
 
 // testLateAttemptAfterGiveUp: a waiter's attempt that joins the line (its
-// first that may) is held back on a
-// majority of nodes (on the one node), so the waiter gives up with
-// ErrNoQuorum and leaves the line; the attempt lands after that. Landing then, it must neither queue the waiter again
-// nor take the lock for it: else the holder's release hands the lock to
-// a waiter that is gone, and no one can take it until that grant expires.
+// first that may) is held back on a majority of nodes (on the one node),
+// so it fails with ErrNoQuorum; the waiter waits that out, is refused by
+// the holder, and gives up at its context's end, leaving the line; the
+// attempt lands after that. Landing then, it must neither queue the
+// waiter again nor take the lock for it: else the holder's release hands
+// the lock to a waiter that is gone, and no one can take it until that
+// grant expires.
 func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 	x := exclusiveLocks[p]
 	return func(t *testing.T, e env) {
@@ -35,9 +38,12 @@ func testLateAttemptAfterGiveUp(p string) func(*testing.T, env) {
 		if err != nil {
 			t.Fatalf("the holder's Lock: %v", err)
 		}
-		// A majority timing out, the waiter gives up at once.
-		if _, err = x.lock(ctx, c, n); !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("the waiter's Lock with its attempt held back on %d nodes: got %v, want ErrNoQuorum", quorum, err)
+		// A Lock waits out a majority timing out; its later attempts are
+		// refused by the holder, and its context ends.
+		wait, cancel := cancelledAfter(ctx, time.Second)
+		defer cancel()
+		if _, err = x.lock(wait, c, n); !errors.Is(err, context.Canceled) || errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("the waiter's Lock with one attempt held back on %d nodes, refused after: got %v, want context.Canceled alone", quorum, err)
 		}
 		c.Close() // waits for the leave, which may run in the background
 		flush(fds)

@@ -33,6 +33,18 @@ func ownServers(t *testing.T, ctx context.Context, e env, masters int) *matrix.L
 	return lc
 }
 
+// ownNodes starts n independent servers of the cell's server, killed at
+// t.Cleanup, for a case that pauses or stops them.
+func ownNodes(t *testing.T, ctx context.Context, e env, n int) []string {
+	t.Helper()
+	lc, err := matrix.StartServers(ctx, e.binary(t), n)
+	if err != nil {
+		t.Fatalf("servers of the case's own: %v", err)
+	}
+	t.Cleanup(lc.Close)
+	return lc.Masters
+}
+
 // allNodes lists lc's masters, then their replicas.
 func allNodes(lc *matrix.LocalCluster) []string { return slices.Concat(lc.Masters, lc.Replicas) }
 

@@ -12,11 +12,13 @@ import (
 
 // testReplicaAcks: on one master with a replica of its own, paused
 // (SIGSTOP: its link stays up, so the master still counts it), nothing the
-// replica did not take counts: a TryLock is ErrNoQuorum and leaves the key
-// nowhere, an Extend is ErrNoQuorum and the lease keeps its old end, and
-// under Notify a waiter granted the lock by a release does not return
-// until the replica took the grant. Once the replica runs again, each
-// goes through, and the replica holds what the master holds.
+// replica did not take counts: a TryLock fails with ErrReplicasBehind (not
+// ErrNoQuorum: the master answered) and leaves the key nowhere, a Lock
+// waits that out until its context ends, an Extend fails with
+// ErrReplicasBehind and the lease keeps its old end, and under Notify a
+// waiter granted the lock by a release does not return until the replica
+// took the grant. Once the replica runs again, each goes through, and the
+// replica holds what the master holds.
 func testReplicaAcks(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	pair := ownServers(t, ctx, e, 0)
@@ -39,11 +41,16 @@ func testReplicaAcks(t *testing.T, e env) {
 
 	paused(func() {
 		l, err := a.Mutex(n).TryLock(ctx)
-		if l != nil || !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("TryLock with the replica paused: got (%v, %v), want ErrNoQuorum: a failover would lose the grant", l, err)
+		if l != nil || !errors.Is(err, core.ErrReplicasBehind) || errors.Is(err, core.ErrNoQuorum) {
+			t.Fatalf("TryLock with the replica paused: got (%v, %v), want ErrReplicasBehind alone: a failover would lose the grant", l, err)
 		}
-		if !strings.Contains(err.Error(), "replicas") {
-			t.Errorf("TryLock's error does not say the replicas fell short: %v", err)
+		if !strings.HasPrefix(err.Error(), core.ErrReplicasBehind.Error()) {
+			t.Errorf("TryLock's error does not open with what fell short: %v", err)
+		}
+		wait, cancel := cancelledAfter(ctx, 1500*time.Millisecond) // past one attempt's node timeout
+		defer cancel()
+		if l, err := a.Mutex(n).Lock(wait); l != nil || !errors.Is(err, context.Canceled) || !errors.Is(err, core.ErrReplicasBehind) {
+			t.Fatalf("Lock with the replica paused: got (%v, %v), want context.Canceled joined with ErrReplicasBehind", l, err)
 		}
 		if !eventually(2*time.Second, func() bool { return m.Exists(ctx, lockKey(n)).Val() == 0 }) {
 			t.Error("the failed TryLock left its key on the master")
@@ -58,8 +65,8 @@ func testReplicaAcks(t *testing.T, e env) {
 	}
 	until := l.Until()
 	paused(func() {
-		if err := l.Extend(ctx, 20*time.Second); !errors.Is(err, core.ErrNoQuorum) {
-			t.Fatalf("Extend with the replica paused: got %v, want ErrNoQuorum: a failover would lose the longer TTL", err)
+		if err := l.Extend(ctx, 20*time.Second); !errors.Is(err, core.ErrReplicasBehind) {
+			t.Fatalf("Extend with the replica paused: got %v, want ErrReplicasBehind: a failover would lose the longer TTL", err)
 		}
 		if !l.Until().Equal(until) || l.Err() != nil {
 			t.Fatalf("after the Extend that fell short the lease ends at %v (%v), want %v", l.Until(), l.Err(), until)
@@ -92,7 +99,7 @@ func testReplicaAcks(t *testing.T, e env) {
 		t.Fatal("the waiter did not join the line within 5s")
 	}
 	paused(func() {
-		if err := l.Unlock(ctx); err != nil && !errors.Is(err, core.ErrNoQuorum) {
+		if err := l.Unlock(ctx); err != nil && !errors.Is(err, core.ErrNoQuorum) && !errors.Is(err, core.ErrReplicasBehind) {
 			t.Fatalf("Unlock: %v", err)
 		}
 		select {
@@ -173,7 +180,8 @@ func testFailoverLosesNoGrant(t *testing.T, e env) {
 	)
 	for {
 		lb, err = b.Mutex(n).TryLock(ctx)
-		if !errors.Is(err, core.ErrNoQuorum) || time.Since(promoted) > 10*time.Second {
+		outage := errors.Is(err, core.ErrNoQuorum) || errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrReplicasBehind)
+		if !outage || time.Since(promoted) > 10*time.Second {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -258,11 +266,11 @@ func testReplicaCounts(t *testing.T, e env) {
 		f()
 	}
 	cutOff(func() {
-		if l, err := s.TryAcquire(ctx, 1); l != nil || !errors.Is(err, core.ErrNoQuorum) {
-			t.Errorf("TryAcquire with the replica cut off: got (%v, %v), want ErrNoQuorum", l, err)
+		if l, err := s.TryAcquire(ctx, 1); l != nil || !errors.Is(err, core.ErrReplicasBehind) {
+			t.Errorf("TryAcquire with the replica cut off: got (%v, %v), want ErrReplicasBehind", l, err)
 		}
-		if err := s.Extend(ctx, first.ID(), 45*time.Second); !errors.Is(err, core.ErrNoQuorum) {
-			t.Errorf("Semaphore.Extend by ID with the replica cut off: got %v, want ErrNoQuorum", err)
+		if err := s.Extend(ctx, first.ID(), 45*time.Second); !errors.Is(err, core.ErrReplicasBehind) {
+			t.Errorf("Semaphore.Extend by ID with the replica cut off: got %v, want ErrReplicasBehind", err)
 		}
 	})
 	replicas("1")

@@ -122,10 +122,10 @@ func testSemaphoreMinorityDown(t *testing.T, e env) {
 	s = e.clientOn(t, addrs).Semaphore(name(t), 2)
 	down()
 	failFastWithMajorityDown(t, []namedCall{
-		{"Acquire", func() error { _, err := s.Acquire(ctx, 1); return err }},
 		{"Available", func() error { _, err := s.Available(ctx); return err }},
 		{"SetPermits", func() error { return s.SetPermits(ctx, 3) }},
 	})
+	waitsOut(t, ctx, "Acquire", func(ctx context.Context) error { _, err := s.Acquire(ctx, 1); return err })
 }
 
 // testSemaphoreCleansUp fills the semaphore on a majority behind the

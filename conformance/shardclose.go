@@ -9,25 +9,8 @@ import (
 	"time"
 
 	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/driver"
 )
-
-// crc16 is CRC-16/XMODEM, by which Redis Cluster puts a key in slot
-// crc16(key) % 16384 (the hash tag's, when the key has one): to find names
-// that share a slot without asking the server for each.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
 
 // testCloseWhileShardsDropped: a waiter Client closes while the master
 // that holds its sharded channels, a hundred, drops them (their slot
@@ -41,10 +24,10 @@ func testCloseWhileShardsDropped(t *testing.T, e env) {
 	opts := []core.Option{core.WithTTL(30 * time.Second), core.WithNodeTimeout(time.Second)}
 	holder := e.clientOn(t, seeds, opts...)
 	const k = 100
-	slot := int64(crc16(base) % 16384)
+	slot := int64(driver.Slot(base))
 	var names []string
 	for i := 0; len(names) < k; i++ {
-		if n := fmt.Sprintf("%s/%d", base, i); int64(crc16(n)%16384) == slot {
+		if n := fmt.Sprintf("%s/%d", base, i); int64(driver.Slot(n)) == slot {
 			names = append(names, n)
 		}
 	}

@@ -165,7 +165,7 @@
 // the flags (New then only reads them); and, to wait for replicas (see
 // WithReplicaAcks), SET and WAIT (a grant writes the marker key
 // <prefix>{name}:acked, which lasts a millisecond) and INFO replication or,
-// on a Cluster, CLUSTER SLOTS. A server that refuses INFO or CLUSTER SLOTS
+// on a Cluster, CLUSTER NODES. A server that refuses INFO or CLUSTER NODES
 // is taken to have no replicas. Every key and channel the library uses
 // is under the prefix, so a user confined to one ("~tenant:*
 // resetchannels &tenant:* &__keyspace@0__:tenant:*") uses every primitive

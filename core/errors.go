@@ -38,17 +38,16 @@ var (
 	ErrLost = fmt.Errorf("%w: the lease was lost before release (its key expired or was deleted); stop using what it protected", ErrNotHeld)
 
 	// ErrNoQuorum is returned, joined with each node's error, when too many
-	// nodes failed to answer for a majority to be possible (a node that
-	// answered with an error reply answered: see ErrServerError). It fails
-	// fast: waiting would not help while the nodes are down. Nodes that
-	// answered that they cannot serve the call yet (a Redis Cluster slot
-	// that migrates, a failover, a server loading its data) are retried
-	// within the node timeout; the waiting calls (Lock, RLock, Acquire,
-	// Wait) then keep trying until their context ends, and the message
-	// says so. On a Redis Cluster, a connection refused or broken within
-	// 30s of the cluster's last answer counts as such an answer: a master
-	// that died is replaced by its replica. So does a node whose replicas
-	// did not take a grant within the node timeout (WithReplicaAcks).
+	// nodes failed to answer for a majority to be possible: they are down,
+	// unreachable, or too slow for the node timeout (a node that answered
+	// with an error reply answered: see ErrServerError). The Try calls and
+	// the other single calls return it at once; the waiting calls (Lock,
+	// RLock, Acquire, Wait) wait it out, and when their context ends first
+	// return the context's error joined with it. On a Redis Cluster, a
+	// connection refused or broken within 30s of the cluster's last answer
+	// is a failover (ErrUnavailable), not a node down. ErrUnavailable and
+	// ErrReplicasBehind are other sentinels: errors.Is(err, ErrNoQuorum)
+	// does not hold for them, so that "down" can be told from "passing".
 	ErrNoQuorum = quorum.ErrNoQuorum
 
 	// ErrServerError is returned, joined with each node's error reply,
@@ -65,18 +64,21 @@ var (
 	ErrClosed = quorum.ErrClosed
 
 	// ErrUnavailable is returned, joined with each node's error, when the
-	// nodes that failed a call answered that they cannot serve it yet: a
-	// Redis Cluster slot that migrates, a failover, a server loading its
-	// data or paused. It passes by itself: a Try call may be retried, and
-	// the waiting calls (Lock, RLock, Acquire, Wait) wait it out.
+	// nodes that cost a call its majority answered that they cannot serve
+	// it yet (each is asked again within the node timeout): a Redis Cluster
+	// slot that migrates, a failover, a server loading its data or busy. It
+	// passes by itself: a Try call may be retried, and the waiting calls
+	// (Lock, RLock, Acquire, Wait) wait it out, returning the context's
+	// error joined with it when their context ends first.
 	ErrUnavailable = quorum.ErrUnavailable
 
-	// ErrReplicasBehind is returned, joined with each node's error, when a
-	// grant did not count because its master's replicas did not
-	// acknowledge it within the node timeout (WithReplicaAcks): a replica
-	// is down, flagged failed, or its link is broken. Check the replicas,
-	// or lower WithReplicaAcks if losing a grant in a failover is
-	// acceptable. The waiting calls wait it out.
+	// ErrReplicasBehind is returned, joined with each node's error, when
+	// grants did not count because their masters' replicas did not
+	// acknowledge them within the node timeout (WithReplicaAcks), and too
+	// few others counted for a majority: a replica is down, paused, flagged
+	// failed, or its link is broken. Check the replicas, or lower
+	// WithReplicaAcks if losing a grant in a failover is acceptable. The
+	// waiting calls wait it out, as they do ErrUnavailable.
 	ErrReplicasBehind = quorum.ErrReplicasBehind
 
 	// ErrNotifyUnsupported is returned by New when the Notify wait

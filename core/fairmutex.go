@@ -76,7 +76,8 @@ func (c *Client) FairMutex(name string, opts ...Option) *FairMutex {
 func (m *FairMutex) Name() string { return m.name }
 
 // TryLock makes one attempt: it returns ErrNotAcquired when the lock is
-// held or anyone waits for it, and ErrNoQuorum when too few nodes answered.
+// held or anyone waits for it, and ErrNoQuorum when too few nodes answered
+// (ErrUnavailable or ErrReplicasBehind when they could not serve it yet).
 func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
@@ -87,8 +88,9 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 
 // Lock joins the line and waits until the lock is granted, ctx ends (its
 // error is returned), or WithMaxAttempts attempts failed (ErrNotAcquired);
-// in both cases it leaves the line. It returns at once with ErrNoQuorum
-// when a majority of nodes cannot be reached.
+// in both cases it leaves the line. It waits out nodes that fail
+// (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind): when ctx ends first,
+// ctx's error is returned joined with the last of them.
 func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err

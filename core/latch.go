@@ -53,16 +53,23 @@ func (c *Client) Latch(name string, opts ...Option) *Latch {
 // Name returns the latch's name.
 func (l *Latch) Name() string { return l.name }
 
-// undoneFor is the least an undone setting's mark lives (see
-// latch_unset.lua): its requests may be held back longer than a short
-// latch expiry, and the mark is a few bytes, written only on failure.
+// undoneFor is the least the mark of an undone or opened setting lives
+// (see latch_unset.lua, latch_count_down.lua): its requests may be held
+// back longer than a short latch expiry, and the mark is a few bytes.
 const undoneFor = 24 * time.Hour
+
+// markedFor is how long the mark of an undone or opened setting lives.
+func (l *Latch) markedFor() time.Duration { return max(l.opts.latchExpiry, undoneFor) }
+
+// opened is the key of the marks of the latch's settings that opened.
+func (l *Latch) opened() string { return l.key + ":opened" }
 
 // TrySetCount sets the count when no count is set (the latch is new,
 // opened, or expired), and reports whether it did. It returns ErrInvalid
 // for a count below 1 or above MaxLatchCount (the scripts count in Lua
-// numbers, which hold integers exactly up to 2^53) and ErrNoQuorum when
-// too few nodes answered.
+// numbers, which hold integers exactly up to 2^53) and ErrNoQuorum when too
+// few nodes answered (ErrUnavailable or ErrReplicasBehind when they could
+// not serve it yet).
 func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
@@ -77,10 +84,12 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 	// a waiter see that the latch opened and was set again before it looked.
 	gen := rand.Int64N(1<<53-1) + 1
 	// The undo marks the setting where it has not landed, so that it never
-	// lands after (a latch set while TrySetCount said it was not).
+	// lands after (a latch set while TrySetCount said it was not); the
+	// count-down that opens the latch marks it too, so that a copy that
+	// lands later does not set the opened latch again.
 	undone := l.key + ":undone:" + strconv.FormatInt(gen, 10)
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		return nd.Driver.LatchTrySet(ctx, l.key, undone, count, gen, l.opts.latchExpiry)
+		return nd.Driver.LatchTrySet(ctx, l.key, undone, l.opened(), count, gen, l.opts.latchExpiry)
 	})
 	if quorum.Held(replies) >= l.c.q.Quorum {
 		return true, nil
@@ -90,7 +99,7 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		if r := replies[i]; r.Err == nil && !r.V {
 			return false, nil
 		}
-		return nd.Driver.LatchUnset(ctx, l.key, undone, gen, max(l.opts.latchExpiry, undoneFor))
+		return nd.Driver.LatchUnset(ctx, l.key, undone, gen, l.markedFor())
 	})
 	return false, quorum.NoQuorum(ctx, l.c.q, replies)
 }
@@ -105,7 +114,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 		return err
 	}
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
-		return nd.Driver.LatchCountDown(ctx, l.key)
+		return nd.Driver.LatchCountDown(ctx, l.key, l.opened(), l.markedFor())
 	})
 	return quorum.NoQuorum(ctx, l.c.q, replies)
 }
@@ -118,14 +127,16 @@ func (l *Latch) CountDown(ctx context.Context) error {
 // (a node that did not answer may still delete the latch later),
 // ErrInvalid for bad options, ErrClosed after Close, and ctx's error when
 // ctx ended first. It costs one round trip: one script call per node, sent
-// to all at once, each an O(1) DEL of a small hash; where the latch
-// existed, the deletion's keyspace event wakes its waiters under Notify.
+// to all at once, each a DEL of a small hash and, where a count was set,
+// a mark of its setting that refuses a late copy of its TrySetCount (with
+// a purge of at most 100 lapsed marks); where the latch existed, the
+// deletion's keyspace event wakes its waiters under Notify.
 func (l *Latch) Delete(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		return nd.Driver.LatchDelete(ctx, l.key)
+		return nd.Driver.LatchDelete(ctx, l.key, l.opened(), l.markedFor())
 	})
 	return quorum.NoQuorum(ctx, l.c.q, replies)
 }
@@ -152,8 +163,9 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 
 // Wait returns nil once the latch is open: its count reached zero, or it
 // expired, or it was never set; also when it opened and was set again
-// while Wait was looking. It returns ctx's error when ctx ends first and
-// ErrNoQuorum, at once, when a majority of nodes cannot be reached.
+// while Wait was looking. It waits out nodes that fail (ErrNoQuorum,
+// ErrUnavailable, ErrReplicasBehind): when ctx ends first, ctx's error is
+// returned, joined with the last of them.
 func (l *Latch) Wait(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err

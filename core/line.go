@@ -51,11 +51,23 @@ func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 // under Poll, where no one tells the waiter of a grant.
 type lineAttempt func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error)
 
-// errRejoin is a waiter's attempt that failed, and whose undo failed on
-// some node: that undo may still land there, later, and delete whatever
-// holds the token then (a grant, or a later attempt's lease). The waiter
-// leaves the line and joins again with a fresh token (see waitOn).
-var errRejoin = errors.New("core: an undo may land late; rejoin with a fresh token")
+// rejoinError is a waiter's attempt that failed with cause, and whose undo
+// failed on some node: that undo may still land there, later, and delete
+// whatever holds the token then (a grant, or a later attempt's lease).
+// The waiter leaves the line and joins again with a fresh token (see
+// waitOn). It does not wrap cause: it is no refusal to wait on.
+type rejoinError struct{ cause error }
+
+func (r rejoinError) Error() string {
+	return "core: an undo may land late; rejoin with a fresh token (" + r.cause.Error() + ")"
+}
+
+// rejoined returns the cause of err when err is a rejoinError.
+func rejoined(err error) (cause error, ok bool) {
+	var r rejoinError
+	ok = errors.As(err, &r)
+	return r.cause, ok
+}
 
 // waitInLine is Lock for a primitive whose waiters queue in Redis: it runs
 // the shared wait loop on the waiter's ticket, retrying at most every
@@ -74,24 +86,37 @@ func waitInLine(ctx context.Context, c *Client, o *options, names leaseNames, ti
 // readers, see rw_release.lua), which it watches as a Mutex waiter
 // watches its lock; such a waiter hears no grants, and once it holds, it
 // passes the wake-up on to the Client's next waiter of key, as a Latch
-// waiter does. An attempt that returns errRejoin takes the waiter out of
+// waiter does. An attempt that returns a rejoinError takes the waiter out of
 // line, and it joins again with a fresh token: at the place it had with a
 // quorum, where the place is the time Lock began; at the back on a single
-// server, which gives the places.
+// server, which gives the places. After an outage it joins again after
+// the backoff, as a waiter that keeps its token attempts again.
 func waitOn(ctx context.Context, c *Client, o *options, names leaseNames, key func(token string) string, ticketed bool,
 	out func(token string) hold, attempt lineAttempt) (*Lease, error) {
 	lo := *o
-	for {
+	var outage error // the last rejoin's, while the servers fail
+	for n := 0; ; {
 		token := c.waiterToken()
 		l, tried, err := waitAs(ctx, c, &lo, names, key(token), ticketed, token, out(token), attempt)
-		if !errors.Is(err, errRejoin) {
-			return stillWanted(ctx, l, err)
+		cause, ok := rejoined(err)
+		if !ok {
+			return stillWanted(ctx, l, quorum.WaitedOut(err, outage))
 		}
 		if lo.maxAttempts > 0 {
 			if lo.maxAttempts -= tried; lo.maxAttempts <= 0 {
-				return nil, ErrNotAcquired
+				return nil, cause
 			}
 		}
+		if !quorum.Outage(cause) {
+			outage, n = nil, 0
+			continue
+		}
+		outage = cause
+		_, retry := lineTimes(&lo)
+		if err := line.Backoff(lineOptions(lo, retry).backoff).Sleep(ctx, c.q.Closing(), n); err != nil {
+			return nil, quorum.WaitedOut(err, outage)
+		}
+		n++
 	}
 }
 
@@ -129,8 +154,8 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 				return releaseOn(ctx, c, o, out, on)
 			})
 		}
-		if errors.Is(err, errRejoin) {
-			c.q.InBackground(leave) // the waiter joins again at once, with another token
+		if _, ok := rejoined(err); ok {
+			c.q.InBackground(leave) // the waiter joins again, with another token
 		} else {
 			leave()
 		}
@@ -156,7 +181,7 @@ func releaseOn(ctx context.Context, c *Client, o *options, h hold, on func(int) 
 // step). On failure it releases undo wherever the attempt may have
 // landed, and returns the holders' shortest remaining TTL as a hint; when
 // some of the attempt may still land and the waiter reuses its token
-// (rejoin), errRejoin.
+// (rejoin), a rejoinError.
 func grantRound(ctx context.Context, c *Client, o *options, names leaseNames, h, undo hold, rejoin bool,
 	ask func(context.Context, int, *quorum.Node) (grant, error),
 	durable grantDurable) (*Lease, time.Duration, error) {
@@ -167,7 +192,7 @@ func grantRound(ctx context.Context, c *Client, o *options, names leaseNames, h,
 	}
 	l, r := play(ctx, c, o, names, p, func(quorum.Outcome[grant]) hold { return h }, nil)
 	if rejoin && quorum.Retryable(r.Err) && r.Unsure {
-		return nil, 0, errRejoin
+		return nil, 0, rejoinError{r.Err}
 	}
 	return l, r.Hint, r.Err
 }

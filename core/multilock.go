@@ -64,13 +64,14 @@ func (m *MultiLock) Names() []string { return slices.Clone(m.names) }
 
 // TryLock makes one attempt. It returns ErrNotAcquired when another owner
 // holds any of the names (and then holds none of them itself), and
-// ErrNoQuorum when too few nodes answered.
+// ErrNoQuorum when too few nodes answered (ErrUnavailable or
+// ErrReplicasBehind when they could not serve it yet).
 //
 // The lease's Token is the highest of the names' fencing tokens, made
 // durable on every name: it exceeds every token any primitive got before
 // for any of the names, and every later token for any of them exceeds it
-// (see the package documentation; WithFencing(false) drops this in the
-// same way as for a Mutex).
+// (see the package documentation; WithFencing(false) drops this in the same
+// way as for a Mutex).
 func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
@@ -80,10 +81,11 @@ func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 }
 
 // Lock waits until every name is acquired, ctx ends (its error is
-// returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It
-// returns at once with ErrNoQuorum when a majority of nodes cannot be
-// reached. While it waits it holds none of the names, but for the one it
-// waits for, which under Notify a release may grant it just before its next
+// returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It waits
+// out nodes that fail (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind):
+// when ctx ends first, ctx's error is returned joined with the last of
+// them. While it waits it holds none of the names, but for the one it waits
+// for, which under Notify a release may grant it just before its next
 // attempt.
 func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
@@ -224,7 +226,7 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*line.
 	}
 	l, r := play(ctx, c, &o, m.leased, p, func(quorum.Outcome[[]grant]) hold { return lease }, nil)
 	if rejoin && quorum.Retryable(r.Err) && r.Unsure {
-		return nil, t, r.Replies, errRejoin
+		return nil, t, r.Replies, rejoinError{r.Err}
 	}
 	return l, t, r.Replies, r.Err
 }
@@ -563,13 +565,13 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, e
 			if join {
 				queuedAt(replies, joined)
 			}
-			if errors.Is(err, errRejoin) {
+			if cause, ok := rejoined(err); ok {
 				for _, t := range tickets {
 					t.Rotate()
 				}
 				token = tickets[0].Token
 				h, ho = m.hold(token)
-				err = ErrNotAcquired
+				err = cause
 			}
 			if err == nil && len(m.c.q.Nodes) > 1 {
 				// Where a node did not grant every name, the ticket may be

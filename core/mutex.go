@@ -49,7 +49,8 @@ func (c *Client) keys(o options, name string) keyNames {
 func (m *Mutex) Name() string { return m.name }
 
 // TryLock makes one attempt. It returns ErrNotAcquired when another owner
-// holds the lock and ErrNoQuorum when too few nodes answered.
+// holds the lock and ErrNoQuorum when too few nodes answered
+// (ErrUnavailable or ErrReplicasBehind when they could not serve it yet).
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
@@ -59,8 +60,9 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 }
 
 // Lock waits until the lock is acquired, ctx ends (its error is returned),
-// or WithMaxAttempts attempts failed (ErrNotAcquired). It returns at once
-// with ErrNoQuorum when a majority of nodes cannot be reached.
+// or WithMaxAttempts attempts failed (ErrNotAcquired). It waits out nodes
+// that fail (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind): when ctx ends
+// first, ctx's error is returned joined with the last of them.
 func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err

@@ -198,20 +198,33 @@ func WithLatchExpiry(d time.Duration) Option {
 // node whose replicas fell short counts as failed, so a lease needs
 // validity left once its grants are on the replicas.
 //
-// By default a node waits for one replica when its masters have replicas
-// (on a Redis Cluster, every master has one the cluster does not mark as
-// failed; for one server, a replica is connected, or was since the server
-// became master), counted at the first grant, then every second, and after
-// replicas fell short; a node without replicas, one
-// whose server refuses to tell (INFO, CLUSTER SLOTS: logged), or whose
+// By default a grant waits for one replica of the master that took it,
+// when that master has one. On a Redis Cluster the replicas are counted
+// from the cluster's configuration (CLUSTER NODES), each master's for the
+// slots it serves, failed and disconnected replicas included: the cluster
+// may still promote one. So while a master's replicas are all down,
+// flagged failed or cut off, grants on it fail with ErrReplicasBehind
+// rather than count unacknowledged; a replica removed from the
+// configuration (CLUSTER FORGET) no longer counts. On one server, found
+// through Sentinel or not, the server shows only the replicas connected
+// to it (INFO replication): a node waits for one when one is connected,
+// or was at a count since the server became master. That default, rather
+// than a number to configure, keeps a server without replicas working as
+// is; what it misses is a replica already disconnected at the Client's
+// first count, which Sentinel still promotes if its link has been down
+// for less than ten times down-after-milliseconds (plus the master's
+// downtime): with Sentinel, WithReplicaAcks(1) waits for one always (and
+// every grant fails while none is connected). Replicas are counted at the
+// first grant, then every second, and after replicas fell short; a node
+// whose server refuses to tell (INFO, CLUSTER NODES: logged), or whose
 // driver cannot wait (driver.Replicated), waits for none.
-// WithReplicaAcks(0) turns the wait off; n > 1 waits for n replicas of
-// every master, and then the loss of a replica stops every grant. It
-// applies to New only.
+// WithReplicaAcks(0) turns the wait off, and a failover may then lose a
+// grant; n > 1 waits for n replicas of every master, and then the loss of
+// a replica stops every grant. It applies to New only.
 //
 // WAIT is not consensus: a failover may still promote a replica that did
 // not take the write (one that was cut off while another acknowledged,
-// or a manual failover that forces it).
+// or a manual failover that forces it). SAFETY.md lists when.
 func WithReplicaAcks(n int) Option {
 	return set(optReplicaAcks, func(o *options) { o.replicaAcks = n })
 }

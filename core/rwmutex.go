@@ -72,22 +72,25 @@ func (m *RWMutex) Name() string { return m.name }
 
 // TryRLock makes one attempt at a read lease: it returns ErrNotAcquired
 // when a writer holds the lock or waits for it, and ErrNoQuorum when too
-// few nodes answered.
+// few nodes answered (ErrUnavailable or ErrReplicasBehind when they could
+// not serve it yet).
 func (m *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
 	return m.try(ctx, true)
 }
 
 // TryLock makes one attempt at the write lease: it returns ErrNotAcquired
 // when a reader or a writer holds the lock, and ErrNoQuorum when too few
-// nodes answered.
+// nodes answered (ErrUnavailable or ErrReplicasBehind when they could not
+// serve it yet).
 func (m *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 	return m.try(ctx, false)
 }
 
-// RLock waits for a read lease until it is granted, ctx ends (its error
-// is returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It
-// returns at once with ErrNoQuorum when a majority of nodes cannot be
-// reached.
+// RLock waits for a read lease until it is granted, ctx ends (its error is
+// returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It waits
+// out nodes that fail (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind):
+// when ctx ends first, ctx's error is returned joined with the last of
+// them.
 func (m *RWMutex) RLock(ctx context.Context) (*Lease, error) {
 	return m.wait(ctx, true)
 }

@@ -101,9 +101,10 @@ func (s *Semaphore) Name() string { return s.name }
 
 // TryAcquire makes one attempt to take n permits at once. It returns
 // ErrNotAcquired when fewer than n are free or waiters wait in line (they
-// come first), ErrNoQuorum when too few nodes answered, and ErrInvalid
-// when n is not positive or exceeds the number of permits or
-// MaxSemaphoreAcquire.
+// come first), ErrInvalid when n is not positive or exceeds the number of
+// permits or MaxSemaphoreAcquire, and ErrNoQuorum when too few nodes
+// answered (ErrUnavailable or ErrReplicasBehind when they could not serve
+// it yet).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
@@ -114,10 +115,11 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 
 // Acquire waits until it takes n permits at once, ctx ends (its error is
 // returned), or WithMaxAttempts attempts failed (ErrNotAcquired). It holds
-// no permit while it waits. It returns at once with ErrNoQuorum when a
-// majority of nodes cannot be reached, and with ErrInvalid when n is not
-// positive or exceeds the number of permits, also when SetPermits lowers
-// the number below n while it waits.
+// no permit while it waits. It waits out nodes that fail (ErrNoQuorum,
+// ErrUnavailable, ErrReplicasBehind): when ctx ends first, ctx's error is
+// returned joined with the last of them. It returns ErrInvalid when n is
+// not positive or exceeds the number of permits, also when SetPermits
+// lowers the number below n while it waits.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err

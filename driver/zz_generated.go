@@ -101,21 +101,21 @@ type Scripts interface {
 	// SemaphoreState reads a semaphore's held permits by lease, its stored number of permits and its line's length, writing nothing.
 	// It runs scripts/lua/semaphore_state.lua.
 	SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (SemaphoreStateReply, error)
-	// LatchTrySet sets a latch's count and generation, only when no count is set and this setting was not undone already.
+	// LatchTrySet sets a latch's count and generation, only when no count is set and this setting was not undone, and did not open, already.
 	// It runs scripts/lua/latch_try_set.lua.
-	LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error)
-	// LatchCountDown counts a latch down by one; reaching zero deletes it, which wakes the waiters.
+	LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error)
+	// LatchCountDown counts a latch down by one; reaching zero deletes it, which wakes the waiters, and marks its setting opened.
 	// It runs scripts/lua/latch_count_down.lua.
-	LatchCountDown(ctx context.Context, latch string) (int64, error)
+	LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error)
 	// LatchRead reads a latch's count, generation and remaining time.
 	// It runs scripts/lua/latch_read.lua.
 	LatchRead(ctx context.Context, latch string) (LatchReadReply, error)
 	// LatchUnset undoes a setting of a latch that did not reach a majority, or, where it has not landed yet, marks it undone.
 	// It runs scripts/lua/latch_unset.lua.
 	LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error)
-	// LatchDelete deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open.
+	// LatchDelete deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open, and marks its setting opened.
 	// It runs scripts/lua/latch_delete.lua.
-	LatchDelete(ctx context.Context, latch string) (bool, error)
+	LatchDelete(ctx context.Context, latch string, opened string, expiry time.Duration) (bool, error)
 }
 
 // MutexAcquireRequest holds the keys and arguments of MutexAcquire, in the order of scripts/lua/mutex_acquire.lua.

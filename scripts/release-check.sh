@@ -7,6 +7,7 @@
 # proxy alone (GOWORK=off GOFLAGS=-mod=mod GOPROXY=file://...):
 #   - core with each driver, got alone (go get .../drivers/goredis@vX);
 #   - drivers/auto with each build tag;
+#   - go install of the redlock command;
 #   - an upgrade of one driver alone to a later release whose driver uses
 #     something new in the root module: the upgrade must bring the root
 #     module along.
@@ -106,6 +107,11 @@ run go get "$repo/drivers/auto@$version"
 for tags in "" redlock_redigo redlock_rueidis; do
   run go build -tags "$tags" -o /dev/null .
 done
+# The command, installed as a user installs it (which a go.mod with
+# replace directives would refuse).
+cd "$work"
+run env GOFLAGS=-trimpath GOBIN="$work/bin" go install "$repo/cmd/redlock@$version"
+[[ -x $work/bin/redlock ]] || { echo "FAIL: go install $repo/cmd/redlock@$version made no binary" >&2; exit 1; }
 # The upgrade: the driver alone, to a release whose driver uses what only
 # the later root module has.
 cd "$work/goredis"
@@ -113,4 +119,4 @@ run go get "$repo/drivers/goredis@$upgrade"
 got=$(go list -m -f '{{.Version}}' "$repo")
 [[ $got == "$upgrade" ]] || { echo "FAIL: upgrading drivers/goredis to $upgrade left $repo at $got" >&2; exit 1; }
 run go build -o /dev/null .
-echo "release check: ${#modules[@]} modules released as $version and $upgrade; core with each driver, drivers/auto with each tag and an upgrade of drivers/goredis alone build from the tags"
+echo "release check: ${#modules[@]} modules released as $version and $upgrade; core with each driver, drivers/auto with each tag, go install of the command and an upgrade of drivers/goredis alone build from the tags"

@@ -5,16 +5,17 @@ var latchOps = []Op{
 	{
 		Name:   "LatchTrySet",
 		Script: "latch_try_set",
-		Doc:    "sets a latch's count and generation, only when no count is set and this setting was not undone already.",
-		Keys:   []Param{{"latch", String}, {"undone", String}},
+		Doc:    "sets a latch's count and generation, only when no count is set and this setting was not undone, and did not open, already.",
+		Keys:   []Param{{"latch", String}, {"undone", String}, {"opened", String}},
 		Args:   []Param{{"count", Int}, {"gen", Int}, {"expiry", Millis}},
 		Reply:  []Field{{"Set", Bool, "the count was set"}},
 	},
 	{
 		Name:   "LatchCountDown",
 		Script: "latch_count_down",
-		Doc:    "counts a latch down by one; reaching zero deletes it, which wakes the waiters.",
-		Keys:   []Param{{"latch", String}},
+		Doc:    "counts a latch down by one; reaching zero deletes it, which wakes the waiters, and marks its setting opened.",
+		Keys:   []Param{{"latch", String}, {"opened", String}},
+		Args:   []Param{{"expiry", Millis}},
 		Reply:  []Field{{"Left", Int, "the count left, 0 when the latch opened or had no count"}},
 	},
 	{
@@ -39,8 +40,9 @@ var latchOps = []Op{
 	{
 		Name:   "LatchDelete",
 		Script: "latch_delete",
-		Doc:    "deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open.",
-		Keys:   []Param{{"latch", String}},
+		Doc:    "deletes a latch, whatever its count; the deletion wakes the waiters, as the latch is open, and marks its setting opened.",
+		Keys:   []Param{{"latch", String}, {"opened", String}},
+		Args:   []Param{{"expiry", Millis}},
 		Reply:  []Field{{"Deleted", Bool, "a count was set and is deleted"}},
 	},
 }

@@ -332,10 +332,10 @@ func (d *Driver) SingleServer() bool {
 
 // Replicas is the inner driver's count; 0 when it cannot wait for
 // replicas, as core assumes for a driver without the method.
-func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
+func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 	r, ok := d.inner.(driver.Replicated)
 	if !ok {
-		return 0, "", nil
+		return driver.Replicas{}, nil
 	}
 	return r.Replicas(ctx)
 }

@@ -221,16 +221,16 @@ func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders str
 }
 
 // LatchTrySet asks the hook, then runs the inner driver's LatchTrySet.
-func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone}, func(ctx context.Context) (bool, error) {
-		return d.inner.LatchTrySet(ctx, latch, undone, count, gen, expiry)
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone, opened}, func(ctx context.Context) (bool, error) {
+		return d.inner.LatchTrySet(ctx, latch, undone, opened, count, gen, expiry)
 	})
 }
 
 // LatchCountDown asks the hook, then runs the inner driver's LatchCountDown.
-func (d *Driver) LatchCountDown(ctx context.Context, latch string) (int64, error) {
-	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch}, func(ctx context.Context) (int64, error) {
-		return d.inner.LatchCountDown(ctx, latch)
+func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error) {
+	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch, opened}, func(ctx context.Context) (int64, error) {
+		return d.inner.LatchCountDown(ctx, latch, opened, expiry)
 	})
 }
 
@@ -249,8 +249,8 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, ge
 }
 
 // LatchDelete asks the hook, then runs the inner driver's LatchDelete.
-func (d *Driver) LatchDelete(ctx context.Context, latch string) (bool, error) {
-	return run(ctx, d, "LatchDelete", "LatchDelete", []string{latch}, func(ctx context.Context) (bool, error) {
-		return d.inner.LatchDelete(ctx, latch)
+func (d *Driver) LatchDelete(ctx context.Context, latch string, opened string, expiry time.Duration) (bool, error) {
+	return run(ctx, d, "LatchDelete", "LatchDelete", []string{latch, opened}, func(ctx context.Context) (bool, error) {
+		return d.inner.LatchDelete(ctx, latch, opened, expiry)
 	})
 }

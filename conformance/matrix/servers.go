@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/driver/adapter"
 )
 
 // The servers' names are the suite's (testenv.Servers): the
@@ -212,7 +215,10 @@ func (p *procs) start(bin Binary, cluster bool) (string, error) {
 		return "", err
 	}
 	dir := strings.TrimPrefix(p.dir, p.root) // as the server sees it
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+	// A replica's first sync starts at once, not after the 5s a master
+	// waits for more replicas to sync with them.
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+		"--repl-diskless-sync-delay", "0"}
 	if cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
 	}
@@ -283,7 +289,7 @@ type LocalCluster struct {
 // StartCluster starts a Cluster of masters masters, each with a replica,
 // from bin, and waits until it is formed.
 func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, bin, masters, true)
+	lc, err := startLocal(ctx, bin, masters, masters, true)
 	if err == nil {
 		if err = formCluster(ctx, lc.Masters, lc.Replicas); err != nil {
 			lc.Close()
@@ -292,15 +298,21 @@ func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, 
 	return lc, err
 }
 
-// startLocal starts masters masters and as many replicas, not linked yet,
-// from bin, and waits until each answers PING.
-func startLocal(ctx context.Context, bin Binary, masters int, cluster bool) (*LocalCluster, error) {
+// StartServers starts n independent servers from bin, the Masters of the
+// LocalCluster, and waits until each answers PING.
+func StartServers(ctx context.Context, bin Binary, n int) (*LocalCluster, error) {
+	return startLocal(ctx, bin, n, 0, false)
+}
+
+// startLocal starts masters and replicas, not linked yet, from bin, and
+// waits until each answers PING.
+func startLocal(ctx context.Context, bin Binary, masters, replicas int, cluster bool) (*LocalCluster, error) {
 	p, err := newProcs(bin.Root)
 	if err != nil {
 		return nil, err
 	}
 	var addrs []string
-	for range 2 * masters {
+	for range masters + replicas {
 		a, err := p.start(bin, cluster)
 		if err != nil {
 			p.stop()
@@ -318,7 +330,7 @@ func startLocal(ctx context.Context, bin Binary, masters int, cluster bool) (*Lo
 // StartPair starts one master and its replica (REPLICAOF), not a
 // cluster, from bin, and waits until the replica's link is up.
 func StartPair(ctx context.Context, bin Binary) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, bin, 1, false)
+	lc, err := startLocal(ctx, bin, 1, 1, false)
 	if err != nil {
 		return nil, err
 	}
@@ -472,11 +484,11 @@ func formCluster(ctx context.Context, masters, replicas []string) error {
 				ok = ok && strings.Contains(info, "master_link_status:up")
 			}
 			// Every node has heard which nodes replicate which, as a
-			// client that counts the replicas by CLUSTER SLOTS expects.
-			//lint:ignore SA1019 what the goredis driver counts replicas by
-			slots, err := c.ClusterSlots(ctx).Result()
-			ok = ok && err == nil && len(slots) == len(masters) &&
-				!slices.ContainsFunc(slots, func(s redis.ClusterSlot) bool { return len(s.Nodes) < 1+min(len(replicas), 1) })
+			// client that counts the replicas by CLUSTER NODES expects.
+			nodes, err := c.ClusterNodes(ctx).Result()
+			counted, perr := adapter.ParseClusterNodes(nodes)
+			ok = ok && err == nil && perr == nil && len(counted.Slots) == len(masters) &&
+				!slices.ContainsFunc(counted.Slots, func(s driver.SlotReplicas) bool { return s.Replicas < min(len(replicas), 1) })
 		}
 		if ok {
 			return nil

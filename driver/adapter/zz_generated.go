@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "00f366c0afd987bb468b36057666bd3cda8a7214",
+	SHA1:   "9301cf38754469364ec9d19fb64ed6d4a7f8ca83",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "674780b94a18c6835b13b0ef8a9f9beb6e2aa822",
+	SHA1:   "4b83195c73dbaf358a363b9c844a0c7a7ee69acf",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "8242b504cc595841efe74a64b69deb83c97fefcb",
+	SHA1:   "bd3a15478f6393a4ba8af81974264dd03af5eb78",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "8d782ca8ab26b2a6e44a2050cd6ad41c996bf597",
+	SHA1:   "fb5bab97269a22f63189965078f2a38894e22727",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "3623b02ea52b9f65d24d1e76f4ae17e3e5deb02b",
+	SHA1:   "2217335f3dd0493ebf233dc4d69bb8787d3d8879",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "8b26f4114a2b7579324c43b808a217a32ca62511",
+	SHA1:   "91f6dbf4a03cd52f88a3cd898173935031473d92",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "54d23d62cd272e3d24246aaa703487b0f67c59cf",
+	SHA1:   "612502e4013476d2ac48b9acfaa9f40e88cce41a",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -183,7 +183,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "52a167adc20500f18c472d087d4fd51e72e1f704",
+	SHA1:   "57b7611c458b95e7999a3b9e537371b239d4dade",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -207,7 +207,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "fa30386d5dc86ee1eb021c92793231d6e72ec110",
+	SHA1:   "5038e9a4e938a3fe2c5041cd49891a154518b917",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -219,7 +219,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "236d5a439ee59269b1299a34ca0d559ec6bc4523",
+	SHA1:   "acc2ba1924916a6e48b65d97ef2cb55ee55b16e9",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -241,7 +241,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "40e7b180894df43532213757d6291891b38adb26",
+	SHA1:   "0c8723a1ed1fe89b86169f3435045ed759ee37cf",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -281,7 +281,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "5adc5d133137b27b348c3469cf69cf6fc50842fe",
+	SHA1:   "398619db3fdf37294463a283e14069c70c79a3c3",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -303,7 +303,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "bc4862c0b8feb4da973a6bdb847c0bb1b5045374",
+	SHA1:   "a095a7ace0bba1769124aa82b3766f5b8fbd0cfc",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -337,7 +337,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "54b903ed3bc0d234630a5feaee63de305869b893",
+	SHA1:   "6931a35a120e7f7b89e8c9cde71a2d3d7dd2dc9b",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -379,7 +379,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "e1cd95752b0a5101a874407aa6be939151519428",
+	SHA1:   "f16f3d7e42b3f632412f1930b9f8a620ca7ed10f",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -451,7 +451,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "cf00f5730fdff558f263a85668a48afafacdd28a",
+	SHA1:   "6f8075a480a601255d8934e65f6b888741fa879e",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 
@@ -491,7 +491,7 @@ func DecodeSemaphoreState(v []string, err error) (driver.SemaphoreStateReply, er
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
 	Name:   "latch_try_set",
-	SHA1:   "6c7b7441e879dfad347a28976a24a6dfb945c76a",
+	SHA1:   "945115f22655f8593e6502bc29acc8ac999583f1",
 	Source: lua.Source("latch_try_set.lua"),
 }
 
@@ -503,7 +503,7 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
 	Name:   "latch_count_down",
-	SHA1:   "fef91623f673272f6d6ca4f3651a7395b1a4f367",
+	SHA1:   "643d119dc21fbcbb0ac3265cc8422dd3d9d6b002",
 	Source: lua.Source("latch_count_down.lua"),
 }
 
@@ -549,7 +549,7 @@ func DecodeLatchUnset(v int64, err error) (bool, error) {
 // LatchDeleteScript is scripts/lua/latch_delete.lua.
 var LatchDeleteScript = Script{
 	Name:   "latch_delete",
-	SHA1:   "f66f8f8fdf3c1d2524413e9c28e6a62c180fa0d9",
+	SHA1:   "753002c89d2a2ecb64dc86bd678f8fbaa1ed36a6",
 	Source: lua.Source("latch_delete.lua"),
 }
 

@@ -12,33 +12,26 @@ import (
 
 var _ driver.Replicated = (*Driver)(nil)
 
-// Replicas returns the fewest replicas a master has: by CLUSTER SLOTS on a
-// cluster client, by INFO replication on a *redis.Client, and 0 on a Ring, whose
+// Replicas counts the replicas: by CLUSTER NODES on a cluster client,
+// by INFO replication on a *redis.Client, and none on a Ring, whose
 // shards fail over by being replaced, not promoted.
-func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
+func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 	switch c := d.client.(type) {
 	case *redis.ClusterClient:
-		//lint:ignore SA1019 CLUSTER SLOTS leaves out the replicas marked failed, and Redis 6 has it
-		slots, err := c.ClusterSlots(ctx).Result()
+		nodes, err := c.ClusterNodes(ctx).Result()
 		d.sent(err)
 		if err != nil {
-			return 0, "", err
+			return driver.Replicas{}, err
 		}
-		fewest := -1
-		for _, s := range slots {
-			if r := len(s.Nodes) - 1; fewest < 0 || r < fewest {
-				fewest = r
-			}
-		}
-		return max(fewest, 0), "", nil
+		return adapter.ParseClusterNodes(nodes)
 	case *redis.Client:
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
-			return 0, "", err
+			return driver.Replicas{}, err
 		}
 		return adapter.ParseReplication(info)
 	}
-	return 0, "", nil
+	return driver.Replicas{}, nil
 }
 
 // WaitReplicas writes marker and sends WAIT on one connection to the

@@ -13,10 +13,10 @@ var _ driver.Replicated = (*Driver)(nil)
 
 // Replicas returns how many replicas are connected to the server, by INFO
 // replication.
-func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
+func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 	info, err := redis.String(d.send(ctx, "INFO", "replication"))
 	if err != nil {
-		return 0, "", err
+		return driver.Replicas{}, err
 	}
 	return adapter.ParseReplication(info)
 }

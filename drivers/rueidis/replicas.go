@@ -11,30 +11,19 @@ import (
 
 var _ driver.Replicated = (*Driver)(nil)
 
-// Replicas returns the fewest replicas a master has: by CLUSTER SLOTS on a
-// cluster, by INFO replication on one server.
-func (d *Driver) Replicas(ctx context.Context) (int, string, error) {
+// Replicas counts the replicas: by CLUSTER NODES on a cluster, by INFO
+// replication on one server.
+func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 	if d.cluster() {
-		slots, err := d.client.Do(ctx, d.client.B().ClusterSlots().Build()).ToArray()
+		nodes, err := d.client.Do(ctx, d.client.B().ClusterNodes().Build()).ToString()
 		if err != nil {
-			return 0, "", err
+			return driver.Replicas{}, err
 		}
-		fewest := -1
-		for _, s := range slots {
-			fields, err := s.ToArray()
-			if err != nil {
-				return 0, "", err
-			}
-			// start, end, the master, then one entry per replica
-			if r := len(fields) - 3; fewest < 0 || r < fewest {
-				fewest = r
-			}
-		}
-		return max(fewest, 0), "", nil
+		return adapter.ParseClusterNodes(nodes)
 	}
 	info, err := d.client.Do(ctx, d.client.B().Info().Section("replication").Build()).ToString()
 	if err != nil {
-		return 0, "", err
+		return driver.Replicas{}, err
 	}
 	return adapter.ParseReplication(info)
 }

@@ -164,13 +164,13 @@ func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders str
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
-func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch, undone}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
+func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchTrySet(d.evalInt(ctx, adapter.LatchTrySetScript, []string{latch, undone, opened}, strconv.FormatInt(count, 10), strconv.FormatInt(gen, 10), strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
 // LatchCountDown runs scripts/lua/latch_count_down.lua.
-func (d *Driver) LatchCountDown(ctx context.Context, latch string) (int64, error) {
-	return adapter.DecodeLatchCountDown(d.evalInt(ctx, adapter.LatchCountDownScript, []string{latch}))
+func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error) {
+	return adapter.DecodeLatchCountDown(d.evalInt(ctx, adapter.LatchCountDownScript, []string{latch, opened}, strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
 // LatchRead runs scripts/lua/latch_read.lua.
@@ -184,8 +184,8 @@ func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, ge
 }
 
 // LatchDelete runs scripts/lua/latch_delete.lua.
-func (d *Driver) LatchDelete(ctx context.Context, latch string) (bool, error) {
-	return adapter.DecodeLatchDelete(d.evalInt(ctx, adapter.LatchDeleteScript, []string{latch}))
+func (d *Driver) LatchDelete(ctx context.Context, latch string, opened string, expiry time.Duration) (bool, error) {
+	return adapter.DecodeLatchDelete(d.evalInt(ctx, adapter.LatchDeleteScript, []string{latch, opened}, strconv.FormatInt(expiry.Milliseconds(), 10)))
 }
 
 func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []string) rueidis.RedisResult {

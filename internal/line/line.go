@@ -43,6 +43,7 @@ func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 	var zero L
 	n, o := q.N, &q.O
 	var head *notifyWatch // the lock key's subscription, for the head of the queue
+	var outage error      // the last attempt's, while the servers fail (see Acquire)
 	defer func() {
 		if head != nil {
 			head.stop()
@@ -54,9 +55,12 @@ func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 		switch {
 		case err == nil:
 			return l, nil
-		case !quorum.Retryable(err), o.MaxAttempts > 0 && attempt+1 >= o.MaxAttempts:
+		case !quorum.Retryable(err):
+			return zero, q.Quit(quorum.WaitedOut(err, outage))
+		case o.MaxAttempts > 0 && attempt+1 >= o.MaxAttempts:
 			return zero, q.Quit(err)
 		}
+		outage = lastOutage(outage, err)
 		if !join {
 			n.subscribeTickets(ctx, o)
 			if n.ticketsReady(o) {
@@ -76,12 +80,12 @@ func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 			head = &notifyWatch{n: n, key: key, o: o, ctx: ctx, wake: t.Wake, heed: q.Heed}
 			if err := n.join(ctx, head); err != nil {
 				head = nil
-				return zero, q.Quit(err)
+				return zero, q.Quit(quorum.WaitedOut(err, outage))
 			}
 			continue
 		}
 		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
-			return zero, q.Quit(err)
+			return zero, q.Quit(quorum.WaitedOut(err, outage))
 		}
 		if l := q.Granted(ctx); l != zero {
 			return l, nil

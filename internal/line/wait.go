@@ -11,6 +11,7 @@ package line
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/quorum"
@@ -60,6 +61,12 @@ type Backoff struct {
 // Delay is the random sleep before retry n.
 func (b Backoff) Delay(n int) time.Duration { return quorum.Jitter(b.Base, b.Cap, b.Multiplier, n) }
 
+// Sleep sleeps Delay(n), or until ctx ends (returning its error) or
+// closing is closed (ErrClosed).
+func (b Backoff) Sleep(ctx context.Context, closing <-chan struct{}, n int) error {
+	return sleep(ctx, closing, b.Delay(n))
+}
+
 // Poller is the Poll strategy: sleep with backoff and full jitter, until
 // the Client closes.
 type Poller struct{ closing <-chan struct{} }
@@ -105,12 +112,14 @@ func sleep(ctx context.Context, closing <-chan struct{}, d time.Duration) error 
 // once (see Waiter), so no release between an attempt and a wait is
 // missed. One watch at a time: a watch left on a key no longer waited for
 // (a MultiLock's attempt may stop at another name each time) would absorb
-// that key's wake-ups.
+// that key's wake-ups. An outage (quorum.Outage) is waited out as a
+// refusal is, after the backoff.
 func Acquire[L any](ctx context.Context, strategy Waiter, o Options, attempt func(context.Context) (l L, key string, holderTTL time.Duration, err error)) (L, error) {
 	var (
 		zero     L
 		w        watch
 		watching string
+		outage   error // the last attempt's, while the servers fail
 	)
 	defer func() {
 		if w != nil {
@@ -120,8 +129,9 @@ func Acquire[L any](ctx context.Context, strategy Waiter, o Options, attempt fun
 	for n := 0; ; n++ {
 		l, key, holderTTL, err := attempt(ctx)
 		if !quorum.Retryable(err) {
-			return l, err
+			return l, quorum.WaitedOut(err, outage)
 		}
+		outage = lastOutage(outage, err)
 		if o.MaxAttempts > 0 && n+1 >= o.MaxAttempts {
 			return zero, err
 		}
@@ -131,12 +141,24 @@ func Acquire[L any](ctx context.Context, strategy Waiter, o Options, attempt fun
 			}
 			if w, err = strategy.watch(ctx, &o, key); err != nil {
 				w = nil
-				return zero, err
+				return zero, quorum.WaitedOut(err, outage)
 			}
 			watching = key
 		}
 		if err := w.wait(ctx, n, holderTTL); err != nil {
-			return zero, err
+			return zero, quorum.WaitedOut(err, outage)
 		}
 	}
+}
+
+// lastOutage is the outage a waiter reports if its ctx ends now, after an
+// attempt that failed with err: err's, or none once a majority answered.
+func lastOutage(outage, err error) error {
+	switch {
+	case quorum.Outage(err):
+		return err
+	case errors.Is(err, quorum.ErrNotAcquired):
+		return nil
+	}
+	return outage
 }

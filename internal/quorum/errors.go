@@ -53,19 +53,23 @@ func (g *Group) NodeError(i int, err error) error {
 }
 
 // NoQuorum reports whether so many nodes failed that a majority is out of
-// reach, joining their errors under ErrNoQuorum when too few nodes
-// answered at all, and under ErrServerError when enough answered but some
-// with an error reply (a script refused, WRONGTYPE): the servers are up,
-// and the message says what they answered. When the group closed or ctx
-// ended, the nodes failed because of it: ErrClosed or ctx's error is
-// returned instead, so that a caller can tell its own doing from
-// unreachable nodes.
+// reach, joining their errors under a sentinel that says why: ErrNoQuorum
+// when nodes did not answer, ErrUnavailable when those that cost the
+// majority answered that they cannot serve the call yet (see
+// Node.changing), ErrReplicasBehind when the replicas of those did not
+// take a grant, and ErrServerError when enough answered but some with an
+// error reply (a script refused, WRONGTYPE): the servers are up, and the
+// message says what they answered. When the group closed or ctx ended,
+// the nodes failed because of it: ErrClosed or ctx's error is returned
+// instead, so that a caller can tell its own doing from unreachable nodes.
 func NoQuorum[T any](ctx context.Context, g *Group, replies []Reply[T]) error {
 	var errs []error
-	refused, transient := 0, 0
+	refused, transient, behind := 0, 0, 0
 	for i, r := range replies {
 		if r.Err != nil {
 			switch {
+			case errors.Is(r.Err, ErrReplicasBehind):
+				behind++
 			case g.Nodes[i].changing(r.Err):
 				transient++
 			case g.Nodes[i].Driver.IsServerError(r.Err):
@@ -83,18 +87,42 @@ func NoQuorum[T any](ctx context.Context, g *Group, replies []Reply[T]) error {
 	if err := Ended(ctx); err != nil {
 		return err
 	}
-	if len(g.Nodes)-len(errs)+refused >= g.Quorum {
+	answered := len(g.Nodes) - len(errs) + refused
+	if answered >= g.Quorum {
 		return errors.Join(append([]error{ErrServerError}, errs...)...)
 	}
-	hint := errUnreachable
-	if transient > 0 && len(g.Nodes)-len(errs)+refused+transient >= g.Quorum {
-		hint = errChanging
+	head := ErrNoQuorum
+	switch {
+	case behind > 0 && answered+behind >= g.Quorum:
+		head = ErrReplicasBehind
+	case transient > 0 && answered+behind+transient >= g.Quorum:
+		head = ErrUnavailable
+	default:
+		errs = append([]error{errUnreachable}, errs...)
 	}
-	return errors.Join(append([]error{ErrNoQuorum, hint}, errs...)...)
+	return errors.Join(append([]error{head}, errs...)...)
+}
+
+// Outage reports an error that says the servers could not serve a call
+// (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind): it may pass, and the
+// waiting calls wait it out.
+func Outage(err error) bool {
+	return errors.Is(err, ErrNoQuorum) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrReplicasBehind)
 }
 
 // Retryable reports whether a waiting call tries again after an attempt
-// that failed with err: not acquired, or not served yet (errChanging).
+// that failed with err: not acquired, or an outage.
 func Retryable(err error) bool {
-	return errors.Is(err, ErrNotAcquired) || errors.Is(err, errChanging)
+	return errors.Is(err, ErrNotAcquired) || Outage(err)
+}
+
+// WaitedOut is the error of a waiting call that ended with err, whose
+// attempts last failed with cause (nil when the servers answered): when
+// ctx ended during an outage, ctx's error joined with the outage, so that
+// errors.Is finds both.
+func WaitedOut(err, cause error) error {
+	if cause == nil || Outage(err) || !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return errors.Join(err, cause)
 }

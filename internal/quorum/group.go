@@ -30,25 +30,18 @@ var (
 	ErrServerError = errors.New("redlock: a server answered with an error")
 	ErrClosed      = errors.New("redlock: client closed")
 
-	// ErrUnavailable: the nodes that failed answered that they cannot
-	// serve the call yet (a Redis Cluster slot migrating, a failover, a
-	// server loading its data or paused). It passes by itself.
-	ErrUnavailable = errors.New("redlock: unavailable: the servers cannot serve the call right now (a slot migrating, a failover, a server loading or paused); it passes: retry, or wait with Lock")
+	// ErrUnavailable: the nodes that cost the majority answered that they
+	// cannot serve the call yet (a Redis Cluster slot migrating, a
+	// failover, a server loading its data or busy). It passes by itself.
+	ErrUnavailable = errors.New("redlock: unavailable: the servers cannot serve the call right now (a slot migrating, a failover, a server loading or busy); it passes: retry, or wait with Lock")
 
 	// ErrReplicasBehind: a master's replicas did not acknowledge a grant
 	// within the node timeout, so the grant did not count.
 	ErrReplicasBehind = errors.New("redlock: replicas behind: a master's replicas did not acknowledge the grant within the node timeout; check the replicas and their links, or lower WithReplicaAcks")
 )
 
-var (
-	// errUnreachable follows ErrNoQuorum when nodes did not answer.
-	errUnreachable = errors.New("check that the Redis servers are up and reachable")
-
-	// errChanging follows ErrNoQuorum when every node that failed
-	// answered with a transient error reply (driver.IsTransient) or is a
-	// Redis Cluster whose connection broke (see Node.changing).
-	errChanging = errors.New("the servers cannot serve this yet (a Redis Cluster slot migrating or failing over, a server loading or busy, replicas behind); the waiting calls (Lock, RLock, Acquire, Wait) keep trying until their context ends")
-)
+// errUnreachable follows ErrNoQuorum: nodes did not answer.
+var errUnreachable = errors.New("check that the Redis servers are up and reachable")
 
 // Group is the set of independent nodes a Client binds: one node grants
 // alone; N nodes grant by a majority, N/2+1.

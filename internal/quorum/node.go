@@ -25,8 +25,9 @@ type Node struct {
 	answered    atomic.Int64      // when it last answered a call (Unix ns), error replies too; 0 never
 	replicated  driver.Replicated // nil when the driver cannot wait for replicas
 	replicaAcks int               // WithReplicaAcks; -1: acksProbed
-	acksProbed  atomic.Int32      // replicas to wait for, as probed; -1 not yet
+	acksProbed  atomic.Int32      // the most replicas a grant waits for, as probed; -1 not yet
 	acksCounted atomic.Int64      // when acksProbed was probed (Unix ns)
+	acksCount   driver.Replicas   // under mu: the replicas counted then
 	acksMaster  string            // under mu: the replication ID acksFloor was counted on
 	acksFloor   int               // under mu: the most replicas counted on acksMaster
 
@@ -119,10 +120,10 @@ func (n *Node) unserved(err error) bool {
 	return driver.IsTransient(err) || errors.Is(err, syscall.ECONNREFUSED) && n.failingOver(err)
 }
 
-// changing reports an error after which a waiting call (Lock, Acquire,
-// Wait) keeps trying: the node could not serve the call, lately or to the
-// end (errWasChanging), it is a Cluster node failing over, or its
-// replicas did not take a grant yet (ErrReplicasBehind).
+// changing reports an error that says the node is there but cannot serve
+// the call yet: it answered so, lately or to the end (errWasChanging), it
+// is a Cluster node failing over (both ErrUnavailable), or its replicas
+// did not take a grant yet (ErrReplicasBehind).
 func (n *Node) changing(err error) bool {
 	return n.unserved(err) || errors.Is(err, errWasChanging) || n.failingOver(err) || errors.Is(err, ErrReplicasBehind)
 }

@@ -16,50 +16,69 @@ import (
 // is waited for from the next count on.
 const recountReplicas = time.Second
 
-// acksWanted is how many replicas must acknowledge a grant on n.
-func (n *Node) acksWanted(ctx context.Context) (int, error) {
+// acksWanted is how many replicas must acknowledge a grant on n's master
+// of key: one when that master has any (see WithReplicaAcks).
+func (n *Node) acksWanted(ctx context.Context, key string) (int, error) {
 	if n.replicated == nil || n.replicaAcks == 0 {
 		return 0, nil
 	}
 	if n.replicaAcks > 0 {
 		return n.replicaAcks, nil
 	}
-	if v := n.acksProbed.Load(); v >= 0 && n.countedLately() {
-		return int(v), nil
+	if n.acksProbed.Load() < 0 || !n.countedLately() {
+		if err := n.countReplicas(ctx); err != nil {
+			return 0, err
+		}
 	}
-	r, master, err := n.replicated.Replicas(ctx)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return min(n.acksCount.Of(key), 1), nil
+}
+
+// countReplicas counts the replicas of n's masters into acksCount, and
+// the most that a grant waits for into acksProbed.
+func (n *Node) countReplicas(ctx context.Context) error {
+	r, err := n.replicated.Replicas(ctx)
+	// No answer, or one that says "not now" (BUSY, LOADING), is asked
+	// again at the next grant: only a refusal means "no replicas".
+	if driver.IsTransient(err) {
+		return fmt.Errorf("%w: the master could not count its replicas yet (%w)", ErrReplicasBehind, err)
+	}
 	if err != nil && !n.Driver.IsServerError(err) && !errors.Is(err, driver.ErrUnexpectedReply) {
-		return 0, fmt.Errorf("counting the master's replicas: %w", err)
+		return fmt.Errorf("counting the master's replicas: %w", err)
 	}
 	if err != nil { // a server that refuses to tell, or cannot, is taken to have none, for good
 		n.log.Warn("redlock: the server did not tell its replicas; grants do not wait for any", "driver", n.Driver.Name(), "error", err)
+		n.mu.Lock()
+		n.acksCount = driver.Replicas{}
+		n.mu.Unlock()
 		n.acksCounted.Store(math.MaxInt64)
 		n.acksProbed.Store(0)
-		return 0, nil
+		return nil
 	}
-	v := min(r, 1)
 	n.mu.Lock()
-	if !n.Cluster && master != "" && master == n.acksMaster {
+	if r.Slots == nil && r.Master != "" && r.Master == n.acksMaster {
 		// One server counts only the replicas connected now: one whose
 		// link broke may still be promoted, unless its master changed.
-		v = max(v, n.acksFloor)
+		r.Connected = max(r.Connected, n.acksFloor)
 	}
-	n.acksMaster, n.acksFloor = master, v
+	n.acksMaster, n.acksFloor = r.Master, min(r.Connected, 1)
+	n.acksCount = r
 	n.mu.Unlock()
+	most := min(r.Connected, 1)
+	for _, s := range r.Slots {
+		most = max(most, min(s.Replicas, 1))
+	}
 	n.acksCounted.Store(time.Now().UnixNano())
-	n.acksProbed.Store(int32(v))
-	n.log.Debug("redlock: replicas counted", "driver", n.Driver.Name(), "replicas", r, "acks", v)
-	return v, nil
+	n.acksProbed.Store(int32(most))
+	n.log.Debug("redlock: replicas counted", "driver", n.Driver.Name(), "replicas", r.Connected, "slot ranges", len(r.Slots), "acks", most)
+	return nil
 }
 
 // replicate returns once what n's masters of the acked keys took so far is on the
 // replicas acksWanted says, within ctx, or fails with ErrReplicasBehind.
 // One server serves every name, so one wait does.
 func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
-	want, err := n.acksWanted(ctx)
-	if err != nil || want == 0 {
-		return err
-	}
 	if !n.Cluster {
 		acked = acked[:1]
 	}
@@ -73,6 +92,13 @@ func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
 	// that fell short: the replicas get all the time the call has.
 	timeout -= 5 * time.Millisecond
 	for _, key := range acked {
+		want, err := n.acksWanted(ctx, key)
+		if err != nil {
+			return err
+		}
+		if want == 0 {
+			continue
+		}
 		acked, err := n.replicated.WaitReplicas(ctx, key, want, timeout)
 		if err != nil && errors.Is(Ended(ctx), context.DeadlineExceeded) {
 			n.acksProbed.Store(-1)
@@ -84,10 +110,10 @@ func (n *Node) replicate(ctx context.Context, tm Timing, acked []string) error {
 		if acked >= want {
 			continue
 		}
-		// A replica may have failed, or been promoted (and its old master
-		// is gone): count them again, and wait only for those left.
+		// A replica may have been promoted (and its old master is gone),
+		// or have left: count them again, and wait only for those left.
 		n.acksProbed.Store(-1)
-		if now, err := n.acksWanted(ctx); err != nil || acked < now {
+		if now, err := n.acksWanted(ctx, key); err != nil || acked < now {
 			return fmt.Errorf("%w: %d of %d", ErrReplicasBehind, acked, want)
 		}
 	}

@@ -24,6 +24,8 @@
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
@@ -31,8 +33,13 @@
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
 
+-- A malformed fencing counter refuses the attempt before it writes.
+local counter, bad = readFence(KEYS[2])
+if bad then
+  return bad
+end
 local try = tonumber(ARGV[4]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-local late = lateReply(KEYS[1], KEYS[2], KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
+local late = lateReply(KEYS[1], counter, KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
 if late then return late end
 local now = serverNow()
 purgeLine(KEYS[3], KEYS[4], now)
@@ -55,12 +62,12 @@ if wait > 0 then
   lengthen(KEYS[3], wait)
   lengthen(KEYS[4], wait)
 end
-local held, pttl = heldReply(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+local held, pttl = heldReply(KEYS[1], counter, ARGV[1], ARGV[2])
 if held then return held end
 if pttl == -2 then
   local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
   if first == ARGV[1] or (wait == 0 and first == nil) then
-    return takeFree(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[6])
+    return takeFree(KEYS[1], KEYS[2], counter, ARGV[1], ARGV[2], ARGV[6])
   end
   if first then
     grant(KEYS[1], KEYS[2], KEYS[5], first, ARGV[6])

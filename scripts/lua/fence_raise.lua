@@ -7,7 +7,9 @@
 -- ARGV[2] chosen: the fencing token the quorum chose
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: 1 when the holder still holds the lock here and the counter is
--- now at least ARGV[2]; 0 when the holder lost the lock here.
+-- now at least ARGV[2]; 0 when the holder lost the lock here; the error
+-- reply BADFENCE, writing nothing, when the counter is malformed (see
+-- lib/fence.lua).
 
 -- #include lib/owned.lua
 -- #include lib/fence.lua
@@ -17,5 +19,4 @@ local held = (redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', K
 if not held then
   return 0
 end
-raiseFence(KEYS[2], ARGV[2], ARGV[3])
-return 1
+return raiseFence(KEYS[2], ARGV[2], ARGV[3]) or 1

@@ -1,14 +1,19 @@
 -- Counts a latch down by one. The count-down that reaches zero deletes the
 -- latch: its del keyspace event wakes the waiters, and the latch can be
--- set again.
+-- set again; its setting is marked opened (see lib/opened.lua).
 -- KEYS[1] latch: a hash {count, gen}; absent while no count is set
+-- KEYS[2] opened: sorted set of the latch's settings that opened, by the server time (ms) their mark lapses
+-- ARGV[1] expiry: how long the mark of the opened setting lives, in ms: at least the setting's expiry
 -- Returns: the count left; 0 when the latch opened now or had no count.
+
+-- #include lib/opened.lua
+
 if redis.call('exists', KEYS[1]) == 0 then
   return 0
 end
 local left = redis.call('hincrby', KEYS[1], 'count', -1)
-if left <= 0 then
-  redis.call('del', KEYS[1])
-  return 0
+if left > 0 then
+  return left
 end
-return left
+openLatch(KEYS[1], KEYS[2], ARGV[1])
+return 0

@@ -24,6 +24,8 @@
 -- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
 -- is the index (from 0) of the first name held by another token, and wait
 -- and first are as in mutex_acquire.lua for that name.
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/hand_on.lua
@@ -33,6 +35,15 @@
 -- #include lib/left.lua
 
 local token, ttl = ARGV[1], tonumber(ARGV[2])
+-- A malformed fencing counter refuses the attempt before it writes.
+local counters = {}
+for i = 1, #KEYS, 4 do
+  local bad
+  counters[i], bad = readFence(KEYS[i + 1])
+  if bad then
+    return bad
+  end
+end
 local function mine(lock)
   return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
 end
@@ -41,7 +52,7 @@ for i = 1, #KEYS, 4 do
     if ARGV[9] == '1' and i == 1 and mine(KEYS[i]) then
       local fence = 0 -- a copy of this attempt, which took every name
       for j = 1, #KEYS, 4 do
-        fence = math.max(fence, currentFence(KEYS[j + 1]))
+        fence = math.max(fence, counters[j] or serverNow() * 1024)
       end
       return {1, fence, 0, 0, 0}
     end
@@ -81,4 +92,4 @@ end
 for i = 1, #KEYS, 4 do
   redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
 end
-return {1, takeAll(4, token, ttl, ARGV[7]), 0, 0, 0}
+return {1, takeAll(4, token, ttl, ARGV[7], counters), 0, 0, 0}

@@ -50,10 +50,20 @@ if released == #KEYS / 4 then
     end
   end
   if heir and not others then
-    redis.call('zrem', KEYS[at + 2], heir)
-    tell(heir, takeAll(4, token, ttl, ARGV[3]), secret)
-    redis.call('pexpire', heir, ttl) -- see lib/take_over.lua
-    return released
+    -- With a malformed fencing counter, each name is handed on below
+    -- instead (lib/hand_on.lua frees it and wakes the heir).
+    local counters, bad = {}, nil
+    for i = 1, #KEYS, 4 do
+      if not bad then
+        counters[i], bad = readFence(KEYS[i + 1])
+      end
+    end
+    if not bad then
+      redis.call('zrem', KEYS[at + 2], heir)
+      tell(heir, takeAll(4, token, ttl, ARGV[3], counters), secret)
+      redis.call('pexpire', heir, ttl) -- see lib/take_over.lua
+      return released
+    end
   end
 end
 for i = 1, #KEYS, 4 do

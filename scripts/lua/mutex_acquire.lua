@@ -25,6 +25,8 @@
 -- already: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
 -- (wait: how long the lock stays taken or reserved in ms, -1 when it has
 -- no expiry; first: 1 when the waiter is now at the head of the queue).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/take_over.lua
@@ -34,7 +36,8 @@
 
 if landed(KEYS[4], ARGV[8] == '1', ARGV[2]) then
   if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-    return {1, currentFence(KEYS[2]), 0, 0, 0} -- a copy of this attempt, which took the lock
+    local fence, bad = currentFence(KEYS[2])
+    return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock
   end
   return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
 end
@@ -43,12 +46,32 @@ if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
 end
 -- The common case, an attempt that does not queue finding the name free,
 -- takes it with one SET (its own ticket is in no queue).
+-- A malformed fencing counter is found only then: the attempt takes back
+-- what it wrote (its mark was new: landed would have refused it).
 if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
+  local fence, bad = drawFence(KEYS[2], ARGV[6])
+  if bad then
+    redis.call('del', KEYS[1], KEYS[4])
+    return bad
+  end
+  return {1, fence, 0, 0, 0}
 end
 local kind = redis.call('type', KEYS[1]).ok
 local holder = kind == 'string' and redis.call('get', KEYS[1])
-if holder == ARGV[1] or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1]) then
+local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])
+local counter, bad
+if mine or kind == 'none' then
+  -- What follows draws or reports a token: a malformed counter refuses
+  -- the attempt before it writes.
+  counter, bad = readFence(KEYS[2])
+  if bad then
+    return bad
+  end
+end
+if mine then
+  if holder ~= ARGV[1] then
+    redis.call('set', KEYS[1], ARGV[1], 'KEEPTTL') -- a take-over (see lib/take_over.lua)
+  end
   -- Never shortened: this may be an attempt that landed late, after the
   -- lease it belongs to was extended.
   lengthen(KEYS[1], ARGV[2])
@@ -59,10 +82,10 @@ if holder == ARGV[1] or ARGV[3] == '1' and takeOver(KEYS[1], ARGV[7], ARGV[1]) t
   -- as long as the lock lasts, so that the next attempt finds the grant
   -- too after a take-over.
   if grantOf(KEYS[4]) ~= holder then
-    return {1, currentFence(KEYS[2]), 0, 0, 0}
+    return {1, counter or serverNow() * 1024, 0, 0, 0}
   end
   redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
-  return {1, currentFence(KEYS[2]), 0, 0, 1}
+  return {1, counter or serverNow() * 1024, 0, 0, 1}
 end
 if kind == 'none' then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -70,7 +93,7 @@ if kind == 'none' then
   if ARGV[3] == '1' and redis.call('type', KEYS[4]).ok == 'string' then
     redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedBy
   end
-  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0, 0}
+  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0, 0}
 end
 local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
 reply[5] = 0

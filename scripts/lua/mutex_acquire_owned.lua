@@ -24,6 +24,8 @@
 -- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
 -- when not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry; first: 1 when the waiter is now at the head of the queue).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/join.lua
 -- #include lib/owned.lua
@@ -35,20 +37,25 @@ if KEYS[4] ~= KEYS[5] and hasLeft(KEYS[4]) then
 end
 if landed(KEYS[5], true, ARGV[3]) then
   if ownedHolds(KEYS[1], ARGV[2]) then
-    return {1, currentFence(KEYS[2]), 0, 0} -- a copy of this attempt, which took the lock
+    local fence, bad = currentFence(KEYS[2])
+    return bad or {1, fence, 0, 0} -- a copy of this attempt, which took the lock
   end
   return {0, 0, 0, 0} -- an attempt released, undone or landed already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]
-if reserved then
-  redis.call('del', KEYS[1])
-  kind = 'none'
-end
-if kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARGV[1]) then
+if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARGV[1]) then
+  local counter, bad = readFence(KEYS[2])
+  if bad then
+    redis.call('del', KEYS[5]) -- the mark landed set: it was new
+    return bad
+  end
+  if reserved then
+    redis.call('del', KEYS[1])
+  end
   redis.call('hset', KEYS[1], 'o', ARGV[1])
   ownedHold(KEYS[1], ARGV[2], ARGV[3])
   redis.call('zrem', KEYS[3], KEYS[4])
-  return {1, drawFence(KEYS[2], ARGV[6]), 0, 0}
+  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0}
 end
 return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])

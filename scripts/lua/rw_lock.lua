@@ -25,6 +25,8 @@
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the writer's remaining
 -- milliseconds, or the time until the first read lease lapses; -1 without
 -- expiry).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/purge.lua
 -- #include lib/fence.lua
@@ -32,8 +34,13 @@
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
 
+-- A malformed fencing counter refuses the attempt before it writes.
+local counter, bad = readFence(KEYS[6])
+if bad then
+  return bad
+end
 local try = tonumber(ARGV[3]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-local late = lateReply(KEYS[1], KEYS[6], KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
+local late = lateReply(KEYS[1], counter, KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
 if late then return late end
 local now = serverNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
@@ -47,12 +54,12 @@ if wait > 0 then
   redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
   lengthen(KEYS[3], wait)
 end
-local held, pttl = heldReply(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
+local held, pttl = heldReply(KEYS[1], counter, ARGV[1], ARGV[2])
 if held then return held end
 if pttl == -2 then
   local reader = redis.call('zrangebyscore', KEYS[2], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if not reader[1] then
-    return takeFree(KEYS[1], KEYS[6], ARGV[1], ARGV[2], ARGV[5])
+    return takeFree(KEYS[1], KEYS[6], counter, ARGV[1], ARGV[2], ARGV[5])
   end
   pttl = tonumber(reader[2]) - now
 end

@@ -18,6 +18,8 @@
 -- ARGV[4] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
@@ -25,10 +27,15 @@
 -- #include lib/lengthen.lua
 -- #include lib/left.lua
 
+-- A malformed fencing counter refuses the attempt before it writes.
+local counter, bad = readFence(KEYS[6])
+if bad then
+  return bad
+end
 local try = tonumber(ARGV[3]) == 0 -- a TryRLock, whose ticket is its own (see lib/left.lua)
 if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
   if try and redis.call('zscore', KEYS[2], ARGV[1]) then
-    return {1, currentFence(KEYS[6]), 0} -- a copy of this TryRLock, which took a read lease
+    return {1, counter or serverNow() * 1024, 0} -- a copy of this TryRLock, which took a read lease
   end
   return {0, 0, 0} -- an attempt of a reader that released or left, or a TryRLock that landed already, landing late
 end
@@ -48,7 +55,7 @@ if pttl == -2 then
     end
     lengthen(KEYS[2], ttl)
     redis.call('zrem', KEYS[4], ARGV[1])
-    return {1, drawFence(KEYS[6], ARGV[4]), 0}
+    return {1, drawnFrom(KEYS[6], counter, ARGV[4]), 0}
   end
   if writer and liveReaders(KEYS[2], now) == 0 then
     -- Nothing holds the writer up: hand it the lock.

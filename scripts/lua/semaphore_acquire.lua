@@ -39,6 +39,8 @@
 -- milliseconds until enough expire (-1 when another waiter is first, 0
 -- when acquired); size, the number of permits in force; slots, a 52-bit
 -- digest of the slots given (else 0).
+-- The error reply BADFENCE, with nothing written, when the fencing counter
+-- is malformed (see lib/fence.lua).
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
@@ -52,6 +54,11 @@
 -- in runs, and a scan through a long run would block the server.
 local scanLimit = 500
 
+-- A malformed fencing counter refuses the attempt before it writes.
+local counter, bad = readFence(KEYS[4])
+if bad then
+  return bad
+end
 local size = tonumber(ARGV[4])
 local stored = redis.call('get', KEYS[3])
 if isCount(stored) then
@@ -64,7 +71,7 @@ end
 if landed(KEYS[7], true, ARGV[3]) then -- the mark is the attempt's own
   local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
   if list then
-    return {1, currentFence(KEYS[4]), 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
+    return {1, counter or serverNow() * 1024, 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
   end
   return {0, 0, 0, size, 0} -- released, undone or landed already, landing late
 end
@@ -163,4 +170,4 @@ end
 if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
   redis.call('pexpire', KEYS[3], ARGV[9])
 end
-return {1, drawFence(KEYS[4], ARGV[9]), 0, size, slotsDigest(list)}
+return {1, drawnFrom(KEYS[4], counter, ARGV[9]), 0, size, slotsDigest(list)}

@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -52,7 +53,7 @@ import (
 
 func main() {
 	var (
-		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys")
+		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys, idle (1,000 waiters on 100 held keys), names (2,000 names held, then released)")
 		gs        = flag.String("goroutines", "1,8,64", "keys: goroutines of the Client (comma-separated)")
 		libs      = flag.String("libs", "all", "libraries to run, by id (comma-separated), or all: "+strings.Join(ids(), ", "))
 		clients   = flag.String("clients", "10", "Clients contending for the key (comma-separated)")
@@ -85,12 +86,17 @@ type workload struct {
 	clients    int           // contend: Clients on one key
 	hold       time.Duration // contend
 	goroutines int           // keys: goroutines of one Client
+	footprint  string        // "idle" or "names": what waiting and holding keep
 }
 
 func (w workload) contended() bool { return w.clients > 0 }
 
 func (w workload) title() string {
 	switch {
+	case w.footprint == "idle":
+		return fmt.Sprintf("Idle waiters: %d waiters of one Client on %d keys another Client holds, per waiter", idleWaiters, idleKeys)
+	case w.footprint == "names":
+		return fmt.Sprintf("Footprint: one Client holds %d names at once, then releases them, per name", heldNames)
 	case w.contended():
 		return fmt.Sprintf("Contention: one key, %d Clients, %v hold", w.clients, w.hold)
 	case w.goroutines > 0:
@@ -123,6 +129,8 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 		switch w {
 		case "cycle":
 			ws = append(ws, workload{name: "cycle"})
+		case "idle", "names":
+			ws = append(ws, workload{name: w, footprint: w})
 		case "keys":
 			for g := range strings.SplitSeq(goroutines, ",") {
 				n, err := strconv.Atoi(g)
@@ -195,7 +203,10 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 					fmt.Fprintf(os.Stderr, "lockbench: [%d/%d] %s\n", done+1, total, desc)
 				}
 				var r *run
-				if w.contended() {
+				if w.footprint != "" {
+					r = new(run)
+					r.footprint, err = footprintOf(ctx, w.footprint, lib, addrs, admins)
+				} else if w.contended() {
 					r, err = contend(ctx, lib, addrs, admins, w.clients, w.hold, d)
 				} else if w.goroutines > 0 {
 					r, err = keys(ctx, lib, addrs, admins, w.goroutines, d)
@@ -306,6 +317,31 @@ func per(v float64, n int) float64 {
 }
 
 func columns(w workload, d time.Duration) []column {
+	fp := func(head string, of func(*footprint) float64, f func(float64) string) column {
+		return column{head, func(r *run, _ floors) float64 {
+			if r.footprint == nil { // the library did not finish it in time
+				return math.NaN()
+			}
+			return of(r.footprint)
+		}, f}
+	}
+	switch w.footprint {
+	case "idle":
+		return []column{
+			fp("waiting when measured", func(f *footprint) float64 { return float64(f.waiting) }, num(0)),
+			fp("goroutines beyond the waiter's own", func(f *footprint) float64 { return f.goroutines }, num(2)),
+			fp("server connections", func(f *footprint) float64 { return f.conns }, num(3)),
+			fp("client heap, bytes", func(f *footprint) float64 { return f.heap }, num(0)),
+			fp("server memory, bytes", func(f *footprint) float64 { return f.serverMem }, num(0)),
+		}
+	case "names":
+		return []column{
+			fp("keys / held name", func(f *footprint) float64 { return f.keys }, num(2)),
+			fp("server bytes / held name", func(f *footprint) float64 { return f.serverMem }, num(0)),
+			fp("keys left / released name", func(f *footprint) float64 { return f.leftKeys }, num(2)),
+			fp("server bytes left / released name", func(f *footprint) float64 { return f.leftMem }, num(0)),
+		}
+	}
 	unit := "acq."
 	if !w.contended() && w.goroutines == 0 {
 		unit = "cycle"
@@ -372,10 +408,14 @@ func printTable(w io.Writer, wl workload, d time.Duration, libs []library, runs 
 		for _, c := range cs {
 			var xs []float64
 			for rep, r := range runs[i] {
-				xs = append(xs, c.of(r, fl[rep]))
+				if x := c.of(r, fl[rep]); !math.IsNaN(x) {
+					xs = append(xs, x)
+				}
 			}
 			s := stats.Of(xs)
-			if c.fmt(s.Lo) == c.fmt(s.Hi) {
+			if len(xs) == 0 {
+				fmt.Fprint(w, " — |")
+			} else if c.fmt(s.Lo) == c.fmt(s.Hi) {
 				fmt.Fprintf(w, " %s |", c.fmt(s.Med))
 			} else {
 				fmt.Fprintf(w, " %s (%s–%s) |", c.fmt(s.Med), c.fmt(s.Lo), c.fmt(s.Hi))

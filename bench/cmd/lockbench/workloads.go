@@ -30,6 +30,8 @@ type run struct {
 	server   serverStats     // the server's CPU and commands in the run
 	sent     int64           // commands the Clients sent
 	client   time.Duration   // this process's CPU time in the run
+
+	footprint *footprint // the idle and names workloads
 }
 
 // runKey is a key of its own for every run.

@@ -10,34 +10,82 @@
 
 -- #include lib/now.lua
 
+-- fenceLimit is 2^53: from there on a Lua number (a double) no longer
+-- tells every integer from the next, so a token drawn there would repeat.
+local fenceLimit = 9007199254740992
+
 -- fenceNumber writes a token as an integer (a Lua number converted by
 -- Redis would be written as %.14g).
 local function fenceNumber(token)
   return string.format('%.0f', token)
 end
 
--- currentFence returns the counter, or where a new one would start.
-local function currentFence(fence)
-  return tonumber(redis.call('get', fence)) or serverNow() * 1024
+-- badFence is the error reply for a counter that holds what no draw or
+-- raise wrote: the script that finds it writes nothing.
+local function badFence(fence, value)
+  local held = 'a value that is not a string'
+  if type(value) == 'string' then
+    held = '"' .. string.gsub(string.sub(value, 1, 32), '[^%w%.%+%-]', '?') .. '"'
+  end
+  return redis.error_reply('BADFENCE the fencing counter ' .. fence .. ' holds ' .. held ..
+    ', not a decimal integer below 2^53: delete it or set it to such an integer')
 end
 
--- drawFence draws a token from the counter and keeps it for idle ms.
-local function drawFence(fence, idle)
-  local token = tonumber(redis.call('get', fence))
-  if token then
-    token = token + 1
-  else
-    token = serverNow() * 1024
+-- readFence returns the counter, nil when it does not exist, or nil and
+-- the error reply when it holds anything but a decimal integer below 2^53
+-- (its string is checked: tonumber would take "1e20", "nan" or "1.5").
+local function readFence(fence)
+  local value = redis.pcall('get', fence)
+  if not value then
+    return nil
+  end
+  if type(value) == 'string' and string.match(value, '^%d+$') and tonumber(value) < fenceLimit then
+    return tonumber(value)
+  end
+  return nil, badFence(fence, value)
+end
+
+-- currentFence returns the counter, or where a new one would start; or
+-- nil and the error reply (see readFence).
+local function currentFence(fence)
+  local token, bad = readFence(fence)
+  if bad then
+    return nil, bad
+  end
+  return token or serverNow() * 1024
+end
+
+-- drawnFrom draws a token from the counter that readFence read and keeps
+-- it for idle ms.
+local function drawnFrom(fence, counter, idle)
+  local token = serverNow() * 1024
+  if counter then
+    token = counter + 1
   end
   redis.call('set', fence, fenceNumber(token), 'PX', idle)
   return token
 end
 
+-- drawFence draws a token from the counter and keeps it for idle ms; or
+-- writes nothing and returns nil and the error reply (see readFence).
+local function drawFence(fence, idle)
+  local counter, bad = readFence(fence)
+  if bad then
+    return nil, bad
+  end
+  return drawnFrom(fence, counter, idle)
+end
+
 -- raiseFence raises the counter to at least token (a quorum's choice) and
--- keeps it for at least idle ms.
+-- keeps it for at least idle ms; or writes nothing and returns the error
+-- reply (see readFence).
 local function raiseFence(fence, token, idle)
+  local counter, bad = readFence(fence)
+  if bad then
+    return bad
+  end
   token = tonumber(token)
-  if (tonumber(redis.call('get', fence)) or 0) < token then
+  if (counter or 0) < token then
     redis.call('set', fence, fenceNumber(token), 'PX', idle)
   elseif redis.call('pttl', fence) < tonumber(idle) then
     redis.call('pexpire', fence, idle)

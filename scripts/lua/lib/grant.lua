@@ -3,7 +3,8 @@
 -- ("<ttl>:<secret>"), and the fencing token told to its client with a
 -- MAC by the secret (see tell.lua), so that it holds the lock without another
 -- request. A waiter whose ticket lapsed, or holds 0 (it would not hear),
--- gets nothing.
+-- gets nothing. Where the fencing counter is malformed, the lock stays
+-- free and the waiter is woken (told 0): its attempt reports the counter.
 
 -- #include lib/tell.lua
 -- #include lib/fence.lua
@@ -11,7 +12,12 @@
 local function grant(lock, fence, tickets, token, idle)
   local ttl, secret = string.match(redis.call('get', tickets .. token) or '', '^(%d+):(%w*)$')
   if ttl and tonumber(ttl) > 0 then
+    local counter, bad = readFence(fence)
+    if bad then
+      tell(tickets .. token, 0, secret)
+      return
+    end
     redis.call('set', lock, token, 'PX', ttl)
-    tell(tickets .. token, drawFence(fence, idle), secret)
+    tell(tickets .. token, drawnFrom(fence, counter, idle), secret)
   end
 end

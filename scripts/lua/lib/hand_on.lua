@@ -9,7 +9,10 @@
 -- too). Any other waiter (an owner's, "o:<secret>") gets the lock
 -- reserved a moment (message 0) and takes it with an attempt. With no
 -- one waiting, the lock is deleted. A grant draws the fencing token with
--- fence.lua (idle: how long the counter lives).
+-- fence.lua (idle: how long the counter lives). Where the counter is
+-- malformed, the release still frees the lock: it deletes it and wakes
+-- the waiter, which stays first in line and whose attempt reports the
+-- counter.
 
 -- #include lib/tell.lua
 -- #include lib/live_head.lua
@@ -21,21 +24,32 @@ local function handOn(lock, fence, queue, reserve, idle)
     redis.call('del', lock)
     return
   end
-  redis.call('zrem', queue, ticket)
   local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
+  local told = true
+  if not token then
+    ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
+    told = false
+  end
+  local counter, bad
+  if token then
+    counter, bad = readFence(fence)
+    if bad then
+      redis.call('del', lock)
+      tell(ticket, 0, secret)
+      return
+    end
+  end
+  redis.call('zrem', queue, ticket)
   if token then
     redis.call('set', lock, token, 'PX', ttl)
     -- The ticket names the grant's token as long as the grant lasts, for
     -- a waiter that rotated its token to take it over (mutex_acquire.lua).
     redis.call('pexpire', ticket, ttl)
-    tell(ticket, drawFence(fence, idle), secret)
-    return
-  end
-  ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
-  if token then
-    redis.call('set', lock, token, 'PX', ttl)
-    redis.call('pexpire', ticket, ttl)
-    drawFence(fence, idle)
+    local drawn = drawnFrom(fence, counter, idle)
+    if told then
+      tell(ticket, drawn, secret)
+      return
+    end
   else
     redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
     secret = string.match(value, '^o:(%w+)$')

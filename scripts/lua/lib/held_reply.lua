@@ -1,6 +1,8 @@
 -- The replies of an exclusive attempt ({acquired, fence, pttl}) that needs
 -- no more work: one that landed late or twice, one whose token holds the
--- lock already, and one that takes the lock free.
+-- lock already, and one that takes the lock free. counter is the fencing
+-- counter as readFence read it, before the attempt wrote anything (see
+-- fence.lua).
 -- #include lib/left.lua
 -- #include lib/fence.lua
 -- #include lib/lengthen.lua
@@ -9,12 +11,12 @@
 -- landed), or nil when it is not: a copy of an attempt with a ticket of
 -- its own (own) whose token took the lock reports it held; any other is
 -- refused (a waiter that left, or an attempt that landed already).
-local function lateReply(lock, fence, ticket, token, own, ttl)
+local function lateReply(lock, counter, ticket, token, own, ttl)
   if not landed(ticket, own, ttl) then
     return nil
   end
   if own and redis.call('get', lock) == token then
-    return {1, currentFence(fence), 0}
+    return {1, counter or serverNow() * 1024, 0}
   end
   return {0, 0, 0}
 end
@@ -23,17 +25,17 @@ end
 -- grant, or the attempt landing again); when it does not, nil and the
 -- lock's PTTL (-2: the lock is free). The expiry is never shortened: the
 -- attempt may land after the lease it belongs to was extended.
-local function heldReply(lock, fence, token, ttl)
+local function heldReply(lock, counter, token, ttl)
   if redis.call('get', lock) ~= token then
     return nil, redis.call('pttl', lock)
   end
   lengthen(lock, ttl)
-  return {1, currentFence(fence), 0}
+  return {1, counter or serverNow() * 1024, 0}
 end
 
 -- takeFree takes the free lock for token for ttl ms and draws its fencing
 -- token, which lives idle ms.
-local function takeFree(lock, fence, token, ttl, idle)
+local function takeFree(lock, fence, counter, token, ttl, idle)
   redis.call('set', lock, token, 'PX', ttl)
-  return {1, drawFence(fence, idle), 0}
+  return {1, drawnFrom(fence, counter, idle), 0}
 end
