@@ -91,6 +91,9 @@ func testConfinedToPrefix(t *testing.T, e env) {
 	}
 	m, fm, rw := c.Mutex(n), c.FairMutex(n), c.RWMutex(n)
 	contend("Mutex", m.Lock, m.Lock)
+	if _, err := m.State(ctx); err != nil {
+		t.Errorf("Mutex.State: %v", err)
+	}
 	contend("FairMutex", fm.Lock, fm.Lock)
 	contend("RWMutex", rw.Lock, rw.RLock)
 	s := c.Semaphore(n, 1)

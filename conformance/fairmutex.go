@@ -26,6 +26,9 @@ func runFairMutex(t *testing.T, e env) {
 		"AutoExtend":       testFairAutoExtend,
 		"History":          testFairHistory,
 	})
+	if e.strategy == core.Poll { // a read; the wait strategy plays no part
+		cases["State"] = testFairState
+	}
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown

@@ -76,7 +76,7 @@ func FuzzPublicAPI(f *testing.F) {
 		// gets one no load on a loaded machine comes near, so that its
 		// end fails the input only when the call really waited.
 		deadline := 2 * time.Second
-		if in.slow || op%17 == 15 || op%17 == 16 {
+		if in.slow || op%18 == 15 || op%18 == 16 {
 			deadline = 150 * time.Millisecond
 		}
 		// A call that outlives its context by far has hung: say which.
@@ -122,7 +122,7 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Minire
 	var l *core.Lease
 	var err error
 	sent := srv.CommandCount()
-	switch op % 17 {
+	switch op % 18 {
 	case 0:
 		l, err = lease(c.Mutex(in.name, opts...).TryLock(ctx))
 	case 1:
@@ -157,6 +157,20 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Minire
 			sent = srv.CommandCount()
 			err = l.Extend(ctx, in.ttl)
 		}
+	case 17: // read every primitive's state, each checked as a call
+		for _, state := range []func() error{
+			func() error { _, err := c.Mutex(in.name, opts...).State(ctx); return err },
+			func() error { _, err := c.FairMutex(in.name, opts...).State(ctx); return err },
+			func() error { _, err := c.RWMutex(in.name, opts...).State(ctx); return err },
+			func() error { _, err := c.Semaphore(in.name, in.permits, opts...).State(ctx); return err },
+			func() error { _, err := c.MultiLock([]string{in.name, in.name + "/b"}, opts...).State(ctx); return err },
+		} {
+			sent = srv.CommandCount()
+			if err = state(); errors.Is(err, core.ErrInvalid) && srv.CommandCount() != sent {
+				t.Fatalf("State: %v after %d commands were sent", err, srv.CommandCount()-sent)
+			}
+			in.check(t, ctx, "State", err)
+		}
 	case 15, 16: // wait, through the fuzzed backoff, on a lock held or a latch set
 		holder, herr := c.Mutex(in.name).TryLock(ctx)
 		if herr == nil {
@@ -164,7 +178,7 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Minire
 		}
 		c.Latch(in.name).TrySetCount(ctx, 1)
 		sent = srv.CommandCount()
-		if op%17 == 15 {
+		if op%18 == 15 {
 			l, err = c.Mutex(in.name, opts...).Lock(ctx)
 		} else {
 			err = c.Latch(in.name, opts...).Wait(ctx)
@@ -176,7 +190,7 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Minire
 	in.check(t, ctx, "the call", err)
 	// Only the server knows a semaphore's number of permits (SetPermits
 	// stores it): taking more than it has is refused there.
-	serverJudged := (op%17 == 6 || op%17 == 7) && in.n > 0 && in.permits > 0
+	serverJudged := (op%18 == 6 || op%18 == 7) && in.n > 0 && in.permits > 0
 	if errors.Is(err, core.ErrInvalid) && srv.CommandCount() != sent && !serverJudged {
 		t.Fatalf("%v after %d commands were sent", err, srv.CommandCount()-sent)
 	}

@@ -34,6 +34,9 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	maps.Copy(cases, randomFaults(e, "MultiLock"))
 	maps.Copy(cases, hostile(e, "MultiLock"))
+	if e.strategy == core.Poll { // a read; the wait strategy plays no part
+		cases["State"] = testMultiLockState
+	}
 	if len(e.addrs) >= 3 && e.strategy == core.Notify {
 		// Where waiters queue, and a refused waiter leaves the lines of
 		// the nodes that refused it while its next attempt starts.

@@ -26,6 +26,7 @@ func runMutex(t *testing.T, e env) {
 		"Do":                     testDo,
 		"FencingIncreases":       testFencingIncreases,
 		"History":                testMutexHistory,
+		"State":                  testMutexState,
 	}
 	maps.Copy(cases, partialFailureMutexCases)
 	maps.Copy(cases, hostile(e, "Mutex"))

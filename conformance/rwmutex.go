@@ -27,6 +27,9 @@ func runRWMutex(t *testing.T, e env) {
 		"ExpiryLosesLease":      testRWExpiry,
 		"History":               testRWHistory,
 	})
+	if e.strategy == core.Poll { // a read; the wait strategy plays no part
+		cases["State"] = testRWState
+	}
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown

@@ -32,6 +32,9 @@ func runSemaphore(t *testing.T, e env) {
 		"ReleaseByIDReported":     testReleaseByIDReported,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
+	if e.strategy == core.Poll { // a read; the wait strategy plays no part
+		cases["State"] = testSemaphoreState
+	}
 	maps.Copy(cases, hostile(e, "Semaphore"))
 	maps.Copy(cases, randomFaults(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line

@@ -53,6 +53,9 @@ type Scripts interface {
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
+	// MutexState reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.
+	// It runs scripts/lua/mutex_state.lua.
+	MutexState(ctx context.Context, lock string, fence string, queue string) (MutexStateReply, error)
 	// MultiLockAcquire takes every name of a MultiLock with the waiter's token, or none and queues the waiter at the first name held by another.
 	// It runs scripts/lua/multi_acquire.lua.
 	MultiLockAcquire(ctx context.Context, r MultiLockAcquireRequest) (MultiLockAcquireReply, error)
@@ -65,6 +68,9 @@ type Scripts interface {
 	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
 	FairMutexRelease(ctx context.Context, r FairMutexReleaseRequest) (int64, error)
+	// FairMutexState reads a fair lock's holder, its remaining time, the fencing counter and the waiters in line, writing nothing.
+	// It runs scripts/lua/fair_state.lua.
+	FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (FairMutexStateReply, error)
 	// RWMutexReadAcquire grants a read lease while no writer holds or waits; a reader that must wait registers to be woken.
 	// It runs scripts/lua/rw_rlock.lua.
 	RWMutexReadAcquire(ctx context.Context, r RWMutexReadAcquireRequest) (RWMutexReadAcquireReply, error)
@@ -77,6 +83,9 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
+	// RWMutexState reads a reader/writer lock's writer, read leases and waiters, writing nothing.
+	// It runs scripts/lua/rw_state.lua.
+	RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (RWMutexStateReply, error)
 	// SemaphoreAcquire takes n free permit slots at once, or none, first come first served among the waiters in line, purging expired ones, and draws a fencing token.
 	// It runs scripts/lua/semaphore_acquire.lua.
 	SemaphoreAcquire(ctx context.Context, r SemaphoreAcquireRequest) (SemaphoreAcquireReply, error)
@@ -95,6 +104,9 @@ type Scripts interface {
 	// SemaphoreFenceRaise makes a quorum-chosen semaphore fencing token durable on one node.
 	// It runs scripts/lua/semaphore_fence_raise.lua.
 	SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error)
+	// SemaphoreState reads a semaphore's held permits by lease, its stored number of permits and its line's length, writing nothing.
+	// It runs scripts/lua/semaphore_state.lua.
+	SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (SemaphoreStateReply, error)
 	// LatchTrySet sets a latch's count and generation, only when no count is set and this setting was not undone, and did not open, already.
 	// It runs scripts/lua/latch_try_set.lua.
 	LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error)
@@ -213,6 +225,16 @@ type ReleaseOwnedRequest struct {
 	Always  int64         // ARGV[5]
 }
 
+// MutexStateReply is the reply of scripts/lua/mutex_state.lua.
+type MutexStateReply struct {
+	Holder  string        // the token that holds the lock, or the owner of a reentrant lock; empty when no one holds it
+	Owned   bool          // Holder is an owner
+	Holds   int64         // the owner's leases that hold the lock; 1 for a token, 0 when free
+	TTL     time.Duration // the lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Waiting int64         // the tickets in the line
+}
+
 // MultiLockAcquireRequest holds the keys and arguments of MultiLockAcquire, in the order of scripts/lua/multi_acquire.lua.
 type MultiLockAcquireRequest struct {
 	Keys    []string      // KEYS[1]
@@ -269,6 +291,15 @@ type FairMutexReleaseRequest struct {
 	Keep    int64         // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
+}
+
+// FairMutexStateReply is the reply of scripts/lua/fair_state.lua.
+type FairMutexStateReply struct {
+	Holder  string        // the token that holds the lock; empty when free
+	TTL     time.Duration // the lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Waiting int64         // the waiters whose place has not lapsed, the holder left out
+	Line    []string      // the first waiters in line order, each token followed by the milliseconds until its place lapses
 }
 
 // RWMutexReadAcquireRequest holds the keys and arguments of RWMutexReadAcquire, in the order of scripts/lua/rw_rlock.lua.
@@ -328,6 +359,17 @@ type RWMutexReleaseRequest struct {
 	Left    time.Duration // ARGV[4]
 }
 
+// RWMutexStateReply is the reply of scripts/lua/rw_state.lua.
+type RWMutexStateReply struct {
+	Writer  string        // the token that holds the write lock; empty when none
+	TTL     time.Duration // the write lock's remaining time; negative when it is absent or has no expiry
+	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
+	Readers int64         // the read leases that have not lapsed
+	Writers int64         // the waiting writers that have not lapsed, the writer left out
+	Waiting int64         // the waiting readers that have not lapsed
+	Listed  []string      // read leases (r) and waiting writers (w): each kind, token and milliseconds until it lapses
+}
+
 // SemaphoreAcquireRequest holds the keys and arguments of SemaphoreAcquire, in the order of scripts/lua/semaphore_acquire.lua.
 type SemaphoreAcquireRequest struct {
 	Permits     string        // KEYS[1]
@@ -379,6 +421,15 @@ type SemaphoreExtendRequest struct {
 	N       int64         // ARGV[2]
 	Slots   int64         // ARGV[3]
 	TTL     time.Duration // ARGV[4]
+}
+
+// SemaphoreStateReply is the reply of scripts/lua/semaphore_state.lua.
+type SemaphoreStateReply struct {
+	Size    int64    // the number of permits stored by SetPermits; 0 when none is stored
+	Fence   int64    // the fencing counter; 0 when absent
+	Held    int64    // the slots whose lease has not expired
+	Waiting int64    // the tickets in the line
+	Slots   []string // held slots, soonest to expire first: each lease's token, the slot and the milliseconds until it expires
 }
 
 // LatchReadReply is the reply of scripts/lua/latch_read.lua.

@@ -13,8 +13,9 @@ import (
 type client struct {
 	pkg        string // the package under drivers/, and its name
 	stringArgs bool   // the client takes arguments as strings only
-	// helpers renders evalInt, evalInts, doInt and doOK: run a script
-	// (EVALSHA, then EVAL on NOSCRIPT) or a native command, decode integers.
+	// helpers renders evalInt, evalInts, evalStrings, doInt and doOK: run
+	// a script (EVALSHA, then EVAL on NOSCRIPT) or a native command, decode
+	// integers or strings.
 	helpers func(f *jen.File)
 }
 
@@ -42,7 +43,10 @@ func method(op spec.Op, name string, body jen.Code) jen.Code {
 
 func scriptMethod(c client, op spec.Op) jen.Code {
 	helper := "evalInt"
-	if len(op.Reply) > 1 {
+	switch {
+	case textReply(op):
+		helper = "evalStrings"
+	case len(op.Reply) > 1:
 		helper = "evalInts"
 	}
 	call := jen.Id("d").Dot(helper).CallFunc(func(g *jen.Group) {

@@ -24,14 +24,16 @@ func add(f *jen.File, c jen.Code) {
 	f.Line()
 }
 
-// intHelpers renders evalInt, evalInts, doInt and doOK over a client's eval
-// and do, given how the client turns a result into integers.
-func intHelpers(f *jen.File, argType jen.Code, asInt, asInts func(*jen.Statement) jen.Code, okBody []jen.Code) {
+// intHelpers renders evalInt, evalInts, evalStrings, doInt and doOK over a
+// client's eval and do, given how the client turns a result into integers
+// or strings.
+func intHelpers(f *jen.File, argType jen.Code, asInt, asInts, asStrings func(*jen.Statement) jen.Code, okBody []jen.Code) {
 	args := jen.Id("args").Op("...").Add(argType)
 	evalCall := jen.Id("d").Dot("eval").Call(jen.Id("ctx"), jen.Id("s"), jen.Id("keys"), jen.Id("args"))
 	doCall := jen.Id("d").Dot("do").Call(jen.Id("ctx"), jen.Id("name"), jen.Id("keys"), jen.Id("args"))
 	add(f, recv().Id("evalInt").Params(ctxParam, scriptParam, keysParam, args).Params(jen.Int64(), jen.Error()).Block(jen.Return(asInt(evalCall.Clone()))))
 	add(f, recv().Id("evalInts").Params(ctxParam, scriptParam, keysParam, args).Params(jen.Index().Int64(), jen.Error()).Block(jen.Return(asInts(evalCall.Clone()))))
+	add(f, recv().Id("evalStrings").Params(ctxParam, scriptParam, keysParam, args).Params(jen.Index().String(), jen.Error()).Block(jen.Return(asStrings(evalCall.Clone()))))
 	add(f, recv().Id("doInt").Params(ctxParam, nameParam, keysParam, args).Params(jen.Int64(), jen.Error()).Block(jen.Return(asInt(doCall.Clone()))))
 	add(f, jen.Comment("doOK maps a conditional command's OK to 1 and its nil reply to 0.").Line().Add(recv()).Id("doOK").Params(ctxParam, nameParam, keysParam, args).Params(jen.Int64(), jen.Error()).Block(okBody...))
 }
@@ -91,6 +93,7 @@ var goredis = client{pkg: "goredis", helpers: func(f *jen.File) {
 	intHelpers(f, jen.Any(),
 		func(s *jen.Statement) jen.Code { return s.Dot("Int64").Call() },
 		func(s *jen.Statement) jen.Code { return s.Dot("Int64Slice").Call() },
+		func(s *jen.Statement) jen.Code { return s.Dot("StringSlice").Call() },
 		append([]jen.Code{jen.Err().Op(":=").Id("d").Dot("do").Call(jen.Id("ctx"), jen.Id("name"), jen.Id("keys"), jen.Id("args")).Dot("Err").Call()},
 			okTail(jen.Qual("errors", "Is").Call(jen.Err(), jen.Qual(goredisPkg, "Nil")))...),
 	)
@@ -123,6 +126,7 @@ var redigo = client{pkg: "redigo", helpers: func(f *jen.File) {
 	intHelpers(f, jen.Any(),
 		func(s *jen.Statement) jen.Code { return jen.Qual(redigoPkg, "Int64").Call(s) },
 		func(s *jen.Statement) jen.Code { return jen.Qual(redigoPkg, "Int64s").Call(s) },
+		func(s *jen.Statement) jen.Code { return jen.Qual(redigoPkg, "Strings").Call(s) },
 		append([]jen.Code{jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("d").Dot("do").Call(jen.Id("ctx"), jen.Id("name"), jen.Id("keys"), jen.Id("args"))},
 			okTail(jen.Err().Op("==").Nil().Op("&&").Id("v").Op("==").Nil())...),
 	)
@@ -148,6 +152,7 @@ var rueidis = client{pkg: "rueidis", stringArgs: true, helpers: func(f *jen.File
 	intHelpers(f, jen.String(),
 		func(s *jen.Statement) jen.Code { return s.Dot("AsInt64").Call() },
 		func(s *jen.Statement) jen.Code { return s.Dot("AsIntSlice").Call() },
+		func(s *jen.Statement) jen.Code { return s.Dot("AsStrSlice").Call() },
 		append([]jen.Code{jen.Err().Op(":=").Id("d").Dot("do").Call(jen.Id("ctx"), jen.Id("name"), jen.Id("keys"), jen.Id("args")).Dot("Error").Call()},
 			okTail(jen.Qual(rueidisPkg, "IsRedisNil").Call(jen.Err()))...),
 	)

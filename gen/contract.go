@@ -172,6 +172,9 @@ func decoder(op spec.Op) jen.Code {
 		)
 	}
 	zero := jen.Qual(driverPkg, op.Name+"Reply").Values()
+	if textReply(op) {
+		return doc.Add(textDecoder(op, name, zero))
+	}
 	return doc.Func().Id(name).Params(jen.Id("v").Index().Int64(), jen.Err().Error()).Params(replyType(op), jen.Error()).Block(
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
 		jen.If(jen.Len(jen.Id("v")).Op("!=").Lit(len(op.Reply))).Block(
@@ -180,6 +183,54 @@ func decoder(op spec.Op) jen.Code {
 		jen.Return(jen.Qual(driverPkg, op.Name+"Reply").Values(jen.DictFunc(func(d jen.Dict) {
 			for i, fld := range op.Reply {
 				d[jen.Id(fld.Name)] = field(fld, jen.Id("v").Index(jen.Lit(i)))
+			}
+		})), jen.Nil()),
+	)
+}
+
+// textReply reports whether op's reply holds a String or Strings field: its
+// script then replies with strings only, numbers in decimal.
+func textReply(op spec.Op) bool {
+	for _, fld := range op.Reply {
+		if fld.Type == spec.String || fld.Type == spec.Strings {
+			return true
+		}
+	}
+	return false
+}
+
+// textDecoder renders the decoder of a reply of strings: the String fields
+// pass through, a last Strings field takes the rest of the reply, and the
+// others are parsed from decimal first.
+func textDecoder(op spec.Op, name string, zero *jen.Statement) jen.Code {
+	var numbers []jen.Code
+	for i, fld := range op.Reply {
+		if fld.Type != spec.String && fld.Type != spec.Strings {
+			numbers = append(numbers, jen.Lit(i))
+		}
+	}
+	fixed, wrongLength := len(op.Reply), jen.Len(jen.Id("v")).Op("!=").Lit(len(op.Reply))
+	if op.Reply[fixed-1].Type == spec.Strings {
+		fixed--
+		wrongLength = jen.Len(jen.Id("v")).Op("<").Lit(fixed)
+	}
+	return jen.Func().Id(name).Params(jen.Id("v").Index().String(), jen.Err().Error()).Params(replyType(op), jen.Error()).Block(
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero.Clone(), jen.Err())),
+		jen.If(wrongLength).Block(
+			jen.Return(zero.Clone(), jen.Id("replyLengthError").Call(jen.Id(op.Name+"Script"), jen.Lit(fixed), jen.Len(jen.Id("v")))),
+		),
+		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("parseNumbers").Call(append([]jen.Code{jen.Id(op.Name + "Script"), jen.Id("v")}, numbers...)...),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero.Clone(), jen.Err())),
+		jen.Return(jen.Qual(driverPkg, op.Name+"Reply").Values(jen.DictFunc(func(d jen.Dict) {
+			for i, fld := range op.Reply {
+				switch fld.Type {
+				case spec.String:
+					d[jen.Id(fld.Name)] = jen.Id("v").Index(jen.Lit(i))
+				case spec.Strings:
+					d[jen.Id(fld.Name)] = jen.Id("v").Index(jen.Lit(i).Op(":"))
+				default:
+					d[jen.Id(fld.Name)] = field(fld, jen.Id("n").Index(jen.Lit(i)))
+				}
 			}
 		})), jen.Nil()),
 	)

@@ -59,6 +59,37 @@ func TestDecoderOneField(t *testing.T) {
 	}
 }
 
+// A reply with a String field is all strings: the decoder checks the
+// length (at least the fixed fields when a Strings field takes the rest),
+// parses the numbers, passes the strings through, and gives the Strings
+// field the rest of the reply.
+func TestDecoderText(t *testing.T) {
+	op := spec.Op{Name: "Peek", Script: "peek", Reply: []spec.Field{
+		{Name: "Holder", Type: spec.String},
+		{Name: "Left", Type: spec.Millis},
+		{Name: "Rest", Type: spec.Strings},
+	}}
+	expect(t, "decoder", decoder(op), `
+// DecodePeek turns the reply of peek.lua, or the error that came instead, into its Go form.
+func DecodePeek(v []string, err error) (driver.PeekReply, error) {
+	if err != nil {
+		return driver.PeekReply{}, err
+	}
+	if len(v) < 2 {
+		return driver.PeekReply{}, replyLengthError(PeekScript, 2, len(v))
+	}
+	n, err := parseNumbers(PeekScript, v, 1)
+	if err != nil {
+		return driver.PeekReply{}, err
+	}
+	return driver.PeekReply{
+		Holder: v[0],
+		Left:   time.Duration(n[1]) * time.Millisecond,
+		Rest:   v[2:],
+	}, nil
+}`)
+}
+
 // A multi-field op checks the error first and the reply length second (a
 // short reply must not panic on v[i]), then converts field i from v[i].
 func TestDecoderThreeFields(t *testing.T) {

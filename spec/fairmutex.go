@@ -24,4 +24,18 @@ var fairMutexOps = []Op{
 		Args:   []Param{{"token", String}, {"keep", Int}, {"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the lock and it was deleted, 0 otherwise"}},
 	},
+	{
+		Name:   "FairMutexState",
+		Script: "fair_state",
+		Doc:    "reads a fair lock's holder, its remaining time, the fencing counter and the waiters in line, writing nothing.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}},
+		Args:   []Param{{"shown", Int}},
+		Reply: []Field{
+			{"Holder", String, "the token that holds the lock; empty when free"},
+			{"TTL", Millis, "the lock's remaining time; negative when it is absent or has no expiry"},
+			{"Fence", Int, "the fencing counter, the token of the latest grant; 0 when absent"},
+			{"Waiting", Int, "the waiters whose place has not lapsed, the holder left out"},
+			{"Line", Strings, "the first waiters in line order, each token followed by the milliseconds until its place lapses"},
+		},
+	},
 }

@@ -113,4 +113,18 @@ var mutexOps = []Op{
 		Args:   []Param{{"holder", String}, {"chosen", Int}, {"idle", Millis}},
 		Reply:  []Field{{"Held", Int, "1 when still held here and the counter is at least the token"}},
 	},
+	{
+		Name:   "MutexState",
+		Script: "mutex_state",
+		Doc:    "reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}},
+		Reply: []Field{
+			{"Holder", String, "the token that holds the lock, or the owner of a reentrant lock; empty when no one holds it"},
+			{"Owned", Bool, "Holder is an owner"},
+			{"Holds", Int, "the owner's leases that hold the lock; 1 for a token, 0 when free"},
+			{"TTL", Millis, "the lock's remaining time; negative when it is absent or has no expiry"},
+			{"Fence", Int, "the fencing counter, the token of the latest grant; 0 when absent"},
+			{"Waiting", Int, "the tickets in the line"},
+		},
+	},
 }

@@ -45,4 +45,20 @@ var rwMutexOps = []Op{
 		Args:   []Param{{"token", String}, {"keep", Int}, {"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
 	},
+	{
+		Name:   "RWMutexState",
+		Script: "rw_state",
+		Doc:    "reads a reader/writer lock's writer, read leases and waiters, writing nothing.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"fence", String}},
+		Args:   []Param{{"shown", Int}},
+		Reply: []Field{
+			{"Writer", String, "the token that holds the write lock; empty when none"},
+			{"TTL", Millis, "the write lock's remaining time; negative when it is absent or has no expiry"},
+			{"Fence", Int, "the fencing counter, the token of the latest grant; 0 when absent"},
+			{"Readers", Int, "the read leases that have not lapsed"},
+			{"Writers", Int, "the waiting writers that have not lapsed, the writer left out"},
+			{"Waiting", Int, "the waiting readers that have not lapsed"},
+			{"Listed", Strings, "read leases (r) and waiting writers (w): each kind, token and milliseconds until it lapses"},
+		},
+	},
 }

@@ -57,4 +57,18 @@ var semaphoreOps = []Op{
 		Args:   []Param{{"chosen", Int}, {"idle", Millis}},
 		Reply:  []Field{{"Raised", Int, "always 1: the counter is now at least the token"}},
 	},
+	{
+		Name:   "SemaphoreState",
+		Script: "semaphore_state",
+		Doc:    "reads a semaphore's held permits by lease, its stored number of permits and its line's length, writing nothing.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"queue", String}},
+		Args:   []Param{{"shown", Int}},
+		Reply: []Field{
+			{"Size", Int, "the number of permits stored by SetPermits; 0 when none is stored"},
+			{"Fence", Int, "the fencing counter; 0 when absent"},
+			{"Held", Int, "the slots whose lease has not expired"},
+			{"Waiting", Int, "the tickets in the line"},
+			{"Slots", Strings, "held slots, soonest to expire first: each lease's token, the slot and the milliseconds until it expires"},
+		},
+	},
 }

@@ -18,7 +18,8 @@ const (
 	Millis
 	// Strings is a []string of keys, the last key parameter: it fills
 	// KEYS from its place on, so one script serves any number of names.
-	// The script header declares it as KEYS[i..].
+	// The script header declares it as KEYS[i..]. As the last reply field,
+	// it holds the rest of the reply.
 	Strings
 )
 
@@ -28,11 +29,12 @@ type Param struct {
 	Type Type   // String, Int or Millis for arguments; String or Strings for keys
 }
 
-// Field is one element of a script's integer reply, in order. An operation
-// with one field returns that value; with more, a struct named <Op>Reply.
+// Field is one element of a script's reply, in order. An operation with
+// one field returns that value; with more, a struct named <Op>Reply. A
+// reply with a String or Strings field is all strings, numbers in decimal.
 type Field struct {
 	Name string // the Go field name
-	Type Type   // Int, Bool or Millis
+	Type Type   // Int, Bool, Millis, String, or Strings (the last field)
 	Doc  string
 }
 

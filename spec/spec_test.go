@@ -21,35 +21,39 @@ import (
 var pinnedSHA1 = map[string]string{
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	"fence_raise":           "612502e4013476d2ac48b9acfaa9f40e88cce41a",
+	"mutex_acquire":         "9301cf38754469364ec9d19fb64ed6d4a7f8ca83",
+	"mutex_acquire_owned":   "4b83195c73dbaf358a363b9c844a0c7a7ee69acf",
+	"multi_acquire":         "57b7611c458b95e7999a3b9e537371b239d4dade",
+	"multi_release":         "5038e9a4e938a3fe2c5041cd49891a154518b917",
+	"fair_acquire":          "acc2ba1924916a6e48b65d97ef2cb55ee55b16e9",
+	"fair_release":          "0c8723a1ed1fe89b86169f3435045ed759ee37cf",
+	"fair_state":            "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	"rw_lock":               "a095a7ace0bba1769124aa82b3766f5b8fbd0cfc",
+	"rw_release":            "6931a35a120e7f7b89e8c9cde71a2d3d7dd2dc9b",
 	"extend_lock":           "016e9ecadd9a0bc2d34c9cb4c035eb0f826335dc",
 	"keep_mark":             "e73b54b01b51ea896ca75bdcee83c795e49ff123",
-	"fence_raise":           "756b9fcf205dea581964b087eb0e62b7ba9923cd",
-	"mutex_acquire":         "70c981ab600f318c0f3138a49dad944f827d8f59",
-	"mutex_acquire_owned":   "e29879598ace87392fd0b064cb0cd111620fe9bf",
-	"multi_acquire":         "524df72703e0987be56802f7b4337551ec989b7b",
-	"multi_release":         "789740adbef96b07584a7555f14e7d179c082c82",
-	"fair_acquire":          "a08f6f5fc5efc13e6b5894b5af6cda77ce5110d5",
-	"fair_release":          "892545d3f9af90b923255f220f6dd10b5a76808b",
-	"rw_lock":               "a55a6ae0a8b7a6b3a72c2e9c8215aa59bc06605f",
-	"rw_release":            "4c20254412ce55d885d98b90b78c71d879cb27f4",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",
-	"rw_rlock":              "5c76210efd92c870161d8307b6e2c2280fdd834a",
+	"rw_rlock":              "398619db3fdf37294463a283e14069c70c79a3c3",
+	"rw_state":              "9ca532242523ef566a478190c991c86ab4bf2e57",
 	"release":               "d36620724c79f5456e3040d735002186abdb83bf",
-	"release_wake":          "b6a0d0abd0c60848054d1a8d310815cf6f9bf697",
-	"release_or_mark":       "2b7927a9f2ced6500c1e222e9364d963bf255904",
-	"mutex_leave":           "c3e716fa09dc752075cc0f051f4ccce4da090043",
-	"release_owned":         "0e43c17d758a5c20f4f02c60e44ee291b4592b0b",
+	"release_wake":          "bd3a15478f6393a4ba8af81974264dd03af5eb78",
+	"release_or_mark":       "2217335f3dd0493ebf233dc4d69bb8787d3d8879",
+	"mutex_leave":           "fb5bab97269a22f63189965078f2a38894e22727",
+	"mutex_state":           "a0e88683721471db92a914e0771656bfa3a90b6c",
+	"release_owned":         "91f6dbf4a03cd52f88a3cd898173935031473d92",
 	"latch_count_down":      "643d119dc21fbcbb0ac3265cc8422dd3d9d6b002",
 	"latch_delete":          "753002c89d2a2ecb64dc86bd678f8fbaa1ed36a6",
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "e23985cb6d3cb316d085dc1797c0e8c235c39a83",
+	"semaphore_acquire":     "f16f3d7e42b3f632412f1930b9f8a620ca7ed10f",
 	"semaphore_available":   "39b290f8b2658e5b86c9427d6d6538bb67daa116",
 	"semaphore_extend":      "91b1b50b924f1efc096d26ac32248fb5baad48e5",
-	"semaphore_fence_raise": "879f6886e8425ef69e9b2f79b2a77d1d67d527cc",
+	"semaphore_fence_raise": "6f8075a480a601255d8934e65f6b888741fa879e",
 	"semaphore_release":     "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
 	"semaphore_set_permits": "06433fef29779a92a98068c48ae1054a21c4af83",
+	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {
@@ -104,8 +108,9 @@ func TestNamesAreUnique(t *testing.T) {
 }
 
 // The generator only knows how to send and decode these combinations: a
-// String reply field would not compile (the decoder passes int64 through)
-// and a Bool argument has no wire form.
+// String reply field needs a reply of several fields (decoded from
+// strings), a Strings field (the rest of the reply) comes last, no native
+// command replies so, and a Bool argument has no wire form.
 func TestTypes(t *testing.T) {
 	for _, op := range spec.Ops {
 		for i, k := range op.Keys {
@@ -126,9 +131,12 @@ func TestTypes(t *testing.T) {
 		if len(op.Reply) == 0 {
 			t.Errorf("%s: no reply field", op.Name)
 		}
-		for _, f := range op.Reply {
-			if f.Type == spec.String || f.Type == spec.Strings {
-				t.Errorf("%s: reply field %s is a String or Strings", op.Name, f.Name)
+		for i, f := range op.Reply {
+			switch {
+			case f.Type == spec.Strings && (i != len(op.Reply)-1 || i == 0 || len(op.Natives) > 0):
+				t.Errorf("%s: reply field %s is Strings but not the last of several fields of a script's reply", op.Name, f.Name)
+			case f.Type == spec.String && (len(op.Reply) < 2 || len(op.Natives) > 0):
+				t.Errorf("%s: reply field %s is a String, which only a script's reply of several fields can hold", op.Name, f.Name)
 			}
 		}
 	}

@@ -108,6 +108,13 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	})
 }
 
+// MutexState asks the hook, then runs the inner driver's MutexState.
+func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
+	return run(ctx, d, "MutexState", "MutexState", []string{lock, fence, queue}, func(ctx context.Context) (driver.MutexStateReply, error) {
+		return d.inner.MutexState(ctx, lock, fence, queue)
+	})
+}
+
 // MultiLockAcquire asks the hook, then runs the inner driver's MultiLockAcquire.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", r.Keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
@@ -136,6 +143,13 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	})
 }
 
+// FairMutexState asks the hook, then runs the inner driver's FairMutexState.
+func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
+	return run(ctx, d, "FairMutexState", "FairMutexState", []string{lock, fence, queue, lapse}, func(ctx context.Context) (driver.FairMutexStateReply, error) {
+		return d.inner.FairMutexState(ctx, lock, fence, queue, lapse, shown)
+	})
+}
+
 // RWMutexReadAcquire asks the hook, then runs the inner driver's RWMutexReadAcquire.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
 	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {
@@ -161,6 +175,13 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexRelease(ctx, r)
+	})
+}
+
+// RWMutexState asks the hook, then runs the inner driver's RWMutexState.
+func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (driver.RWMutexStateReply, error) {
+	return run(ctx, d, "RWMutexState", "RWMutexState", []string{writer, readers, writers, waiting, fence}, func(ctx context.Context) (driver.RWMutexStateReply, error) {
+		return d.inner.RWMutexState(ctx, writer, readers, writers, waiting, fence, shown)
 	})
 }
 
@@ -203,6 +224,13 @@ func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders
 func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error) {
 	return run(ctx, d, "SemaphoreFenceRaise", "SemaphoreFenceRaise", []string{fence}, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreFenceRaise(ctx, fence, chosen, idle)
+	})
+}
+
+// SemaphoreState asks the hook, then runs the inner driver's SemaphoreState.
+func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (driver.SemaphoreStateReply, error) {
+	return run(ctx, d, "SemaphoreState", "SemaphoreState", []string{permits, holders, size, fence, queue}, func(ctx context.Context) (driver.SemaphoreStateReply, error) {
+		return d.inner.SemaphoreState(ctx, permits, holders, size, fence, queue, shown)
 	})
 }
 

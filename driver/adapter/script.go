@@ -10,6 +10,7 @@ package adapter
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redlockgo/redlock/driver"
@@ -31,5 +32,19 @@ func IsNoScript(err error) bool {
 
 // replyLengthError is a decoder's error for a reply of the wrong length.
 func replyLengthError(s Script, want, got int) error {
-	return fmt.Errorf("%w: %s.lua returned %d integers, want %d", driver.ErrUnexpectedReply, s.Name, got, want)
+	return fmt.Errorf("%w: %s.lua returned %d values, want %d", driver.ErrUnexpectedReply, s.Name, got, want)
+}
+
+// parseNumbers parses the elements at the given places of a reply of
+// strings as decimal integers; the result has v's length, 0 elsewhere.
+func parseNumbers(s Script, v []string, at ...int) ([]int64, error) {
+	n := make([]int64, len(v))
+	for _, i := range at {
+		x, err := strconv.ParseInt(v[i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s.lua returned %q at %d, want an integer", driver.ErrUnexpectedReply, s.Name, v[i], i+1)
+		}
+		n[i] = x
+	}
+	return n, nil
 }

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "70c981ab600f318c0f3138a49dad944f827d8f59",
+	SHA1:   "9301cf38754469364ec9d19fb64ed6d4a7f8ca83",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "e29879598ace87392fd0b064cb0cd111620fe9bf",
+	SHA1:   "4b83195c73dbaf358a363b9c844a0c7a7ee69acf",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "b6a0d0abd0c60848054d1a8d310815cf6f9bf697",
+	SHA1:   "bd3a15478f6393a4ba8af81974264dd03af5eb78",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "c3e716fa09dc752075cc0f051f4ccce4da090043",
+	SHA1:   "fb5bab97269a22f63189965078f2a38894e22727",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "2b7927a9f2ced6500c1e222e9364d963bf255904",
+	SHA1:   "2217335f3dd0493ebf233dc4d69bb8787d3d8879",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "0e43c17d758a5c20f4f02c60e44ee291b4592b0b",
+	SHA1:   "91f6dbf4a03cd52f88a3cd898173935031473d92",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -166,7 +166,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "756b9fcf205dea581964b087eb0e62b7ba9923cd",
+	SHA1:   "612502e4013476d2ac48b9acfaa9f40e88cce41a",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -175,10 +175,39 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// MutexStateScript is scripts/lua/mutex_state.lua.
+var MutexStateScript = Script{
+	Name:   "mutex_state",
+	SHA1:   "a0e88683721471db92a914e0771656bfa3a90b6c",
+	Source: lua.Source("mutex_state.lua"),
+}
+
+// DecodeMutexState turns the reply of mutex_state.lua, or the error that came instead, into its Go form.
+func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
+	if err != nil {
+		return driver.MutexStateReply{}, err
+	}
+	if len(v) != 6 {
+		return driver.MutexStateReply{}, replyLengthError(MutexStateScript, 6, len(v))
+	}
+	n, err := parseNumbers(MutexStateScript, v, 1, 2, 3, 4, 5)
+	if err != nil {
+		return driver.MutexStateReply{}, err
+	}
+	return driver.MutexStateReply{
+		Fence:   n[4],
+		Holder:  v[0],
+		Holds:   n[2],
+		Owned:   n[1] == 1,
+		TTL:     time.Duration(n[3]) * time.Millisecond,
+		Waiting: n[5],
+	}, nil
+}
+
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "524df72703e0987be56802f7b4337551ec989b7b",
+	SHA1:   "57b7611c458b95e7999a3b9e537371b239d4dade",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -202,7 +231,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "789740adbef96b07584a7555f14e7d179c082c82",
+	SHA1:   "5038e9a4e938a3fe2c5041cd49891a154518b917",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -214,7 +243,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "a08f6f5fc5efc13e6b5894b5af6cda77ce5110d5",
+	SHA1:   "acc2ba1924916a6e48b65d97ef2cb55ee55b16e9",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -236,7 +265,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "892545d3f9af90b923255f220f6dd10b5a76808b",
+	SHA1:   "0c8723a1ed1fe89b86169f3435045ed759ee37cf",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -245,10 +274,38 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// FairMutexStateScript is scripts/lua/fair_state.lua.
+var FairMutexStateScript = Script{
+	Name:   "fair_state",
+	SHA1:   "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	Source: lua.Source("fair_state.lua"),
+}
+
+// DecodeFairMutexState turns the reply of fair_state.lua, or the error that came instead, into its Go form.
+func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, error) {
+	if err != nil {
+		return driver.FairMutexStateReply{}, err
+	}
+	if len(v) < 4 {
+		return driver.FairMutexStateReply{}, replyLengthError(FairMutexStateScript, 4, len(v))
+	}
+	n, err := parseNumbers(FairMutexStateScript, v, 1, 2, 3)
+	if err != nil {
+		return driver.FairMutexStateReply{}, err
+	}
+	return driver.FairMutexStateReply{
+		Fence:   n[2],
+		Holder:  v[0],
+		Line:    v[4:],
+		TTL:     time.Duration(n[1]) * time.Millisecond,
+		Waiting: n[3],
+	}, nil
+}
+
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "5c76210efd92c870161d8307b6e2c2280fdd834a",
+	SHA1:   "398619db3fdf37294463a283e14069c70c79a3c3",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -270,7 +327,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "a55a6ae0a8b7a6b3a72c2e9c8215aa59bc06605f",
+	SHA1:   "a095a7ace0bba1769124aa82b3766f5b8fbd0cfc",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -304,7 +361,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "4c20254412ce55d885d98b90b78c71d879cb27f4",
+	SHA1:   "6931a35a120e7f7b89e8c9cde71a2d3d7dd2dc9b",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -313,10 +370,40 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// RWMutexStateScript is scripts/lua/rw_state.lua.
+var RWMutexStateScript = Script{
+	Name:   "rw_state",
+	SHA1:   "9ca532242523ef566a478190c991c86ab4bf2e57",
+	Source: lua.Source("rw_state.lua"),
+}
+
+// DecodeRWMutexState turns the reply of rw_state.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error) {
+	if err != nil {
+		return driver.RWMutexStateReply{}, err
+	}
+	if len(v) < 6 {
+		return driver.RWMutexStateReply{}, replyLengthError(RWMutexStateScript, 6, len(v))
+	}
+	n, err := parseNumbers(RWMutexStateScript, v, 1, 2, 3, 4, 5)
+	if err != nil {
+		return driver.RWMutexStateReply{}, err
+	}
+	return driver.RWMutexStateReply{
+		Fence:   n[2],
+		Listed:  v[6:],
+		Readers: n[3],
+		TTL:     time.Duration(n[1]) * time.Millisecond,
+		Waiting: n[5],
+		Writer:  v[0],
+		Writers: n[4],
+	}, nil
+}
+
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "e23985cb6d3cb316d085dc1797c0e8c235c39a83",
+	SHA1:   "f16f3d7e42b3f632412f1930b9f8a620ca7ed10f",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -388,13 +475,41 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "879f6886e8425ef69e9b2f79b2a77d1d67d527cc",
+	SHA1:   "6f8075a480a601255d8934e65f6b888741fa879e",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 
 // DecodeSemaphoreFenceRaise turns the reply of semaphore_fence_raise.lua, or the error that came instead, into its Go form.
 func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 	return v, err
+}
+
+// SemaphoreStateScript is scripts/lua/semaphore_state.lua.
+var SemaphoreStateScript = Script{
+	Name:   "semaphore_state",
+	SHA1:   "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
+	Source: lua.Source("semaphore_state.lua"),
+}
+
+// DecodeSemaphoreState turns the reply of semaphore_state.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreState(v []string, err error) (driver.SemaphoreStateReply, error) {
+	if err != nil {
+		return driver.SemaphoreStateReply{}, err
+	}
+	if len(v) < 4 {
+		return driver.SemaphoreStateReply{}, replyLengthError(SemaphoreStateScript, 4, len(v))
+	}
+	n, err := parseNumbers(SemaphoreStateScript, v, 0, 1, 2, 3)
+	if err != nil {
+		return driver.SemaphoreStateReply{}, err
+	}
+	return driver.SemaphoreStateReply{
+		Fence:   n[1],
+		Held:    n[2],
+		Size:    n[0],
+		Slots:   v[4:],
+		Waiting: n[3],
+	}, nil
 }
 
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.

@@ -69,7 +69,7 @@ func FuzzServerReplies(f *testing.F) {
 	})
 }
 
-const fuzzReplyOps = 12
+const fuzzReplyOps = 16
 
 // fuzzReplyOp makes one call of a primitive; a call that returns no lease
 // returns nil.
@@ -100,6 +100,18 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 	case 10:
 		_, err := c.Semaphore("s", 3).Available(ctx)
 		return nil, errors.Join(err, c.Semaphore("s", 3).SetPermits(ctx, 4))
+	case 11:
+		_, err := c.Mutex("m").State(ctx)
+		return nil, err
+	case 12:
+		_, err := c.FairMutex("f").State(ctx)
+		return nil, err
+	case 13:
+		_, err := c.RWMutex("rw").State(ctx)
+		return nil, err
+	case 14:
+		_, err := c.Semaphore("s", 3).State(ctx)
+		return nil, err
 	default:
 		return c.Semaphore("s", 3).Acquire(ctx, 1)
 	}

@@ -83,6 +83,11 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
 }
 
+// MutexState runs scripts/lua/mutex_state.lua.
+func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
+	return adapter.DecodeMutexState(d.evalStrings(ctx, adapter.MutexStateScript, []string{lock, fence, queue}))
+}
+
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
 	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
@@ -103,6 +108,11 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
+// FairMutexState runs scripts/lua/fair_state.lua.
+func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
+	return adapter.DecodeFairMutexState(d.evalStrings(ctx, adapter.FairMutexStateScript, []string{lock, fence, queue, lapse}, shown))
+}
+
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
 	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Idle.Milliseconds()))
@@ -121,6 +131,11 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 // RWMutexRelease runs scripts/lua/rw_release.lua.
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
+}
+
+// RWMutexState runs scripts/lua/rw_state.lua.
+func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (driver.RWMutexStateReply, error) {
+	return adapter.DecodeRWMutexState(d.evalStrings(ctx, adapter.RWMutexStateScript, []string{writer, readers, writers, waiting, fence}, shown))
 }
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
@@ -151,6 +166,11 @@ func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders
 // SemaphoreFenceRaise runs scripts/lua/semaphore_fence_raise.lua.
 func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error) {
 	return adapter.DecodeSemaphoreFenceRaise(d.evalInt(ctx, adapter.SemaphoreFenceRaiseScript, []string{fence}, chosen, idle.Milliseconds()))
+}
+
+// SemaphoreState runs scripts/lua/semaphore_state.lua.
+func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (driver.SemaphoreStateReply, error) {
+	return adapter.DecodeSemaphoreState(d.evalStrings(ctx, adapter.SemaphoreStateScript, []string{permits, holders, size, fence, queue}, shown))
 }
 
 // LatchTrySet runs scripts/lua/latch_try_set.lua.
@@ -214,6 +234,10 @@ func (d *Driver) evalInt(ctx context.Context, s adapter.Script, keys []string, a
 
 func (d *Driver) evalInts(ctx context.Context, s adapter.Script, keys []string, args ...any) ([]int64, error) {
 	return d.eval(ctx, s, keys, args).Int64Slice()
+}
+
+func (d *Driver) evalStrings(ctx context.Context, s adapter.Script, keys []string, args ...any) ([]string, error) {
+	return d.eval(ctx, s, keys, args).StringSlice()
 }
 
 func (d *Driver) doInt(ctx context.Context, name string, keys []string, args ...any) (int64, error) {

@@ -84,7 +84,8 @@ local function raiseFence(fence, token, idle)
   if bad then
     return bad
   end
-  if (counter or 0) < tonumber(token) then
+  token = tonumber(token)
+  if (counter or 0) < token then
     redis.call('set', fence, fenceNumber(token), 'PX', idle)
   elseif redis.call('pttl', fence) < tonumber(idle) then
     redis.call('pexpire', fence, idle)
