@@ -152,10 +152,8 @@ func idle(ctx context.Context, lib library, addrs []string, admins []*redis.Clie
 	}
 	// The waiter Client's connections and subscriptions exist before the
 	// baseline: one lock and unlock of a free key.
-	if u, err := waiter.lock(ctx, strings.TrimSuffix(prefix, ":")+"-warm"); err != nil {
-		return nil, fmt.Errorf("%s: lock: %w", lib.name, err)
-	} else if err := u(ctx); err != nil {
-		return nil, fmt.Errorf("%s: unlock: %w", lib.name, err)
+	if err := warmUp(ctx, lib, waiter, prefix); err != nil {
+		return nil, err
 	}
 	time.Sleep(100 * time.Millisecond)
 	_, mem0, err := keysOf(ctx, admins, prefix)
@@ -209,10 +207,8 @@ func names(ctx context.Context, lib library, addrs []string, admins []*redis.Cli
 	}
 	defer l.close()
 	prefix := runKey(lib) + ":"
-	if u, err := l.lock(ctx, strings.TrimSuffix(prefix, ":")+"-warm"); err != nil {
-		return nil, fmt.Errorf("%s: lock: %w", lib.name, err)
-	} else if err := u(ctx); err != nil {
-		return nil, fmt.Errorf("%s: unlock: %w", lib.name, err)
+	if err := warmUp(ctx, lib, l, prefix); err != nil {
+		return nil, err
 	}
 	time.Sleep(100 * time.Millisecond)
 	// In parallel, so that every name is taken well within the TTL.
@@ -277,4 +273,17 @@ func inParallel(n int, f func(i int) error) error {
 	default:
 		return nil
 	}
+}
+
+// warmUp locks and unlocks a free key outside the run's prefix, so that
+// l's connections and subscriptions exist before a baseline is read.
+func warmUp(ctx context.Context, lib library, l locker, prefix string) error {
+	u, err := l.lock(ctx, strings.TrimSuffix(prefix, ":")+"-warm")
+	if err != nil {
+		return fmt.Errorf("%s: lock: %w", lib.name, err)
+	}
+	if err := u(ctx); err != nil {
+		return fmt.Errorf("%s: unlock: %w", lib.name, err)
+	}
+	return nil
 }
