@@ -66,13 +66,10 @@ func testSlotMigration(t *testing.T, e env) {
 		t.Errorf("the lock is still held after its Unlock while its slot migrated")
 	}
 	last = l.Token()
-	// A second: a node that answers nothing for that long on a loaded
-	// machine is down as far as Lock can tell, and Lock says ErrNoQuorum
-	// (half a second was not always enough). rueidis retries TRYAGAIN
-	// itself: a call whose node timeout ends while its retry is out
-	// reports the deadline, not TRYAGAIN, which Lock cannot tell from a
-	// node that does not answer; its Lock gets a node timeout that outlasts
-	// the migration.
+	// Lock waits the migration out whatever its attempts meet (TRYAGAIN,
+	// or no answer within the node timeout on a loaded machine); the node
+	// timeouts only keep its attempts few. rueidis retries TRYAGAIN
+	// itself, so its attempts get one that outlasts the migration.
 	timeout := time.Second
 	if e.h.Driver == "rueidis" {
 		timeout = 3 * time.Second
