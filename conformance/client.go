@@ -55,6 +55,10 @@ func runClient(t *testing.T, e env) {
 	if e.cluster && e.strategy == core.Poll {
 		cases["FailedReplicaStopsGrants"] = testFailedReplicaStopsGrants
 	}
+	// Valkey too: a server lists a replica that joined its own way.
+	if e.cluster && e.strategy == core.Notify {
+		cases["LateReplicaNotifies"] = testLateReplicaNotifies
+	}
 	if ownCluster && e.strategy == core.Notify {
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard

@@ -16,12 +16,15 @@ import (
 
 // ownServers starts servers for the case alone, of the cell's server,
 // killed at t.Cleanup: a Cluster of masters masters with a replica each,
-// or with masters 0 one master and its replica (not a cluster). The case
-// may pause, kill and promote them.
-func ownServers(t *testing.T, ctx context.Context, e env, masters int) *matrix.LocalCluster {
+// its servers started with the extra arguments, or with masters 0 one
+// master and its replica (not a cluster). The case may pause, kill and
+// promote them.
+func ownServers(t *testing.T, ctx context.Context, e env, masters int, extra ...string) *matrix.LocalCluster {
 	t.Helper()
 	bin := e.binary(t)
-	start := func(ctx context.Context) (*matrix.LocalCluster, error) { return matrix.StartCluster(ctx, bin, masters) }
+	start := func(ctx context.Context) (*matrix.LocalCluster, error) {
+		return matrix.StartCluster(ctx, bin, masters, extra...)
+	}
 	if masters == 0 {
 		start = func(ctx context.Context) (*matrix.LocalCluster, error) { return matrix.StartPair(ctx, bin) }
 	}
@@ -50,13 +53,14 @@ func allNodes(lc *matrix.LocalCluster) []string { return slices.Concat(lc.Master
 
 // ownClient returns a Client over lc, servers of the case's own: the
 // Cluster, with all its nodes as seeds, or the pair's master. Its leases
-// last ttl; a node has a second to answer, as a loaded machine may need.
-func (e env) ownClient(t *testing.T, lc *matrix.LocalCluster, ttl time.Duration) *core.Client {
+// last ttl; a node has a second to answer, as a loaded machine may need;
+// opts come last.
+func (e env) ownClient(t *testing.T, lc *matrix.LocalCluster, ttl time.Duration, opts ...core.Option) *core.Client {
 	addr := lc.Masters[0]
 	if e.cluster {
 		addr = strings.Join(allNodes(lc), ",")
 	}
-	return e.clientOn(t, []string{addr}, core.WithTTL(ttl), core.WithNodeTimeout(time.Second))
+	return e.clientOn(t, []string{addr}, append([]core.Option{core.WithTTL(ttl), core.WithNodeTimeout(time.Second)}, opts...)...)
 }
 
 // plainCluster returns a go-redis cluster client over nodes, closed at

@@ -81,3 +81,12 @@ type ShardNodeListener interface {
 	// subscription.
 	OnShardLost(lost func(channel string))
 }
+
+// RefreshListener is a Listener of a cluster client that can follow the
+// cluster's nodes: Refresh lists them again, listens to those that joined
+// (with the channels the others have) and closes those that left. The
+// Notify strategy calls it every second while waiters wait.
+type RefreshListener interface {
+	Listener
+	Refresh(ctx context.Context) error
+}

@@ -208,8 +208,8 @@ func newProcs(root string) (*procs, error) {
 }
 
 // start starts bin, which must run under p's root, on a free port, as a
-// cluster node if cluster, and returns its address.
-func (p *procs) start(bin Binary, cluster bool) (string, error) {
+// cluster node if cluster, with extra arguments, and returns its address.
+func (p *procs) start(bin Binary, cluster bool, extra ...string) (string, error) {
 	port, err := freePort(cluster)
 	if err != nil {
 		return "", err
@@ -222,6 +222,7 @@ func (p *procs) start(bin Binary, cluster bool) (string, error) {
 	if cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
 	}
+	args = append(args, extra...)
 	log, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("%d.log", port)))
 	if err != nil {
 		return "", err
@@ -283,13 +284,14 @@ func (p *procs) stop() {
 type LocalCluster struct {
 	Masters, Replicas []string // Replicas[i] replicates Masters[i]
 	bin               Binary
+	extra             []string // every server's extra arguments
 	p                 *procs
 }
 
 // StartCluster starts a Cluster of masters masters, each with a replica,
-// from bin, and waits until it is formed.
-func StartCluster(ctx context.Context, bin Binary, masters int) (*LocalCluster, error) {
-	lc, err := startLocal(ctx, bin, masters, masters, true)
+// from bin with the extra arguments, and waits until it is formed.
+func StartCluster(ctx context.Context, bin Binary, masters int, extra ...string) (*LocalCluster, error) {
+	lc, err := startLocal(ctx, bin, masters, masters, true, extra...)
 	if err == nil {
 		if err = formCluster(ctx, lc.Masters, lc.Replicas); err != nil {
 			lc.Close()
@@ -304,16 +306,16 @@ func StartServers(ctx context.Context, bin Binary, n int) (*LocalCluster, error)
 	return startLocal(ctx, bin, n, 0, false)
 }
 
-// startLocal starts masters and replicas, not linked yet, from bin, and
-// waits until each answers PING.
-func startLocal(ctx context.Context, bin Binary, masters, replicas int, cluster bool) (*LocalCluster, error) {
+// startLocal starts masters and replicas, not linked yet, from bin with
+// the extra arguments, and waits until each answers PING.
+func startLocal(ctx context.Context, bin Binary, masters, replicas int, cluster bool, extra ...string) (*LocalCluster, error) {
 	p, err := newProcs(bin.Root)
 	if err != nil {
 		return nil, err
 	}
 	var addrs []string
 	for range masters + replicas {
-		a, err := p.start(bin, cluster)
+		a, err := p.start(bin, cluster, extra...)
 		if err != nil {
 			p.stop()
 			return nil, err
@@ -324,7 +326,7 @@ func startLocal(ctx context.Context, bin Binary, masters, replicas int, cluster 
 		p.stop()
 		return nil, err
 	}
-	return &LocalCluster{Masters: slices.Clip(addrs[:masters]), Replicas: addrs[masters:], bin: bin, p: p}, nil
+	return &LocalCluster{Masters: slices.Clip(addrs[:masters]), Replicas: addrs[masters:], bin: bin, extra: extra, p: p}, nil
 }
 
 // StartPair starts one master and its replica (REPLICAOF), not a
@@ -355,7 +357,7 @@ func StartPair(ctx context.Context, bin Binary) (*LocalCluster, error) {
 // waits until every node knows it: a master without slots, until the
 // caller gives it some.
 func (lc *LocalCluster) AddMaster(ctx context.Context) (string, error) {
-	a, err := lc.p.start(lc.bin, true)
+	a, err := lc.p.start(lc.bin, true, lc.extra...)
 	if err != nil {
 		return "", err
 	}
@@ -386,6 +388,58 @@ func (lc *LocalCluster) AddMaster(ctx context.Context) (string, error) {
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return "", fmt.Errorf("the cluster did not learn of its new node %s within 20s", a)
+		}
+	}
+}
+
+// AddReplica starts one more cluster node, has it replicate master, and
+// waits until its link is up, master lists it in CLUSTER SLOTS, and it
+// and every other node are connected by the cluster bus (so the others
+// hear at once what it announces). It is not added to Replicas, which
+// pairs each master with its first replica.
+func (lc *LocalCluster) AddReplica(ctx context.Context, master string) (string, error) {
+	a, err := lc.p.start(lc.bin, true, lc.extra...)
+	if err != nil {
+		return "", err
+	}
+	if err := awaitPing(ctx, []string{a}, lc.p.dir); err != nil {
+		return "", err
+	}
+	m := redis.NewClient(&redis.Options{Addr: master, Protocol: 2, DisableIdentity: true})
+	defer m.Close()
+	r := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+	defer r.Close()
+	host, port, _ := net.SplitHostPort(a)
+	if err := m.Do(ctx, "CLUSTER", "MEET", host, port).Err(); err != nil {
+		return "", fmt.Errorf("%s: CLUSTER MEET %s: %w", master, a, err)
+	}
+	if err := replicate(ctx, r, m); err != nil {
+		return "", fmt.Errorf("%s: CLUSTER REPLICATE %s: %w", a, master, err)
+	}
+	old := slices.Concat(lc.Masters, lc.Replicas)
+	connected := func() bool {
+		for _, o := range append(old, a) {
+			oc := redis.NewClient(&redis.Options{Addr: o, Protocol: 2, DisableIdentity: true})
+			nodes, err := oc.ClusterNodes(ctx).Result()
+			oc.Close()
+			if err != nil || strings.Count(nodes, " connected") < len(old)+1 || strings.Contains(nodes, "handshake") {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		info, _ := r.Info(ctx, "replication").Result()
+		//lint:ignore SA1019 what the cluster clients list nodes by
+		slots, _ := m.ClusterSlots(ctx).Result()
+		listed := slices.ContainsFunc(slots, func(s redis.ClusterSlot) bool {
+			return slices.ContainsFunc(s.Nodes, func(n redis.ClusterNode) bool { return n.Addr == a })
+		})
+		if listed && strings.Contains(info, "master_link_status:up") && connected() {
+			return a, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "", fmt.Errorf("the new replica %s of %s was not linked, listed and connected to every node within 20s", a, master)
 		}
 	}
 }

@@ -128,6 +128,13 @@ func (l *eachListener) grow(ctx context.Context) (map[string]driver.Listener, er
 	return maps.Clone(l.ls), errors.Join(errs...)
 }
 
+// Refresh lists the nodes again, listening to those that joined and
+// closing those that left (see grow).
+func (l *eachListener) Refresh(ctx context.Context) error {
+	_, err := l.grow(ctx)
+	return err
+}
+
 // each runs op on every node's Listener at once.
 func each(ls map[string]driver.Listener, op func(driver.Listener) error) error {
 	var (

@@ -87,9 +87,10 @@ type listener struct {
 	done    chan struct{} // closed when run returns
 
 	mu     sync.Mutex
-	dc     rueidis.DedicatedClient
-	subs   map[string]bool // channels a new connection resubscribes
-	shards map[string]bool // sharded channels, which a new connection reports lost
+	dc     rueidis.DedicatedClient // nil while down: its replacement failed, and run tries again
+	down   error                   // why dc is nil
+	subs   map[string]bool         // channels a new connection resubscribes
+	shards map[string]bool         // sharded channels, which a new connection reports lost
 	lost   func(channel string)
 
 	// deliver must not run once Close returned: the hook, on the
@@ -173,7 +174,9 @@ func (l *listener) redial() (<-chan error, bool) {
 	errs := l.dedicateLocked()
 	dc, chans, shards := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.shards))
 	l.mu.Unlock()
-	old.Close()
+	if old != nil {
+		old.Close()
+	}
 	for _, ch := range shards { // they went with the connection: ListenEach places them again
 		l.dropped(ch)
 	}
@@ -184,12 +187,44 @@ func (l *listener) redial() (<-chan error, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, r := range dc.DoMulti(ctx, cmds...) {
-		if r.Error() != nil {
+		if err := r.Error(); err != nil {
+			// Not kept: a closed connection refuses every later use as
+			// "recycled", which says nothing of the node.
+			l.mu.Lock()
+			if l.dc == dc {
+				l.dc, l.down = nil, err
+			}
+			l.mu.Unlock()
 			dc.Close()
 			return errs, false
 		}
 	}
 	return errs, true
+}
+
+// errDown is the error of a call on a listener whose connection is down.
+var errDown = errors.New("rueidis: the subscription connection is down; its channels are subscribed again once it is back")
+
+// do sends the command cmd builds on the current connection. One that
+// was replaced meanwhile refuses it ("recycled"): the replacement took
+// over the channels recorded before, and the command is sent there too.
+// While the connection is down, do sends nothing and returns errDown.
+func (l *listener) do(ctx context.Context, cmd func(rueidis.DedicatedClient) rueidis.Completed) error {
+	for {
+		l.mu.Lock()
+		dc, down := l.dc, l.down
+		l.mu.Unlock()
+		if dc == nil {
+			return fmt.Errorf("%w: %w", errDown, down)
+		}
+		err := dc.Do(ctx, cmd(dc)).Error()
+		l.mu.Lock()
+		replaced := l.dc != dc
+		l.mu.Unlock()
+		if !errors.Is(err, rueidis.ErrDedicatedClientRecycled) || !replaced {
+			return err
+		}
+	}
 }
 
 // Subscribe sends SUBSCRIBE; rueidis returns once the server confirmed
@@ -200,9 +235,10 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 	for _, c := range channels {
 		l.subs[c] = true
 	}
-	dc := l.dc
 	l.mu.Unlock()
-	return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
+	return l.do(ctx, func(dc rueidis.DedicatedClient) rueidis.Completed {
+		return dc.B().Subscribe().Channel(channels...).Build()
+	})
 }
 
 func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
@@ -210,9 +246,19 @@ func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
 	for _, c := range channels {
 		delete(l.subs, c)
 	}
-	dc := l.dc
 	l.mu.Unlock()
-	return dc.Do(ctx, dc.B().Unsubscribe().Channel(channels...).Build()).Error()
+	return dropped(l.do(ctx, func(dc rueidis.DedicatedClient) rueidis.Completed {
+		return dc.B().Unsubscribe().Channel(channels...).Build()
+	}))
+}
+
+// dropped is the error of an unsubscription: none while the connection
+// is down, as the server keeps nothing of a connection that is gone.
+func dropped(err error) error {
+	if errors.Is(err, errDown) {
+		return nil
+	}
+	return err
 }
 
 // SSubscribe sends SSUBSCRIBE; rueidis returns once the server confirmed
@@ -221,9 +267,14 @@ func (l *listener) Unsubscribe(ctx context.Context, channels ...string) error {
 func (l *listener) SSubscribe(ctx context.Context, channel string) error {
 	l.mu.Lock()
 	l.shards[channel] = true
-	dc := l.dc
+	dc, down := l.dc, l.down
 	l.mu.Unlock()
-	err := dc.Do(ctx, dc.B().Ssubscribe().Channel(channel).Build()).Error()
+	var err error
+	if dc == nil {
+		err = fmt.Errorf("%w: %w", errDown, down)
+	} else {
+		err = dc.Do(ctx, dc.B().Ssubscribe().Channel(channel).Build()).Error()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -239,9 +290,10 @@ func (l *listener) SSubscribe(ctx context.Context, channel string) error {
 func (l *listener) SUnsubscribe(ctx context.Context, channel string) error {
 	l.mu.Lock()
 	delete(l.shards, channel)
-	dc := l.dc
 	l.mu.Unlock()
-	return dc.Do(ctx, dc.B().Sunsubscribe().Channel(channel).Build()).Error()
+	return dropped(l.do(ctx, func(dc rueidis.DedicatedClient) rueidis.Completed {
+		return dc.B().Sunsubscribe().Channel(channel).Build()
+	}))
 }
 
 func (l *listener) OnShardLost(lost func(channel string)) {
@@ -263,7 +315,10 @@ func (l *listener) Close() error {
 	<-l.done
 	l.mu.Lock()
 	dc := l.dc
+	l.dc, l.down = nil, errors.New("rueidis: listener closed")
 	l.mu.Unlock()
-	dc.Close() // outside l.mu, as in redial
+	if dc != nil {
+		dc.Close() // outside l.mu, as in redial
+	}
 	return nil
 }

@@ -31,11 +31,13 @@ type Notifier struct {
 
 	sharded bool // a node is a Redis Cluster: tickets have sharded channels (shards.go)
 
-	mu      sync.Mutex
-	keys    map[string]*keyWaiters
-	tickets map[string]*Ticket // the queued Mutex waiters, by Ticket key
-	shards  map[string]*shardSub
-	closed  bool
+	mu        sync.Mutex
+	keys      map[string]*keyWaiters
+	tickets   map[string]*Ticket // the queued Mutex waiters, by Ticket key
+	shards    map[string]*shardSub
+	closed    bool
+	following bool           // see follow.go
+	followers sync.WaitGroup // the goroutine following the Cluster, which Close waits for
 }
 
 // subscriber is one node's Listener and the prefix of its keyspace
@@ -126,6 +128,7 @@ func (n *Notifier) join(ctx context.Context, w *notifyWatch) error {
 		if first {
 			kw = &keyWaiters{ready: make(chan struct{})}
 			n.keys[w.key] = kw
+			n.follow()
 		}
 		kw.waiters = append(kw.waiters, w)
 		w.kw = kw
@@ -262,6 +265,7 @@ func (n *Notifier) Close() error {
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()
+	n.followers.Wait()
 	var errs []error
 	for _, s := range n.subs {
 		s.mu.Lock()

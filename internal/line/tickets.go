@@ -68,6 +68,7 @@ func (n *Notifier) Register(key, token string, wake chan struct{}) *Ticket {
 	t := &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes))}
 	n.mu.Lock()
 	n.tickets[t.Key] = t
+	n.follow()
 	n.mu.Unlock()
 	return t
 }
