@@ -100,10 +100,18 @@ func testNewMasterNotifies(t *testing.T, e env) {
 // reloads the slots then learns it from any node.
 func handOver(t *testing.T, ctx context.Context, slot int64, from, to *redis.Client, addrs []string) {
 	t.Helper()
+	// The slot's keys (a latch leaves its opened mark) move as in a
+	// migration: the target accepts them only while it imports the slot.
+	fromID, toID := from.ClusterMyID(ctx).Val(), to.ClusterMyID(ctx).Val()
+	if err := to.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := moveSlotKeys(ctx, slot, from, to); err != nil {
 		t.Fatal(err)
 	}
-	toID := to.ClusterMyID(ctx).Val()
 	for _, m := range []*redis.Client{to, from} {
 		if err := m.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err(); err != nil {
 			t.Fatalf("CLUSTER SETSLOT %d NODE on %s: %v", slot, m.Options().Addr, err)
