@@ -107,6 +107,11 @@ func NoQuorum[T any](ctx context.Context, g *Group, replies []Reply[T]) error {
 // (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind): it may pass, and the
 // waiting calls wait it out.
 func Outage(err error) bool {
+	// A round headed ErrServerError joins its nodes' errors too, and one
+	// of them may be a node's ErrReplicasBehind: the heading decides.
+	if errors.Is(err, ErrServerError) || errors.Is(err, ErrClosed) {
+		return false
+	}
 	return errors.Is(err, ErrNoQuorum) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrReplicasBehind)
 }
 
