@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -130,4 +131,14 @@ func WaitedOut(err, cause error) error {
 		return err
 	}
 	return errors.Join(err, cause)
+}
+
+// neverSent reports an error of a call that no server received: the
+// driver could not connect. The drivers never send a call again on another
+// connection, so a failed dial means the call was not sent, and there is
+// nothing to undo (undoing it would only start background retries, one
+// per attempt, for as long as the node is down).
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

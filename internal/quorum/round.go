@@ -97,7 +97,7 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	)
 	defer close(decided)
 	replies := Vote(ctx, g, tm, r.Ask, Ballot[T]{Yes: r.Granted, Agree: r.Agree, SplitFails: true, Late: func(i int, late Reply[T]) {
-		if <-decided; r.MayHold(late) && (kept == nil || kept.Err() != nil || late.Err == nil && !out.Wins(late)) {
+		if <-decided; r.MayHold(late) && !neverSent(late.Err) && (kept == nil || kept.Err() != nil || late.Err == nil && !out.Wins(late)) {
 			// Asked again until it lands, as a failed undo below is.
 			undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
 				return Detached(ctx, g, tm, func(ctx context.Context, j int, n *Node) (bool, error) {
@@ -129,7 +129,7 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	// undone when it answers (above). A refusal wrote nothing.
 	undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
 		return Detached(ctx, g, tm, func(ctx context.Context, i int, n *Node) (bool, error) {
-			if !on(i) || StillOut(replies[i]) || !r.MayHold(replies[i]) {
+			if !on(i) || StillOut(replies[i]) || !r.MayHold(replies[i]) || neverSent(replies[i].Err) {
 				return false, nil
 			}
 			return r.Undo(ctx, n, replies[i])
