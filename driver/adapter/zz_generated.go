@@ -118,7 +118,7 @@ func DecodeExtend(v int64, err error) (int64, error) {
 // ExtendLockScript is scripts/lua/extend_lock.lua.
 var ExtendLockScript = Script{
 	Name:   "extend_lock",
-	SHA1:   "016e9ecadd9a0bc2d34c9cb4c035eb0f826335dc",
+	SHA1:   "8564acc297b4e5eea0b33c2c81a19981dbc05d16",
 	Source: lua.Source("extend_lock.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "e73b54b01b51ea896ca75bdcee83c795e49ff123",
+	SHA1:   "bd570985b88308b1511ca13a4609e5e638f5c0de",
 	Source: lua.Source("keep_mark.lua"),
 }
 

@@ -79,17 +79,19 @@ func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 // Extend lengthens a plain lock that token holds, and the mark of its
 // attempt (ticket), in one script; on a Cluster whose slot migrates with
 // the two keys on different masters (TRYAGAIN), one key after the other,
-// so that a lease outlives a migration longer than its TTL.
+// so that a lease outlives a migration longer than its TTL. The mark goes
+// first, and for twice the TTL: a lock lengthened without its mark would
+// let a late copy of the attempt take the name again after the release,
+// and the lock's extension may land late.
 func (n *Node) Extend(ctx context.Context, lock, ticket, token string, ttl time.Duration) (int64, error) {
 	v, err := n.Driver.Extend(ctx, lock, ticket, token, ttl)
 	if !n.Cluster || !driver.IsTryAgain(err) {
 		return v, err
 	}
-	if v, err = n.Driver.ExtendLock(ctx, lock, token, ttl); v != 1 || err != nil {
-		return v, err
+	if _, err := n.Driver.KeepMark(ctx, ticket, 2*ttl); err != nil {
+		return 0, err
 	}
-	_, err = n.Driver.KeepMark(ctx, ticket, ttl)
-	return v, err
+	return n.Driver.ExtendLock(ctx, lock, token, ttl)
 }
 
 // notHeldOnWrongType maps a native command's WRONGTYPE (the name is held

@@ -1,5 +1,5 @@
 -- Extends a plain lock for its holder as extend.lua does, without the
--- mark of its attempt, which keep_mark.lua then lengthens: while a Redis
+-- mark of its attempt, which keep_mark.lua lengthened first: while a Redis
 -- Cluster slot migrates, the two keys may be on different masters, which
 -- refuse a script over both (TRYAGAIN) until the migration ends.
 -- KEYS[1] lock: the lock key

@@ -1,5 +1,6 @@
--- Lengthens the mark of a lease's attempt as extend.lua does, after
--- extend_lock.lua lengthened the lease apart (see there).
+-- Lengthens the mark of a lease's attempt as extend.lua does, before
+-- extend_lock.lua lengthens the lease apart (see there), for longer than
+-- that: the lock's extension may land late, and the mark must outlive it.
 -- KEYS[1] ticket: the ticket of the lease's attempt
 -- ARGV[1] ttl: how long the mark must last at least, in milliseconds
 -- Returns: 1 when the ticket holds a mark, which lasts that long now; 0
