@@ -13,8 +13,8 @@ func testMultiLockState(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	c := e.client(t)
 	ml := c.MultiLock([]string{n + "/b", n + "/a"})
-	l := mustLock(t, ctx, ml.TryLock)
-	other := mustLock(t, ctx, c.Mutex(n+"/c").TryLock)
+	l := mustLock(t, ctx, ml.Lock)
+	other := mustLock(t, ctx, c.Mutex(n+"/c").Lock)
 	states, err := ml.State(ctx)
 	if err != nil {
 		t.Fatalf("State while held: %v", err)

@@ -37,7 +37,7 @@ func testMutexState(t *testing.T, e env) {
 		t.Fatalf("State of a new name: %+v, want free with no one waiting", s)
 	}
 
-	l := mustLock(t, ctx, m.TryLock)
+	l := mustLock(t, ctx, m.Lock)
 	s := state("while held")
 	if !s.Locked || s.Holder != l.ID() || s.Owned || s.Holds != 1 || s.Nodes < majority || s.Token != l.Token() {
 		t.Fatalf("State while held: %+v, want Locked by %q with token %d on %d nodes or more, hold count 1", s, l.ID(), l.Token(), majority)
@@ -97,8 +97,8 @@ func testMutexState(t *testing.T, e env) {
 	}
 
 	owned := e.client(t).Mutex(n, core.WithOwner("worker-1"))
-	o1 := mustLock(t, ctx, owned.TryLock)
-	o2 := mustLock(t, ctx, owned.TryLock)
+	o1 := mustLock(t, ctx, owned.Lock)
+	o2 := mustLock(t, ctx, owned.Lock)
 	if s := state("re-entered"); !s.Locked || s.Holder != "worker-1" || !s.Owned || s.Holds != 2 || s.Token != o2.Token() {
 		t.Fatalf("State of an owner's lock entered twice: %+v, want held by owner worker-1, hold count 2, token %d", s, o2.Token())
 	}

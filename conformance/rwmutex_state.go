@@ -30,8 +30,8 @@ func testRWState(t *testing.T, e env) {
 	if s := state("of a new name"); s.Locked || s.Writer != "" || len(s.Readers) != 0 || s.WaitingWriters != 0 || s.WaitingReaders != 0 {
 		t.Fatalf("State of a new name: %+v, want free with no one waiting", s)
 	}
-	r1 := mustLock(t, ctx, rw.TryRLock)
-	r2 := mustLock(t, ctx, rw.TryRLock)
+	r1 := mustLock(t, ctx, rw.RLock)
+	r2 := mustLock(t, ctx, rw.RLock)
 	s := state("with two readers")
 	if s.Locked || len(s.Readers) != 2 || s.Readers[0].ID == s.Readers[1].ID {
 		t.Fatalf("State with two readers: %+v, want their two read leases and no writer", s)

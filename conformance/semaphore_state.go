@@ -34,8 +34,8 @@ func testSemaphoreState(t *testing.T, e env) {
 	}
 	// holder is the part of a permit ID that the servers hold.
 	holder := func(l *core.Lease) string { return strings.Split(l.ID(), "-")[1] }
-	two := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return sem.TryAcquire(ctx, 2) })
-	one := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return sem.TryAcquire(ctx, 1) })
+	two := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return sem.Acquire(ctx, 2) })
+	one := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return sem.Acquire(ctx, 1) })
 	s := state("with every permit in use")
 	if s.InUse != 3 || len(s.Leases) != 2 || s.Token != one.Token() {
 		t.Fatalf("State with every permit in use: %+v, want 3 in use by 2 leases, token %d", s, one.Token())
