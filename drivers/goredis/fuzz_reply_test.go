@@ -58,7 +58,7 @@ func FuzzServerReplies(f *testing.F) {
 			return
 		}
 		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 		defer cancel()
 		l, err := fuzzReplyOp(ctx, c, op)
 		checkServerError(t, fmt.Sprintf("op %d", op), err)
