@@ -67,7 +67,7 @@ func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.
 	case len(server.Nodes) < topo.nodes:
 		t.Skipf(notApplicable+"needs %d independent masters; this run has %d %s nodes", topo.nodes, len(server.Nodes), server.Name)
 	case topo.nodes > 3 && h.Driver != "goredis":
-		t.Skipf(notApplicable+"the quorum of 5 is the core's round over the same driver calls as the quorum of 3: it runs in the goredis columns")
+		t.Skipf(notApplicable + "the quorum of 5 is the core's round over the same driver calls as the quorum of 3: it runs in the goredis columns")
 	case topo.nodes > 1 && h.Driver == "redigo" && server.Name != "redis7":
 		t.Skipf(notApplicable+"redigo's quorum runs on Redis 7; on %s its one-node cells check its replies", server.Name)
 	default:
