@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "9301cf38754469364ec9d19fb64ed6d4a7f8ca83",
+	SHA1:   "4c5360afe57861b46b15fb7aef0b27933cff6600",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "4b83195c73dbaf358a363b9c844a0c7a7ee69acf",
+	SHA1:   "6c5e33512590d05047584797ac760115c1f33ed1",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "bd3a15478f6393a4ba8af81974264dd03af5eb78",
+	SHA1:   "3c1a19eb3fb8f209ec22cd06d8b33ba5a68aa35c",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "fb5bab97269a22f63189965078f2a38894e22727",
+	SHA1:   "8a5e952c361fd9c3bf2c02e649ce9ae4d3a60af6",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "2217335f3dd0493ebf233dc4d69bb8787d3d8879",
+	SHA1:   "4922bdd6f5744b994d0e6d87a21f0f569c5bda93",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "91f6dbf4a03cd52f88a3cd898173935031473d92",
+	SHA1:   "c84ad59e45401d5255627f548b24d2e132755aa8",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -166,7 +166,7 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "612502e4013476d2ac48b9acfaa9f40e88cce41a",
+	SHA1:   "e036afbda43972cd8979672b5ca19701808fb8a6",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -207,7 +207,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "57b7611c458b95e7999a3b9e537371b239d4dade",
+	SHA1:   "a62b8fa00adfabae41ba3bd4322a98c6e0bdaf87",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -231,7 +231,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "5038e9a4e938a3fe2c5041cd49891a154518b917",
+	SHA1:   "c39a2fe5ef96563f5ee72c14233b741066bf639b",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "acc2ba1924916a6e48b65d97ef2cb55ee55b16e9",
+	SHA1:   "87fad7f4606d6321abdd3a907c0bb65c8f4de660",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -265,7 +265,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "0c8723a1ed1fe89b86169f3435045ed759ee37cf",
+	SHA1:   "782b1831696c976d118b9ad1210331d4578bc3d0",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -305,7 +305,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "398619db3fdf37294463a283e14069c70c79a3c3",
+	SHA1:   "907e02dacba2a55aec6e0717cb09f7caa139dc43",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -327,7 +327,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "a095a7ace0bba1769124aa82b3766f5b8fbd0cfc",
+	SHA1:   "aed3a7ee0a4c1c4399b55ada18e0b906a1c4dd64",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -361,7 +361,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "6931a35a120e7f7b89e8c9cde71a2d3d7dd2dc9b",
+	SHA1:   "7e66ed419e77bc288f84739001efa6cf8ad64044",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -403,7 +403,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "f16f3d7e42b3f632412f1930b9f8a620ca7ed10f",
+	SHA1:   "d129e07063aebb01f274d2f12a2f8645314acb68",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "6f8075a480a601255d8934e65f6b888741fa879e",
+	SHA1:   "5351a28e96620225664cb86f3160c111113b10fb",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

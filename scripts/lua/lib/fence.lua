@@ -58,9 +58,11 @@ end
 -- drawnFrom draws a token from the counter that readFence read and keeps
 -- it for idle ms.
 local function drawnFrom(fence, counter, idle)
-  local token = serverNow() * 1024
+  local token
   if counter then
     token = counter + 1
+  else
+    token = serverNow() * 1024 -- TIME only to start a counter
   end
   redis.call('set', fence, fenceNumber(token), 'PX', idle)
   return token
