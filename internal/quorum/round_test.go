@@ -13,19 +13,12 @@ import (
 	"github.com/redlockgo/redlock/driver"
 )
 
-// nodeDriver is a node of a round: only its name and errors are asked.
-type nodeDriver struct{ driver.Driver }
-
-func (nodeDriver) Name() string                 { return "fake" }
-func (nodeDriver) SingleServer() bool           { return true }
-func (nodeDriver) IsServerError(err error) bool { return false }
-
 // TestNeverSentIsNotUndone: an attempt that reached no server (its node
 // refused the connection) is not undone: there is nothing to take back,
 // and an undo would fail the same way and go on in the background, one
 // retry loop per attempt for as long as the node is down.
 func TestNeverSentIsNotUndone(t *testing.T) {
-	g, err := NewGroup([]driver.Driver{nodeDriver{}, nodeDriver{}, nodeDriver{}}, slog.New(slog.DiscardHandler), 0)
+	g, err := NewGroup([]driver.Driver{replyDriver{}, replyDriver{}, replyDriver{}}, slog.New(slog.DiscardHandler), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
