@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,16 +29,20 @@ import (
 // otherwise take most of a short run).
 func FuzzPublicAPI(f *testing.F) {
 	srv := miniredis.RunT(f)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
-	f.Cleanup(func() { rdb.Close() })
-	d, err := goredis.New(rdb)
-	if err != nil {
-		f.Fatal(err)
-	}
 	f.Fuzz(func(t *testing.T, op uint8, given uint16, name, prefix, owner string,
 		ttlMs, nodeTimeoutUs, expiryMs, baseUs, capUs int64, drift, multiplier float64,
 		wait int8, attempts, permits, n int, count int64) {
 		srv.FlushAll()
+		// A client of its own: commands an earlier input left in flight
+		// do not count as this one's.
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+		defer rdb.Close()
+		sent := &sentCounter{}
+		rdb.AddHook(sent)
+		d, err := goredis.New(rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
 		in := fuzzInput{name: name, ttl: time.Duration(ttlMs) * time.Millisecond, permits: permits, n: n%20 - 2, count: count}
 		var opts []core.Option
 		add := func(bit uint16, o core.Option) {
@@ -90,13 +95,12 @@ func FuzzPublicAPI(f *testing.F) {
 		if given&(1<<15) != 0 { // the options go to New, as defaults
 			newOpts, opts = append(newOpts, opts...), nil
 		}
-		sent := srv.CommandCount()
 		c, err := core.New([]core.Driver{d}, newOpts...)
 		if err != nil {
 			if !errors.Is(err, core.ErrInvalid) && !errors.Is(err, core.ErrNotifyUnsupported) {
 				t.Fatalf("New: %v", err)
 			}
-			if srv.CommandCount() != sent && errors.Is(err, core.ErrInvalid) {
+			if sent.all.Load() != 0 && errors.Is(err, core.ErrInvalid) {
 				t.Fatalf("New sent commands before returning %v", err)
 			}
 			return
@@ -104,7 +108,7 @@ func FuzzPublicAPI(f *testing.F) {
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		defer cancel()
-		in.run(t, ctx, srv, c, op, opts)
+		in.run(t, ctx, sent, c, op, opts)
 	})
 }
 
@@ -117,82 +121,89 @@ type fuzzInput struct {
 }
 
 // run makes the call op chooses, on a free primitive, and checks its error.
-func (in fuzzInput) run(t *testing.T, ctx context.Context, srv *miniredis.Miniredis, c *core.Client, op uint8, opts []core.Option) {
+func (in fuzzInput) run(t *testing.T, ctx context.Context, sent *sentCounter, c *core.Client, op uint8, opts []core.Option) {
 	lease := func(l *core.Lease, err error) (*core.Lease, error) { return l, err }
 	var l *core.Lease
 	var err error
-	sent := srv.CommandCount()
+	// Only the commands of the call checked count, not those of a setup
+	// call that may still be in flight when its context ends.
+	setup, call := ctx, context.WithValue(ctx, checkedCall{}, true)
+	before := sent.checked.Load()
 	switch op % 18 {
 	case 0:
-		l, err = lease(c.Mutex(in.name, opts...).TryLock(ctx))
+		l, err = lease(c.Mutex(in.name, opts...).TryLock(call))
 	case 1:
-		l, err = lease(c.Mutex(in.name, opts...).Lock(ctx))
+		l, err = lease(c.Mutex(in.name, opts...).Lock(call))
 	case 2:
-		l, err = lease(c.FairMutex(in.name, opts...).TryLock(ctx))
+		l, err = lease(c.FairMutex(in.name, opts...).TryLock(call))
 	case 3:
-		l, err = lease(c.FairMutex(in.name, opts...).Lock(ctx))
+		l, err = lease(c.FairMutex(in.name, opts...).Lock(call))
 	case 4:
-		l, err = lease(c.RWMutex(in.name, opts...).TryLock(ctx))
+		l, err = lease(c.RWMutex(in.name, opts...).TryLock(call))
 	case 5:
-		l, err = lease(c.RWMutex(in.name, opts...).RLock(ctx))
+		l, err = lease(c.RWMutex(in.name, opts...).RLock(call))
 	case 6:
-		l, err = lease(c.Semaphore(in.name, in.permits, opts...).TryAcquire(ctx, in.n))
+		l, err = lease(c.Semaphore(in.name, in.permits, opts...).TryAcquire(call, in.n))
 	case 7:
-		l, err = lease(c.Semaphore(in.name, in.permits, opts...).Acquire(ctx, in.n))
+		l, err = lease(c.Semaphore(in.name, in.permits, opts...).Acquire(call, in.n))
 	case 8:
-		err = c.Semaphore(in.name, 1, opts...).SetPermits(ctx, in.permits)
+		err = c.Semaphore(in.name, 1, opts...).SetPermits(call, in.permits)
 	case 9:
-		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).TryLock(ctx))
+		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).TryLock(call))
 	case 10:
-		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).Lock(ctx))
+		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).Lock(call))
 	case 11:
-		_, err = c.Latch(in.name, opts...).TrySetCount(ctx, in.count)
+		_, err = c.Latch(in.name, opts...).TrySetCount(call, in.count)
 	case 12:
-		err = c.Latch(in.name, opts...).Wait(ctx)
+		err = c.Latch(in.name, opts...).Wait(call)
 	case 13:
-		err = c.Latch(in.name, opts...).CountDown(ctx)
+		err = c.Latch(in.name, opts...).CountDown(call)
 	case 14: // Extend a lease by the fuzzed TTL
-		l, err = c.Mutex(in.name).TryLock(ctx)
+		l, err = c.Mutex(in.name).TryLock(setup)
 		if err == nil {
-			sent = srv.CommandCount()
-			err = l.Extend(ctx, in.ttl)
+			err = l.Extend(call, in.ttl)
 		}
 	case 17: // read every primitive's state, each checked as a call
 		for _, state := range []func() error{
-			func() error { _, err := c.Mutex(in.name, opts...).State(ctx); return err },
-			func() error { _, err := c.FairMutex(in.name, opts...).State(ctx); return err },
-			func() error { _, err := c.RWMutex(in.name, opts...).State(ctx); return err },
-			func() error { _, err := c.Semaphore(in.name, in.permits, opts...).State(ctx); return err },
-			func() error { _, err := c.MultiLock([]string{in.name, in.name + "/b"}, opts...).State(ctx); return err },
+			func() error { _, err := c.Mutex(in.name, opts...).State(call); return err },
+			func() error { _, err := c.FairMutex(in.name, opts...).State(call); return err },
+			func() error { _, err := c.RWMutex(in.name, opts...).State(call); return err },
+			func() error { _, err := c.Semaphore(in.name, in.permits, opts...).State(call); return err },
+			func() error {
+				_, err := c.MultiLock([]string{in.name, in.name + "/b"}, opts...).State(call)
+				return err
+			},
 		} {
-			sent = srv.CommandCount()
-			if err = state(); errors.Is(err, core.ErrInvalid) && srv.CommandCount() != sent {
-				t.Fatalf("State: %v after %d commands were sent", err, srv.CommandCount()-sent)
+			before = sent.checked.Load()
+			if err = state(); errors.Is(err, core.ErrInvalid) && sent.checked.Load() != before {
+				t.Fatalf("State: %v after %d commands were sent", err, sent.checked.Load()-before)
 			}
 			in.check(t, ctx, "State", err)
 		}
 	case 15, 16: // wait, through the fuzzed backoff, on a lock held or a latch set
-		holder, herr := c.Mutex(in.name).TryLock(ctx)
+		holder, herr := c.Mutex(in.name).TryLock(setup)
 		if herr == nil {
 			defer holder.Unlock(context.Background())
 		}
-		c.Latch(in.name).TrySetCount(ctx, 1)
-		sent = srv.CommandCount()
+		c.Latch(in.name).TrySetCount(setup, 1)
 		if op%18 == 15 {
-			l, err = c.Mutex(in.name, opts...).Lock(ctx)
+			l, err = c.Mutex(in.name, opts...).Lock(call)
 		} else {
-			err = c.Latch(in.name, opts...).Wait(ctx)
+			err = c.Latch(in.name, opts...).Wait(call)
 		}
 		if err != nil && over(ctx) {
 			err = nil // it waited until the end, as it should
 		}
 	}
 	in.check(t, ctx, "the call", err)
+	if err == nil && op%18 < 14 && sent.checked.Load() == before {
+		t.Fatal("a call succeeded without sending a command: the count misses its commands")
+	}
 	// Only the server knows a semaphore's number of permits (SetPermits
 	// stores it): taking more than it has is refused there.
 	serverJudged := (op%18 == 6 || op%18 == 7) && in.n > 0 && in.permits > 0
-	if errors.Is(err, core.ErrInvalid) && srv.CommandCount() != sent && !serverJudged {
-		t.Fatalf("%v after %d commands were sent", err, srv.CommandCount()-sent)
+	if errors.Is(err, core.ErrInvalid) && sent.checked.Load() != before && !serverJudged {
+		t.Fatalf("%v after %d commands were sent", err, sent.checked.Load()-before)
 	}
 	if l != nil {
 		err := l.Unlock(context.Background())
@@ -223,4 +234,34 @@ func over(ctx context.Context) bool {
 	}
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
+}
+
+// checkedCall marks the context of the call whose commands sentCounter counts.
+type checkedCall struct{}
+
+// sentCounter is a go-redis hook counting the commands sent: all of them,
+// and those of the checked call.
+type sentCounter struct{ all, checked atomic.Int64 }
+
+func (s *sentCounter) count(ctx context.Context, n int) {
+	s.all.Add(int64(n))
+	if ctx.Value(checkedCall{}) != nil {
+		s.checked.Add(int64(n))
+	}
+}
+
+func (s *sentCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (s *sentCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		s.count(ctx, 1)
+		return next(ctx, cmd)
+	}
+}
+
+func (s *sentCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		s.count(ctx, len(cmds))
+		return next(ctx, cmds)
+	}
 }
