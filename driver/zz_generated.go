@@ -53,6 +53,9 @@ type Scripts interface {
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
+	// MutexForce frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).
+	// It runs scripts/lua/mutex_force.lua.
+	MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error)
 	// MutexState reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.
 	// It runs scripts/lua/mutex_state.lua.
 	MutexState(ctx context.Context, lock string, fence string, queue string) (MutexStateReply, error)
@@ -68,6 +71,9 @@ type Scripts interface {
 	// FairMutexRelease releases a fair lock for its holder, or takes a waiter out of the line, and grants the lock to the waiter now first.
 	// It runs scripts/lua/fair_release.lua.
 	FairMutexRelease(ctx context.Context, r FairMutexReleaseRequest) (int64, error)
+	// FairMutexForce frees a fair lock whoever holds it and grants it to the waiter first in line (an operator's force-release).
+	// It runs scripts/lua/fair_force.lua.
+	FairMutexForce(ctx context.Context, r FairMutexForceRequest) (int64, error)
 	// FairMutexState reads a fair lock's holder, its remaining time, the fencing counter and the waiters in line, writing nothing.
 	// It runs scripts/lua/fair_state.lua.
 	FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (FairMutexStateReply, error)
@@ -83,6 +89,9 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
+	// RWMutexForce frees a reader/writer lock, its writer and every read lease, and hands on to who may go next (an operator's force-release).
+	// It runs scripts/lua/rw_force.lua.
+	RWMutexForce(ctx context.Context, r RWMutexForceRequest) (int64, error)
 	// RWMutexState reads a reader/writer lock's writer, read leases and waiters, writing nothing.
 	// It runs scripts/lua/rw_state.lua.
 	RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (RWMutexStateReply, error)
@@ -293,6 +302,17 @@ type FairMutexReleaseRequest struct {
 	Left    time.Duration // ARGV[4]
 }
 
+// FairMutexForceRequest holds the keys and arguments of FairMutexForce, in the order of scripts/lua/fair_force.lua.
+type FairMutexForceRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Lapse   string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Idle    time.Duration // ARGV[1]
+	Left    time.Duration // ARGV[2]
+}
+
 // FairMutexStateReply is the reply of scripts/lua/fair_state.lua.
 type FairMutexStateReply struct {
 	Holder  string        // the token that holds the lock; empty when free
@@ -357,6 +377,18 @@ type RWMutexReleaseRequest struct {
 	Keep    int64         // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
+}
+
+// RWMutexForceRequest holds the keys and arguments of RWMutexForce, in the order of scripts/lua/rw_force.lua.
+type RWMutexForceRequest struct {
+	Writer  string        // KEYS[1]
+	Readers string        // KEYS[2]
+	Writers string        // KEYS[3]
+	Waiting string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Fence   string        // KEYS[6]
+	Idle    time.Duration // ARGV[1]
+	Left    time.Duration // ARGV[2]
 }
 
 // RWMutexStateReply is the reply of scripts/lua/rw_state.lua.

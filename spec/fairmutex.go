@@ -25,6 +25,14 @@ var fairMutexOps = []Op{
 		Reply:  []Field{{"Released", Int, "1 when the token held the lock and it was deleted, 0 otherwise"}},
 	},
 	{
+		Name:   "FairMutexForce",
+		Script: "fair_force",
+		Doc:    "frees a fair lock whoever holds it and grants it to the waiter first in line (an operator's force-release).",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
+		Args:   []Param{{"idle", Millis}, {"left", Millis}},
+		Reply:  []Field{{"Freed", Int, "1 when the lock was held and is freed, 0 when it was free"}},
+	},
+	{
 		Name:   "FairMutexState",
 		Script: "fair_state",
 		Doc:    "reads a fair lock's holder, its remaining time, the fencing counter and the waiters in line, writing nothing.",

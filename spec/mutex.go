@@ -114,6 +114,14 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Held", Int, "1 when still held here and the counter is at least the token"}},
 	},
 	{
+		Name:   "MutexForce",
+		Script: "mutex_force",
+		Doc:    "frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}},
+		Args:   []Param{{"reserve", Millis}, {"idle", Millis}},
+		Reply:  []Field{{"Freed", Int, "1 when the lock was held and is freed, 0 when it was free"}},
+	},
+	{
 		Name:   "MutexState",
 		Script: "mutex_state",
 		Doc:    "reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.",

@@ -46,6 +46,14 @@ var rwMutexOps = []Op{
 		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
 	},
 	{
+		Name:   "RWMutexForce",
+		Script: "rw_force",
+		Doc:    "frees a reader/writer lock, its writer and every read lease, and hands on to who may go next (an operator's force-release).",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
+		Args:   []Param{{"idle", Millis}, {"left", Millis}},
+		Reply:  []Field{{"Freed", Int, "1 when a writer or a live read lease held the lock and it is freed, 0 when it was free"}},
+	},
+	{
 		Name:   "RWMutexState",
 		Script: "rw_state",
 		Doc:    "reads a reader/writer lock's writer, read leases and waiters, writing nothing.",

@@ -108,6 +108,13 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	})
 }
 
+// MutexForce asks the hook, then runs the inner driver's MutexForce.
+func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return run(ctx, d, "MutexForce", "MutexForce", []string{lock, fence, queue}, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexForce(ctx, lock, fence, queue, reserve, idle)
+	})
+}
+
 // MutexState asks the hook, then runs the inner driver's MutexState.
 func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
 	return run(ctx, d, "MutexState", "MutexState", []string{lock, fence, queue}, func(ctx context.Context) (driver.MutexStateReply, error) {
@@ -143,6 +150,13 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	})
 }
 
+// FairMutexForce asks the hook, then runs the inner driver's FairMutexForce.
+func (d *Driver) FairMutexForce(ctx context.Context, r driver.FairMutexForceRequest) (int64, error) {
+	return run(ctx, d, "FairMutexForce", "FairMutexForce", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (int64, error) {
+		return d.inner.FairMutexForce(ctx, r)
+	})
+}
+
 // FairMutexState asks the hook, then runs the inner driver's FairMutexState.
 func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
 	return run(ctx, d, "FairMutexState", "FairMutexState", []string{lock, fence, queue, lapse}, func(ctx context.Context) (driver.FairMutexStateReply, error) {
@@ -175,6 +189,13 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexRelease(ctx, r)
+	})
+}
+
+// RWMutexForce asks the hook, then runs the inner driver's RWMutexForce.
+func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
+	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
+		return d.inner.RWMutexForce(ctx, r)
 	})
 }
 

@@ -175,6 +175,18 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// MutexForceScript is scripts/lua/mutex_force.lua.
+var MutexForceScript = Script{
+	Name:   "mutex_force",
+	SHA1:   "b0139c180f837c36b54b4fcd170fb754e49300d4",
+	Source: lua.Source("mutex_force.lua"),
+}
+
+// DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
+func DecodeMutexForce(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // MutexStateScript is scripts/lua/mutex_state.lua.
 var MutexStateScript = Script{
 	Name:   "mutex_state",
@@ -274,6 +286,18 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// FairMutexForceScript is scripts/lua/fair_force.lua.
+var FairMutexForceScript = Script{
+	Name:   "fair_force",
+	SHA1:   "f2e7b60a618f1c224466b21888a0f91fd5c1dc31",
+	Source: lua.Source("fair_force.lua"),
+}
+
+// DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
+func DecodeFairMutexForce(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // FairMutexStateScript is scripts/lua/fair_state.lua.
 var FairMutexStateScript = Script{
 	Name:   "fair_state",
@@ -367,6 +391,18 @@ var RWMutexReleaseScript = Script{
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
 func DecodeRWMutexRelease(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// RWMutexForceScript is scripts/lua/rw_force.lua.
+var RWMutexForceScript = Script{
+	Name:   "rw_force",
+	SHA1:   "30545be2ab5f33f48cb2f19dff315d485ad60299",
+	Source: lua.Source("rw_force.lua"),
+}
+
+// DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexForce(v int64, err error) (int64, error) {
 	return v, err
 }
 

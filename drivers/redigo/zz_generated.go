@@ -82,6 +82,11 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
 }
 
+// MutexForce runs scripts/lua/mutex_force.lua.
+func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue}, reserve.Milliseconds(), idle.Milliseconds()))
+}
+
 // MutexState runs scripts/lua/mutex_state.lua.
 func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
 	return adapter.DecodeMutexState(d.evalStrings(ctx, adapter.MutexStateScript, []string{lock, fence, queue}))
@@ -107,6 +112,11 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 	return adapter.DecodeFairMutexRelease(d.evalInt(ctx, adapter.FairMutexReleaseScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
+// FairMutexForce runs scripts/lua/fair_force.lua.
+func (d *Driver) FairMutexForce(ctx context.Context, r driver.FairMutexForceRequest) (int64, error) {
+	return adapter.DecodeFairMutexForce(d.evalInt(ctx, adapter.FairMutexForceScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Idle.Milliseconds(), r.Left.Milliseconds()))
+}
+
 // FairMutexState runs scripts/lua/fair_state.lua.
 func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
 	return adapter.DecodeFairMutexState(d.evalStrings(ctx, adapter.FairMutexStateScript, []string{lock, fence, queue, lapse}, shown))
@@ -130,6 +140,11 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 // RWMutexRelease runs scripts/lua/rw_release.lua.
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
+}
+
+// RWMutexForce runs scripts/lua/rw_force.lua.
+func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
+	return adapter.DecodeRWMutexForce(d.evalInt(ctx, adapter.RWMutexForceScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
 // RWMutexState runs scripts/lua/rw_state.lua.

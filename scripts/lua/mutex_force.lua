@@ -1,0 +1,18 @@
+-- Frees a Mutex's lock whoever holds it, a plain lease's token or an
+-- owner's leases (an operator's force-release), and hands it on to the
+-- oldest waiter as a release does (see lib/hand_on.lua). The former
+-- holder's Extend and Unlock then find the lock gone or another's.
+-- KEYS[1] lock: the lock key
+-- KEYS[2] fence: the fencing counter of the lock name
+-- KEYS[3] queue: sorted set of waiting tickets, by arrival
+-- ARGV[1] reserve: how long a reserved waiter has the lock to itself, in ms
+-- ARGV[2] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- Returns: 1 when the lock was held and is freed; 0 when it was free.
+
+-- #include lib/hand_on.lua
+
+if redis.call('exists', KEYS[1]) == 0 then
+  return 0
+end
+handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+return 1

@@ -1,0 +1,47 @@
+-- Frees a reader/writer lock whoever holds it, the writer and every read
+-- lease (an operator's force-release), and hands on as rw_release.lua
+-- does: it grants the lock to the first waiting writer, or else wakes
+-- every waiting reader. The writer leaves the line for good, as its
+-- release would.
+-- KEYS[1] writer: the write lock, a string holding the writer's token
+-- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
+-- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
+-- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
+-- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
+-- ARGV[1] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[2] left: how long the writer's ticket stays marked as left, in ms
+-- Returns: 1 when the writer or a live read lease held the lock and it is
+-- freed; 0 when it was free.
+
+-- #include lib/grant.lua
+-- #include lib/line_head.lua
+-- #include lib/left.lua
+-- #include lib/now.lua
+
+local now = serverNow()
+local freed = 0
+if redis.call('type', KEYS[1]).ok == 'string' then
+  local writer = redis.call('get', KEYS[1])
+  redis.call('del', KEYS[1])
+  leaveForGood(KEYS[5] .. writer, ARGV[2], writer, KEYS[3], KEYS[4])
+  freed = 1
+end
+if liveReaders(KEYS[2], now) > 0 then
+  freed = 1
+end
+if freed == 0 then
+  return 0
+end
+-- UNLINK: a large set is freed off the server's main thread.
+redis.call('unlink', KEYS[2])
+purgeLapsed(now, KEYS[3])
+local writer = firstWriter(KEYS[3], KEYS[5], now)
+if writer ~= nil then
+  if writer then
+    grant(KEYS[1], KEYS[6], KEYS[5], writer, ARGV[1])
+  end
+  return 1
+end
+redis.call('unlink', KEYS[4])
+return 1
