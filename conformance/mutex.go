@@ -29,6 +29,7 @@ func runMutex(t *testing.T, e env) {
 		"State":                  testMutexState,
 	}
 	maps.Copy(cases, partialFailureMutexCases)
+	maps.Copy(cases, forceCases(e, "Mutex"))
 	maps.Copy(cases, hostile(e, "Mutex"))
 	maps.Copy(cases, randomFaults(e, "Mutex"))
 	if e.strategy == core.Notify {

@@ -30,6 +30,10 @@ func runRWMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll { // a read; the wait strategy plays no part
 		cases["State"] = testRWState
 	}
+	maps.Copy(cases, forceCases(e, "RWMutex"))
+	if e.strategy == core.Poll {
+		cases["ForceFreesReaders"] = testForceFreesReaders
+	}
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
