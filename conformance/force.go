@@ -114,15 +114,15 @@ func forceCases(e env, p string) map[string]func(*testing.T, env) {
 // its validity deadline runs out: the watchdog heard, not the timer.
 func testForceFrees(t *testing.T, e env, f forcible) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	admin := e.client(t)
+	admin := e.client(t, unhurried)
 	held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) {
-		return f.lock(ctx, e.client(t), n, core.WithTTL(10*time.Second))
+		return f.lock(ctx, e.client(t, unhurried), n, core.WithTTL(10*time.Second))
 	})
 	if err := f.force(ctx, admin, n, held); err != nil {
 		t.Fatalf("force-release of a held name: %v", err)
 	}
 	const ttl = 3 * time.Second // the watchdog extends every second
-	watched, err := f.try(ctx, e.client(t), n, core.WithTTL(ttl), core.WithAutoExtend())
+	watched, err := f.try(ctx, e.client(t, unhurried), n, core.WithTTL(ttl), core.WithAutoExtend())
 	if err != nil {
 		t.Fatalf("taking the name after the force-release: %v", err)
 	}
@@ -162,7 +162,7 @@ func testForceFrees(t *testing.T, e env, f forcible) {
 func testForceHandsOn(t *testing.T, e env, f forcible) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) {
-		return f.lock(ctx, e.client(t), n, core.WithTTL(10*time.Second))
+		return f.lock(ctx, e.client(t, unhurried), n, core.WithTTL(10*time.Second))
 	})
 	var attempts atomic.Int64
 	waiter, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
@@ -185,7 +185,7 @@ func testForceHandsOn(t *testing.T, e env, f forcible) {
 		got = startLock(ctx, lock)
 		e.awaitWatching(t, ctx, lockKey(n))
 	}
-	admin := e.client(t)
+	admin := e.client(t, unhurried)
 	// On one node a grant leaves the waiter nothing to attempt (on more,
 	// the grants of some may come after it attempts for the others).
 	counted := f.granted && e.strategy == core.Notify && len(e.addrs) == 1
@@ -228,7 +228,7 @@ func testForceHandsOn(t *testing.T, e env, f forcible) {
 // released: nil both times, and the name is as free as before.
 func testForceFreeName(t *testing.T, e env, f forcible) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	c := e.client(t)
+	c := e.client(t, unhurried)
 	if err := f.force(ctx, c, n, nil); err != nil {
 		t.Fatalf("force-release of a new name: %v, want nil", err)
 	}
@@ -247,12 +247,12 @@ func testForceFreesReaders(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	var readers []*core.Lease
 	for range 2 {
-		readers = append(readers, mustLock(t, ctx, e.client(t).RWMutex(n, core.WithTTL(10*time.Second)).TryRLock))
+		readers = append(readers, mustLock(t, ctx, e.client(t, unhurried).RWMutex(n, core.WithTTL(10*time.Second)).TryRLock))
 	}
-	if err := e.client(t).RWMutex(n).ForceUnlock(ctx); err != nil {
+	if err := e.client(t, unhurried).RWMutex(n).ForceUnlock(ctx); err != nil {
 		t.Fatalf("force-release of a read-locked name: %v", err)
 	}
-	w := mustLock(t, ctx, e.client(t).RWMutex(n).TryLock)
+	w := mustLock(t, ctx, e.client(t, unhurried).RWMutex(n).TryLock)
 	for i, r := range readers {
 		if err := r.Extend(ctx, 10*time.Second); !errors.Is(err, core.ErrLost) {
 			t.Fatalf("reader %d's Extend after the force-release: %v, want ErrLost", i, err)
