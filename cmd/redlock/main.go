@@ -12,6 +12,9 @@
 //	run     redlock run [flags] NAME -- CMD [ARGS...]: run CMD while
 //	        holding the lock NAME (or a fair lock, or a semaphore permit),
 //	        with its fencing token in $REDLOCK_TOKEN; see redlock run -h.
+//	release redlock release --force [flags] NAME: free the lock NAME
+//	        whoever holds it, for a holder that is stuck, after a
+//	        confirmation; see redlock release -h.
 //	slowlog say which redlock scripts blocked the servers longest, from
 //	        their SLOWLOG. See redlock slowlog -h.
 //	matrix  build and run the conformance matrix (conformance/cmd/matrix),
@@ -46,6 +49,7 @@ func commands() []command {
 		{"demo", "show each primitive at work, on an embedded miniredis or your servers (default)", runDemo},
 		{"matrix", "run the conformance matrix (inside the repository; builds conformance/cmd/matrix)", runMatrix},
 		{"run", "run a command while holding a lock: redlock run [flags] NAME -- CMD [ARGS...]", runRun},
+		{"release", "free a lock whoever holds it: redlock release --force [flags] NAME", runRelease},
 		{"slowlog", "say which redlock scripts blocked the servers longest, from their SLOWLOG", runSlowlog},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			usage(stdout)
