@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -261,28 +262,32 @@ func testCancelledSendsNone(t *testing.T, e env) {
 	lease := func(_ *core.Lease, err error) error { return err }
 	latch := c.Latch(n + "/latch")
 	for op, call := range map[string]func() error{
-		"Mutex.TryLock":        func() error { return lease(c.Mutex(n).TryLock(ctx)) },
-		"Mutex.Lock":           func() error { return lease(c.Mutex(n).Lock(ctx)) },
-		"Mutex.State":          func() error { _, err := c.Mutex(n).State(ctx); return err },
-		"FairMutex.TryLock":    func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
-		"FairMutex.Lock":       func() error { return lease(c.FairMutex(n).Lock(ctx)) },
-		"FairMutex.State":      func() error { _, err := c.FairMutex(n).State(ctx); return err },
-		"RWMutex.TryLock":      func() error { return lease(c.RWMutex(n).TryLock(ctx)) },
-		"RWMutex.Lock":         func() error { return lease(c.RWMutex(n).Lock(ctx)) },
-		"RWMutex.TryRLock":     func() error { return lease(c.RWMutex(n).TryRLock(ctx)) },
-		"RWMutex.RLock":        func() error { return lease(c.RWMutex(n).RLock(ctx)) },
-		"RWMutex.State":        func() error { _, err := c.RWMutex(n).State(ctx); return err },
-		"Semaphore.TryAcquire": func() error { return lease(c.Semaphore(n, 2).TryAcquire(ctx, 1)) },
-		"Semaphore.Acquire":    func() error { return lease(c.Semaphore(n, 2).Acquire(ctx, 1)) },
-		"Semaphore.SetPermits": func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
-		"Semaphore.State":      func() error { _, err := c.Semaphore(n, 2).State(ctx); return err },
-		"MultiLock.TryLock":    func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },
-		"MultiLock.Lock":       func() error { return lease(c.MultiLock([]string{n, n + "/other"}).Lock(ctx)) },
-		"MultiLock.State":      func() error { _, err := c.MultiLock([]string{n, n + "/other"}).State(ctx); return err },
-		"Latch.TrySetCount":    func() error { _, err := latch.TrySetCount(ctx, 1); return err },
-		"Latch.CountDown":      func() error { return latch.CountDown(ctx) },
-		"Latch.Wait":           func() error { return latch.Wait(ctx) },
-		"Latch.Delete":         func() error { return latch.Delete(ctx) },
+		"Mutex.TryLock":          func() error { return lease(c.Mutex(n).TryLock(ctx)) },
+		"Mutex.Lock":             func() error { return lease(c.Mutex(n).Lock(ctx)) },
+		"Mutex.State":            func() error { _, err := c.Mutex(n).State(ctx); return err },
+		"Mutex.ForceUnlock":      func() error { return c.Mutex(n).ForceUnlock(ctx) },
+		"FairMutex.TryLock":      func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
+		"FairMutex.Lock":         func() error { return lease(c.FairMutex(n).Lock(ctx)) },
+		"FairMutex.State":        func() error { _, err := c.FairMutex(n).State(ctx); return err },
+		"FairMutex.ForceUnlock":  func() error { return c.FairMutex(n).ForceUnlock(ctx) },
+		"RWMutex.TryLock":        func() error { return lease(c.RWMutex(n).TryLock(ctx)) },
+		"RWMutex.Lock":           func() error { return lease(c.RWMutex(n).Lock(ctx)) },
+		"RWMutex.TryRLock":       func() error { return lease(c.RWMutex(n).TryRLock(ctx)) },
+		"RWMutex.RLock":          func() error { return lease(c.RWMutex(n).RLock(ctx)) },
+		"RWMutex.State":          func() error { _, err := c.RWMutex(n).State(ctx); return err },
+		"RWMutex.ForceUnlock":    func() error { return c.RWMutex(n).ForceUnlock(ctx) },
+		"Semaphore.TryAcquire":   func() error { return lease(c.Semaphore(n, 2).TryAcquire(ctx, 1)) },
+		"Semaphore.Acquire":      func() error { return lease(c.Semaphore(n, 2).Acquire(ctx, 1)) },
+		"Semaphore.SetPermits":   func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
+		"Semaphore.State":        func() error { _, err := c.Semaphore(n, 2).State(ctx); return err },
+		"Semaphore.ForceRelease": func() error { return c.Semaphore(n, 2).ForceRelease(ctx, rand.Text()) },
+		"MultiLock.TryLock":      func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },
+		"MultiLock.Lock":         func() error { return lease(c.MultiLock([]string{n, n + "/other"}).Lock(ctx)) },
+		"MultiLock.State":        func() error { _, err := c.MultiLock([]string{n, n + "/other"}).State(ctx); return err },
+		"Latch.TrySetCount":      func() error { _, err := latch.TrySetCount(ctx, 1); return err },
+		"Latch.CountDown":        func() error { return latch.CountDown(ctx) },
+		"Latch.Wait":             func() error { return latch.Wait(ctx) },
+		"Latch.Delete":           func() error { return latch.Delete(ctx) },
 	} {
 		before := spy.calls.Load()
 		if err := call(); !errors.Is(err, context.Canceled) || errors.Is(err, core.ErrNoQuorum) {
