@@ -29,7 +29,7 @@ func runFairMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll { // a read; the wait strategy plays no part
 		cases["State"] = testFairState
 	}
-	maps.Copy(cases, forceCases(e, "FairMutex"))
+	maps.Copy(cases, forceCases(e, "FairMutex", ""))
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown

@@ -45,6 +45,20 @@ var forcibles = map[string]forcible{
 		line:    queueKey,
 		granted: true,
 	},
+	// An owner's: the hand-on reserves the lock for an owner's waiter,
+	// which takes it with an attempt.
+	"MutexOwned": {
+		lock: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.Mutex(n, append(o, core.WithOwner(rand.Text()))...).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.Mutex(n, append(o, core.WithOwner(rand.Text()))...).TryLock(ctx)
+		},
+		force: func(ctx context.Context, c *core.Client, n string, _ *core.Lease) error {
+			return c.Mutex(n).ForceUnlock(ctx)
+		},
+		line: queueKey,
+	},
 	"FairMutex": {
 		lock: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
 			return c.FairMutex(n, o...).Lock(ctx)
@@ -94,16 +108,17 @@ var forcibles = map[string]forcible{
 	},
 }
 
-// forceCases are the force-release cases of primitive p: its waiters'
-// hand-on under either strategy, the rest under one (Poll: no one waits).
-func forceCases(e env, p string) map[string]func(*testing.T, env) {
+// forceCases are the force-release cases of primitive p, their names
+// ending in suffix: its waiters' hand-on under either strategy, the rest
+// under one (Poll: no one waits).
+func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	f := forcibles[p]
 	cases := map[string]func(*testing.T, env){
-		"ForceHandsOn": func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
+		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
 	}
 	if e.strategy == core.Poll {
-		cases["ForceFrees"] = func(t *testing.T, e env) { testForceFrees(t, e, f) }
-		cases["ForceFreeName"] = func(t *testing.T, e env) { testForceFreeName(t, e, f) }
+		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }
+		cases["ForceFreeName"+suffix] = func(t *testing.T, e env) { testForceFreeName(t, e, f) }
 	}
 	return cases
 }

@@ -29,7 +29,8 @@ func runMutex(t *testing.T, e env) {
 		"State":                  testMutexState,
 	}
 	maps.Copy(cases, partialFailureMutexCases)
-	maps.Copy(cases, forceCases(e, "Mutex"))
+	maps.Copy(cases, forceCases(e, "Mutex", ""))
+	maps.Copy(cases, forceCases(e, "MutexOwned", "Owned"))
 	maps.Copy(cases, hostile(e, "Mutex"))
 	maps.Copy(cases, randomFaults(e, "Mutex"))
 	if e.strategy == core.Notify {

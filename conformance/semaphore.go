@@ -35,7 +35,7 @@ func runSemaphore(t *testing.T, e env) {
 	if e.strategy == core.Poll { // a read; the wait strategy plays no part
 		cases["State"] = testSemaphoreState
 	}
-	maps.Copy(cases, forceCases(e, "Semaphore"))
+	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))
 	maps.Copy(cases, randomFaults(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
