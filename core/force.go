@@ -7,20 +7,18 @@ import (
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
-// The force-releases are operator tools, for a holder that is stuck: they
-// free a name whoever holds it, which breaks mutual exclusion by design.
-// The former holder may still be working on the resource until it next
-// extends or unlocks (ErrLost) or its watchdog (WithAutoExtend) closes
-// Done, within one watchdog interval; only fencing tokens (Lease.Token),
-// checked by the resource, keep its late writes out. Each runs on every
-// node at once and hands the name on to the next waiter as a release
-// does. It returns nil when a majority of nodes answered, the name then
-// free there or handed on (a name that was free is no error), and
-// ErrNoQuorum, with the nodes' errors, when too few did.
-
 // ForceUnlock frees the lock whoever holds it, a plain lease or an
-// owner's leases, and hands it on to the oldest waiter. It breaks mutual
-// exclusion: see the fencing tokens in the package documentation.
+// owner's leases, on every node at once, and hands it on to the oldest
+// waiter as a release does. It is an operator's tool, for a holder that
+// is stuck, and it breaks mutual exclusion by design: the former holder
+// may go on working on the resource until its next Extend or Unlock,
+// which returns ErrLost (with WithAutoExtend, its watchdog closes Done
+// within a third of its TTL). Only fencing tokens (Lease.Token), checked
+// by the resource, keep its late writes out: the next holder's is
+// higher. It returns nil when a majority of nodes answered, the name then
+// free there or handed on (a name that was free is no error); else, as
+// State does, ErrNoQuorum with the nodes' errors (ErrServerError when they
+// answered with an error), or ctx's error.
 func (m *Mutex) ForceUnlock(ctx context.Context) error {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return err
@@ -32,8 +30,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) error {
 }
 
 // ForceUnlock frees the fair lock whoever holds it and grants it to the
-// waiter first in line. It breaks mutual exclusion: see the fencing tokens
-// in the package documentation.
+// waiter first in line, as Mutex.ForceUnlock does: it breaks mutual
+// exclusion by design.
 func (m *FairMutex) ForceUnlock(ctx context.Context) error {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return err
@@ -45,9 +43,8 @@ func (m *FairMutex) ForceUnlock(ctx context.Context) error {
 }
 
 // ForceUnlock frees the lock from its writer and every reader, and grants
-// it to the first waiting writer, or else wakes the waiting readers. It
-// breaks mutual exclusion: see the fencing tokens in the package
-// documentation.
+// it to the first waiting writer, or else wakes the waiting readers, as
+// Mutex.ForceUnlock does: it breaks mutual exclusion by design.
 func (m *RWMutex) ForceUnlock(ctx context.Context) error {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return err
@@ -59,11 +56,11 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) error {
 }
 
 // ForceRelease gives back the permits of one lease, whoever holds them,
-// and wakes the waiter first in line. id is the lease's permit ID
-// (Lease.ID) or the Holder that State lists for it. The lease's next
-// Extend or Unlock returns ErrLost. It breaks the bound on permits held:
-// see the fencing tokens in the package documentation. It returns
-// ErrInvalid, writing nothing, when id is neither.
+// and wakes the waiter first in line, as Mutex.ForceUnlock does: it
+// breaks the bound on permits held by design. id is the lease's permit ID
+// (Lease.ID) or the Holder that State lists for it; the lease's next
+// Extend or Unlock returns ErrLost. It returns ErrInvalid, writing
+// nothing, when id is neither.
 func (s *Semaphore) ForceRelease(ctx context.Context, id string) error {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return err
