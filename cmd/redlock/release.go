@@ -44,13 +44,12 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		conn          connFlags
-		force, yes    bool
-		kind, permit  string
-		prefix        string
-		timeout       time.Duration
-		stdin         = bufio.NewReader(os.Stdin)
-		usageProblems = func(format string, a ...any) int {
+		conn         connFlags
+		force, yes   bool
+		kind, permit string
+		prefix       string
+		timeout      time.Duration
+		usageError   = func(format string, a ...any) int {
 			fmt.Fprintf(stderr, "redlock release: "+format+"\n\n", a...)
 			fs.Usage()
 			return 2
@@ -75,11 +74,11 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	switch {
 	case !force:
-		return usageProblems("refusing without --force: a forced release breaks mutual exclusion")
+		return usageError("refusing without --force: a forced release breaks mutual exclusion")
 	case fs.NArg() != 1:
-		return usageProblems("want one NAME after the flags (got %q)", fs.Args())
+		return usageError("want one NAME after the flags (got %q)", fs.Args())
 	case (kind == "semaphore") != (permit != ""):
-		return usageProblems("--permit goes with --kind semaphore, and it with --permit")
+		return usageError("--kind semaphore needs --permit ID, and --permit goes with --kind semaphore alone")
 	}
 	name := fs.Arg(0)
 	var forceRelease func(ctx context.Context, c *core.Client) error
@@ -93,7 +92,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "semaphore":
 		forceRelease = func(ctx context.Context, c *core.Client) error { return c.Semaphore(name, 1).ForceRelease(ctx, permit) }
 	default:
-		return usageProblems("--kind %q: want mutex, fair, rw or semaphore", kind)
+		return usageError("--kind %q: want mutex, fair, rw or semaphore", kind)
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "redlock release: "+format+"\n", a...)
@@ -112,7 +111,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if !yes {
 		fmt.Fprintf(stderr, "This frees the %s %q whoever holds it, breaking mutual exclusion.\nType the name to confirm: ", kind, name)
-		line, _ := stdin.ReadString('\n')
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 		if strings.TrimSpace(line) != name {
 			return fail("not confirmed; nothing was freed")
 		}
