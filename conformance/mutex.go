@@ -31,6 +31,7 @@ func runMutex(t *testing.T, e env) {
 	maps.Copy(cases, partialFailureMutexCases)
 	maps.Copy(cases, hostile(e, "Mutex"))
 	maps.Copy(cases, randomFaults(e, "Mutex"))
+	maps.Copy(cases, leaseCheckCases(e, "Mutex"))
 	if e.strategy == core.Notify {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored

@@ -21,6 +21,9 @@ import (
 var pinnedSHA1 = map[string]string{
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	"owned_ttl":             "e6d008976c77ee6ddcf8dbf8f6b8b4036bb4743c",
+	"rw_read_ttl":           "56d22f48766ae7bdee24136eb9384f7806de4c2d",
+	"semaphore_ttl":         "a676f89a8461a9bd4a758ac1bd239439b91b7047",
 	"fence_raise":           "e036afbda43972cd8979672b5ca19701808fb8a6",
 	"mutex_acquire":         "4c5360afe57861b46b15fb7aef0b27933cff6600",
 	"mutex_acquire_owned":   "6c5e33512590d05047584797ac760115c1f33ed1",
