@@ -200,7 +200,7 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 	for _, w := range ws {
 		chosen[w.name] = librariesOf(w, selected, nodes)
 		if len(chosen[w.name]) == 0 {
-			return fmt.Errorf("no library among %q runs the %s workload on %d nodes", libs, w.name, nodes)
+			return fmt.Errorf("no library among %q runs the %s workload with -nodes %d", libs, w.name, nodes)
 		}
 		if w.sweep != "" {
 			need = max(need, sweepNodes)
@@ -298,7 +298,7 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 		bar.Finish()
 	}
 	version, _ := admin.InfoMap(ctx, "server").Result()
-	printHeader(os.Stdout, version["Server"]["redis_version"], len(addrs), d, reps)
+	printHeader(os.Stdout, version["Server"]["redis_version"], len(pool), nodes, d, reps)
 	printFloors(os.Stdout, fl)
 	for _, w := range ws {
 		libs := chosen[w.name]
@@ -320,9 +320,12 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 	return nil
 }
 
-func printHeader(w io.Writer, redisVersion string, nodes int, d time.Duration, reps int) {
+func printHeader(w io.Writer, redisVersion string, servers, nodes int, d time.Duration, reps int) {
 	fmt.Fprintf(w, "lockbench: %s, redis-server %s × %d, GOMAXPROCS %d, %d CPUs, %d repetitions of %v per library and workload, interleaved.\n\n",
-		runtime.Version(), redisVersion, nodes, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+		runtime.Version(), redisVersion, servers, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+	if servers > nodes {
+		fmt.Fprintf(w, "The primitives and latency workloads use %d servers, the others the first %d.\n\n", servers, nodes)
+	}
 	if nodes > 1 {
 		fmt.Fprintf(w, "Each lock is taken on a majority of %d independent masters; the server figures are their sums; libraries without Redlock are left out.\n\n", nodes)
 	}
