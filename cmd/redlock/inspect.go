@@ -425,6 +425,11 @@ func printReports(w io.Writer, kind string, reports []report) {
 					break
 				}
 			}
+			for i, n := range r.PerNode {
+				if r.State == "split" && n.Error == "" {
+					note(r.Name, "node %d (%s): holder %s, TTL %s", i+1, n.Node, dash(n.Holder), ttl(n.TTLMs))
+				}
+			}
 		case *rwReport:
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\t%d/%d\n", r.Name, r.State, dash(r.Writer), r.Token, ttl(r.TTLMs), r.Nodes, len(r.PerNode),
 				len(r.ReadLeases), r.WaitingWriters, r.WaitingReaders)
@@ -438,7 +443,11 @@ func printReports(w io.Writer, kind string, reports []report) {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\n", r.Name, r.State, r.InUse, size, r.Token, r.Waiting)
 			for _, l := range r.Leases {
-				note(r.Name, "holder %s, permits %s, TTL %s", l.Holder, strings.Trim(fmt.Sprint(l.Permits), "[]"), ttl(l.TTLMs))
+				permits := "permits " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(l.Permits)), ", "), "[]")
+				if len(l.Permits) == 1 {
+					permits = fmt.Sprintf("permit %d", l.Permits[0])
+				}
+				note(r.Name, "%s held by %s, TTL %s", permits, l.Holder, ttl(l.TTLMs))
 			}
 		}
 		h := rep.head()
