@@ -90,6 +90,10 @@ func testBadInput(t *testing.T, e env) {
 	if err := l.Unlock(nil); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("Unlock with a nil context: got %v, want ErrInvalid", err)
 	}
+	//lint:ignore SA1012 a nil context is the bad input under test
+	if _, err := l.Valid(nil); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("Valid with a nil context: got %v, want ErrInvalid", err)
+	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +217,8 @@ func testNilLease(t *testing.T) {
 		"Unlock": func() error { return l.Unlock(ctx) },
 		"Extend": func() error { return l.Extend(ctx, time.Second) },
 		"Err":    func() error { return l.Err() },
+		"Valid":  func() error { _, err := l.Valid(ctx); return err },
+		"TTL":    func() error { _, err := l.TTL(ctx); return err },
 	} {
 		if _, err := noPanic(func() (any, error) { return nil, call() }); !errors.Is(err, core.ErrNotHeld) {
 			t.Errorf("%s on a nil *Lease: got %v, want ErrNotHeld", op, err)

@@ -82,6 +82,9 @@ func testConfinedToPrefix(t *testing.T, e env) {
 		if err := held.Extend(ctx, 10*time.Second); err != nil {
 			t.Errorf("%s, Extend: %v", what, err)
 		}
+		if ok, err := held.Valid(ctx); !ok || err != nil {
+			t.Errorf("%s, Valid: %v, %v", what, ok, err)
+		}
 		if err := held.Unlock(ctx); err != nil {
 			t.Errorf("%s, Unlock: %v", what, err)
 		}

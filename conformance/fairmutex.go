@@ -53,6 +53,7 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 	}
 	maps.Copy(cases, hostile(e, p))
 	maps.Copy(cases, randomFaults(e, p))
+	maps.Copy(cases, leaseCheckCases(e, p))
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored(p)
 	}

@@ -33,6 +33,7 @@ func runMultiLock(t *testing.T, e env) {
 		"ReentryFailedKeepsHold":  testReentryFailedKeepsHold("MultiLock"),
 	}
 	maps.Copy(cases, randomFaults(e, "MultiLock"))
+	maps.Copy(cases, leaseCheckCases(e, "MultiLock"))
 	maps.Copy(cases, hostile(e, "MultiLock"))
 	if e.strategy == core.Poll { // a read; the wait strategy plays no part
 		cases["State"] = testMultiLockState

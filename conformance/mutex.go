@@ -33,6 +33,7 @@ func runMutex(t *testing.T, e env) {
 	maps.Copy(cases, forceCases(e, "MutexOwned", "Owned"))
 	maps.Copy(cases, hostile(e, "Mutex"))
 	maps.Copy(cases, randomFaults(e, "Mutex"))
+	maps.Copy(cases, leaseCheckCases(e, "Mutex"))
 	if e.strategy == core.Notify {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Mutex")
 		cases["ForgedGrantIgnored"] = testForgedGrantIgnored

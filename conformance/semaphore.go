@@ -38,6 +38,7 @@ func runSemaphore(t *testing.T, e env) {
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))
 	maps.Copy(cases, randomFaults(e, "Semaphore"))
+	maps.Copy(cases, leaseCheckCases(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")

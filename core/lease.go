@@ -45,6 +45,9 @@ type Lease struct {
 type hold interface {
 	extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error)
 	release(ctx context.Context, n *quorum.Node) (bool, error)
+	// left is how long n still holds it, 0 when it does not; it writes
+	// nothing (see Lease.TTL).
+	left(ctx context.Context, n *quorum.Node) (time.Duration, error)
 	id() string
 }
 

@@ -50,6 +50,9 @@ type Scripts interface {
 	// ExtendOwned lengthens a reentrant lock's expiry, and the mark of its attempt, to at least ttl only while the lease holds it.
 	// It runs scripts/lua/extend_owned.lua.
 	ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error)
+	// OwnedTTL reads how long a lease of a reentrant lock still holds it, writing nothing.
+	// It runs scripts/lua/owned_ttl.lua.
+	OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
@@ -86,6 +89,9 @@ type Scripts interface {
 	// RWMutexReadExtend resets a read lease's expiry while it is live.
 	// It runs scripts/lua/rw_rextend.lua.
 	RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error)
+	// RWMutexReadTTL reads how long a read lease still holds, writing nothing.
+	// It runs scripts/lua/rw_read_ttl.lua.
+	RWMutexReadTTL(ctx context.Context, readers string, token string) (time.Duration, error)
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
@@ -104,6 +110,9 @@ type Scripts interface {
 	// SemaphoreExtend lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.
 	// It runs scripts/lua/semaphore_extend.lua.
 	SemaphoreExtend(ctx context.Context, r SemaphoreExtendRequest) (int64, error)
+	// SemaphoreTTL reads how long a lease still holds its n permits, as the slots it won, writing nothing.
+	// It runs scripts/lua/semaphore_ttl.lua.
+	SemaphoreTTL(ctx context.Context, permits string, holders string, mark string, token string, n int64, slots int64) (SemaphoreTTLReply, error)
 	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
 	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error)
@@ -453,6 +462,12 @@ type SemaphoreExtendRequest struct {
 	N       int64         // ARGV[2]
 	Slots   int64         // ARGV[3]
 	TTL     time.Duration // ARGV[4]
+}
+
+// SemaphoreTTLReply is the reply of scripts/lua/semaphore_ttl.lua.
+type SemaphoreTTLReply struct {
+	TTL  time.Duration // the time until the first of its permits expires; 0 when the lease does not hold them all
+	ByID bool          // a release by permit ID gave them back
 }
 
 // SemaphoreStateReply is the reply of scripts/lua/semaphore_state.lua.

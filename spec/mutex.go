@@ -106,6 +106,14 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Extended", Int, "1 when the lease holds the lock, 0 when it does not"}},
 	},
 	{
+		Name:   "OwnedTTL",
+		Script: "owned_ttl",
+		Doc:    "reads how long a lease of a reentrant lock still holds it, writing nothing.",
+		Keys:   []Param{{"lock", String}},
+		Args:   []Param{{"lease", String}},
+		Reply:  []Field{{"TTL", Millis, "the time until the lease's hold ends; 0 when it does not hold the lock"}},
+	},
+	{
 		Name:   "FenceRaise",
 		Script: "fence_raise",
 		Doc:    "makes a quorum-chosen fencing token durable while holder still holds the lock.",

@@ -38,6 +38,14 @@ var rwMutexOps = []Op{
 		Reply:  []Field{{"Extended", Int, "1 when extended, 0 when the lease lapsed or was released"}},
 	},
 	{
+		Name:   "RWMutexReadTTL",
+		Script: "rw_read_ttl",
+		Doc:    "reads how long a read lease still holds, writing nothing.",
+		Keys:   []Param{{"readers", String}},
+		Args:   []Param{{"token", String}},
+		Reply:  []Field{{"TTL", Millis, "the time until the lease lapses; 0 when it lapsed or was released"}},
+	},
+	{
 		Name:   "RWMutexRelease",
 		Script: "rw_release",
 		Doc:    "gives up a read or write lease, or a wait, and hands on to who may go next.",

@@ -34,6 +34,17 @@ var semaphoreOps = []Op{
 		Reply:  []Field{{"Extended", Int, "1 when the lease holds its slots here, 2 when a release by permit ID gave them back, 0 when not"}},
 	},
 	{
+		Name:   "SemaphoreTTL",
+		Script: "semaphore_ttl",
+		Doc:    "reads how long a lease still holds its n permits, as the slots it won, writing nothing.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"mark", String}},
+		Args:   []Param{{"token", String}, {"n", Int}, {"slots", Int}},
+		Reply: []Field{
+			{"TTL", Millis, "the time until the first of its permits expires; 0 when the lease does not hold them all"},
+			{"ByID", Bool, "a release by permit ID gave them back"},
+		},
+	},
+	{
 		Name:   "SemaphoreSetPermits",
 		Script: "semaphore_set_permits",
 		Doc:    "stores the number of permits for every client and wakes the waiter first in line.",

@@ -12,6 +12,9 @@
 //	run     redlock run [flags] NAME -- CMD [ARGS...]: run CMD while
 //	        holding the lock NAME (or a fair lock, or a semaphore permit),
 //	        with its fencing token in $REDLOCK_TOKEN; see redlock run -h.
+//	inspect redlock inspect [flags] NAME...: print who holds each lock
+//	        NAME, with its fencing token and TTL, on how many nodes, and
+//	        who waits, read-only; --json for scripts. See redlock inspect -h.
 //	release redlock release --force [flags] NAME: free the lock NAME
 //	        whoever holds it, for a holder that is stuck, after a
 //	        confirmation; see redlock release -h.
@@ -47,6 +50,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "show each primitive at work, on an embedded miniredis or your servers (default)", runDemo},
+		{"inspect", "print who holds a lock and who waits: redlock inspect [flags] NAME...", runInspect},
 		{"matrix", "run the conformance matrix (inside the repository; builds conformance/cmd/matrix)", runMatrix},
 		{"run", "run a command while holding a lock: redlock run [flags] NAME -- CMD [ARGS...]", runRun},
 		{"release", "free a lock whoever holds it: redlock release --force [flags] NAME", runRelease},

@@ -30,7 +30,8 @@ late writes.
 Asks for NAME on stdin to confirm, unless --yes.
 
 Exit status: 0 when a majority of nodes freed NAME (or it was free); 1
-when it was not confirmed or the nodes failed; 2 for bad usage.
+when it was not confirmed or the nodes failed; 2 for a usage error (bad
+flags, no NAME, no nodes).
 
 Examples:
   export REDLOCK_NODES=redis://localhost:6379
@@ -100,14 +101,14 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	urls, err := conn.urls()
 	if err != nil {
-		return fail("%v", err)
+		return usageError("%v", err)
 	}
 	if len(urls) == 0 {
-		return fail("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
+		return usageError("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
 	}
 	open, err := conn.open()
 	if err != nil {
-		return fail("%v", err)
+		return usageError("%v", err)
 	}
 	if !yes {
 		fmt.Fprintf(stderr, "This frees the %s %q whoever holds it, breaking mutual exclusion.\nType the name to confirm: ", kind, name)

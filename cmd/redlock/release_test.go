@@ -12,22 +12,6 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// testClient is a Client of the test's own over nodes, closed at the
-// test's end.
-func testClient(t *testing.T, nodes []string) *core.Client {
-	t.Helper()
-	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, "redis://"+n)
-	}
-	c, closeClient, err := connect(openRedigo, urls, core.WithWaitStrategy(core.Poll), core.WithTTL(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(closeClient)
-	return c
-}
-
 // release runs redlock release with args against nodes, stdin as its
 // input, and returns its exit code and output.
 func release(t *testing.T, nodes []string, stdin string, args ...string) (int, string) {
@@ -47,7 +31,7 @@ func release(t *testing.T, nodes []string, stdin string, args ...string) (int, s
 func TestReleaseForce(t *testing.T) {
 	nodes := testNodes(t)
 	ctx := context.Background()
-	c := testClient(t, nodes)
+	c := testClient(t, nodes, core.WithTTL(time.Minute))
 	name := "release-" + rand.Text()
 
 	l, err := c.Mutex(name).TryLock(ctx)
@@ -78,7 +62,7 @@ func TestReleaseForce(t *testing.T) {
 func TestReleaseRefused(t *testing.T) {
 	nodes := testNodes(t)
 	ctx := context.Background()
-	c := testClient(t, nodes)
+	c := testClient(t, nodes, core.WithTTL(time.Minute))
 	name := "release-" + rand.Text()
 	l, err := c.Mutex(name).TryLock(ctx)
 	if err != nil {

@@ -101,6 +101,13 @@ func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, le
 	})
 }
 
+// OwnedTTL asks the hook, then runs the inner driver's OwnedTTL.
+func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error) {
+	return run(ctx, d, "OwnedTTL", "OwnedTTL", []string{lock}, func(ctx context.Context) (time.Duration, error) {
+		return d.inner.OwnedTTL(ctx, lock, lease)
+	})
+}
+
 // FenceRaise asks the hook, then runs the inner driver's FenceRaise.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
 	return run(ctx, d, "FenceRaise", "FenceRaise", []string{lock, fence}, func(ctx context.Context) (int64, error) {
@@ -185,6 +192,13 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 	})
 }
 
+// RWMutexReadTTL asks the hook, then runs the inner driver's RWMutexReadTTL.
+func (d *Driver) RWMutexReadTTL(ctx context.Context, readers string, token string) (time.Duration, error) {
+	return run(ctx, d, "RWMutexReadTTL", "RWMutexReadTTL", []string{readers}, func(ctx context.Context) (time.Duration, error) {
+		return d.inner.RWMutexReadTTL(ctx, readers, token)
+	})
+}
+
 // RWMutexRelease asks the hook, then runs the inner driver's RWMutexRelease.
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
@@ -224,6 +238,13 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
 	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreExtend(ctx, r)
+	})
+}
+
+// SemaphoreTTL asks the hook, then runs the inner driver's SemaphoreTTL.
+func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders string, mark string, token string, n int64, slots int64) (driver.SemaphoreTTLReply, error) {
+	return run(ctx, d, "SemaphoreTTL", "SemaphoreTTL", []string{permits, holders, mark}, func(ctx context.Context) (driver.SemaphoreTTLReply, error) {
+		return d.inner.SemaphoreTTL(ctx, permits, holders, mark, token, n, slots)
 	})
 }
 

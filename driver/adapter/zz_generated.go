@@ -163,6 +163,18 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// OwnedTTLScript is scripts/lua/owned_ttl.lua.
+var OwnedTTLScript = Script{
+	Name:   "owned_ttl",
+	SHA1:   "e6d008976c77ee6ddcf8dbf8f6b8b4036bb4743c",
+	Source: lua.Source("owned_ttl.lua"),
+}
+
+// DecodeOwnedTTL turns the reply of owned_ttl.lua, or the error that came instead, into its Go form.
+func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
+	return time.Duration(v) * time.Millisecond, err
+}
+
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
@@ -382,6 +394,18 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// RWMutexReadTTLScript is scripts/lua/rw_read_ttl.lua.
+var RWMutexReadTTLScript = Script{
+	Name:   "rw_read_ttl",
+	SHA1:   "56d22f48766ae7bdee24136eb9384f7806de4c2d",
+	Source: lua.Source("rw_read_ttl.lua"),
+}
+
+// DecodeRWMutexReadTTL turns the reply of rw_read_ttl.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
+	return time.Duration(v) * time.Millisecond, err
+}
+
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
@@ -482,6 +506,27 @@ var SemaphoreExtendScript = Script{
 // DecodeSemaphoreExtend turns the reply of semaphore_extend.lua, or the error that came instead, into its Go form.
 func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 	return v, err
+}
+
+// SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
+var SemaphoreTTLScript = Script{
+	Name:   "semaphore_ttl",
+	SHA1:   "a676f89a8461a9bd4a758ac1bd239439b91b7047",
+	Source: lua.Source("semaphore_ttl.lua"),
+}
+
+// DecodeSemaphoreTTL turns the reply of semaphore_ttl.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) {
+	if err != nil {
+		return driver.SemaphoreTTLReply{}, err
+	}
+	if len(v) != 2 {
+		return driver.SemaphoreTTLReply{}, replyLengthError(SemaphoreTTLScript, 2, len(v))
+	}
+	return driver.SemaphoreTTLReply{
+		ByID: v[1] == 1,
+		TTL:  time.Duration(v[0]) * time.Millisecond,
+	}, nil
 }
 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.

@@ -64,6 +64,8 @@ func FuzzServerReplies(f *testing.F) {
 		checkServerError(t, fmt.Sprintf("op %d", op), err)
 		if l != nil {
 			checkServerError(t, "Extend", l.Extend(ctx, time.Second))
+			_, err := l.Valid(ctx)
+			checkServerError(t, "Valid", err)
 			checkServerError(t, "Unlock", l.Unlock(ctx))
 		}
 	})

@@ -78,6 +78,11 @@ func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, le
 	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, ticket}, lease, ttl.Milliseconds()))
 }
 
+// OwnedTTL runs scripts/lua/owned_ttl.lua.
+func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error) {
+	return adapter.DecodeOwnedTTL(d.evalInt(ctx, adapter.OwnedTTLScript, []string{lock}, lease))
+}
+
 // FenceRaise runs scripts/lua/fence_raise.lua.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))
@@ -138,6 +143,11 @@ func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token st
 	return adapter.DecodeRWMutexReadExtend(d.evalInt(ctx, adapter.RWMutexReadExtendScript, []string{readers}, token, ttl.Milliseconds()))
 }
 
+// RWMutexReadTTL runs scripts/lua/rw_read_ttl.lua.
+func (d *Driver) RWMutexReadTTL(ctx context.Context, readers string, token string) (time.Duration, error) {
+	return adapter.DecodeRWMutexReadTTL(d.evalInt(ctx, adapter.RWMutexReadTTLScript, []string{readers}, token))
+}
+
 // RWMutexRelease runs scripts/lua/rw_release.lua.
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
 	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
@@ -166,6 +176,11 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
 	return adapter.DecodeSemaphoreExtend(d.evalInt(ctx, adapter.SemaphoreExtendScript, []string{r.Permits, r.Holders, r.Mark}, r.Token, r.N, r.Slots, r.TTL.Milliseconds()))
+}
+
+// SemaphoreTTL runs scripts/lua/semaphore_ttl.lua.
+func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders string, mark string, token string, n int64, slots int64) (driver.SemaphoreTTLReply, error) {
+	return adapter.DecodeSemaphoreTTL(d.evalInts(ctx, adapter.SemaphoreTTLScript, []string{permits, holders, mark}, token, n, slots))
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"os"
@@ -122,6 +123,57 @@ func histGrid(file, xlabel string, ss []series) error {
 			}
 		}
 	}
+	return savePNG(file, img)
+}
+
+// primitivesChart draws the median ops/s of each library in each primitive
+// as grouped bars, a panel for one node and one for three.
+func primitivesChart(file string, libs []library, runs [][]*run, d time.Duration) error {
+	var names []string
+	for _, p := range primitives {
+		names = append(names, p.name)
+	}
+	var panels [][]*plot.Plot
+	for _, nodes := range []int{1, 3} {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("Throughput per primitive, %d Clients, %v hold, %s", primClients, primHold, map[int]string{1: "one node", 3: "three nodes"}[nodes])
+		p.Y.Label.Text = "ops/s (median of the repetitions)"
+		p.NominalX(names...)
+		p.Legend.Top = true
+		const width = 7
+		top := 0.0
+		for i, lib := range libs {
+			if nodes > 1 && !lib.quorum {
+				continue
+			}
+			ops := opsPerPrimitive(runs[i], nodes, d)
+			top = max(top, slices.Max(ops))
+			bars, err := plotter.NewBarChart(plotter.Values(ops), vg.Points(width))
+			if err != nil {
+				return err
+			}
+			bars.Color = colorOf(i)
+			bars.LineStyle.Width = 0
+			bars.Offset = vg.Points(width * (float64(i) - float64(len(libs)-1)/2))
+			p.Add(bars)
+			p.Legend.Add(lib.name, bars)
+		}
+		p.Y.Min, p.Y.Max = 0, 1.3*top // room for the legend
+		p.Add(plotter.NewGrid())
+		panels = append(panels, []*plot.Plot{p})
+	}
+	img := vgimg.New(12*vg.Inch, 10*vg.Inch)
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Millimeter * 6, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(panels, t, dc)
+	for j := range panels {
+		panels[j][0].Draw(canvases[j][0])
+	}
+	return savePNG(file, img)
+}
+
+func savePNG(file string, img *vgimg.Canvas) error {
 	w, err := os.Create(file)
 	if err != nil {
 		return err

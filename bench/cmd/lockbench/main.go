@@ -19,6 +19,14 @@
 //     (a release's start to the next holder's return), Jain's fairness
 //     index over the Clients' acquisitions, and server commands and CPU per
 //     acquisition.
+//   - primitives: 4 Clients contend for each primitive of this library
+//     (for the peers, their lock), holding it 50ms, on one node and on
+//     three: ops/s, acquire p50 and p99; a Latch's cycle is a count of 4
+//     set, counted down by every Client after the hold, and a wait.
+//   - latency: every node behind a toxiproxy of the process's own adding
+//     1ms to every reply: the uncontended cycle and the hand-off on one
+//     node and on three, for this library with go-redis and the peers
+//     that lock on several nodes.
 //
 // Each repetition first measures the floors: an idle PING's round trip and
 // a bare PUBLISH's delivery to a subscriber, both after 20ms idle.
@@ -26,7 +34,9 @@
 // Without -servers it starts -nodes redis-servers of its own on free
 // loopback ports, and stops them at the end. With more than one node,
 // each lock is taken on a majority of them (Redlock), and the libraries
-// that cannot are left out.
+// that cannot are left out. The primitives and latency workloads use three
+// servers whatever -nodes says: it starts as many, or takes the first
+// three of -servers.
 package main
 
 import (
@@ -53,7 +63,7 @@ import (
 
 func main() {
 	var (
-		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys, idle (1,000 waiters on 100 held keys), names (2,000 names held, then released)")
+		workloads = flag.String("workloads", "cycle,contend", "workloads to run: cycle, contend, keys, idle (1,000 waiters on 100 held keys), names (2,000 names held, then released), primitives (every primitive, one node and three), latency (1ms per node, one node and three)")
 		gs        = flag.String("goroutines", "1,8,64", "keys: goroutines of the Client (comma-separated)")
 		libs      = flag.String("libs", "all", "libraries to run, by id (comma-separated), or all: "+strings.Join(ids(), ", "))
 		clients   = flag.String("clients", "10", "Clients contending for the key (comma-separated)")
@@ -87,6 +97,7 @@ type workload struct {
 	hold       time.Duration // contend
 	goroutines int           // keys: goroutines of one Client
 	footprint  string        // "idle" or "names": what waiting and holding keep
+	sweep      string        // "primitives" or "latency": one node and three, a table of its own
 }
 
 func (w workload) contended() bool { return w.clients > 0 }
@@ -109,21 +120,27 @@ func (w workload) title() string {
 	return "Uncontended cycle: one Client, lock and unlock a free key"
 }
 
-func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
-	var addrs []string
-	if servers != "" {
-		addrs = strings.Split(servers, ",")
-		nodes = len(addrs)
-	}
-	var chosen []library
-	for _, l := range libraries {
-		if (libs == "all" || slices.Contains(strings.Split(libs, ","), l.id)) && (nodes == 1 || l.quorum) {
-			chosen = append(chosen, l)
+// sweepNodes is the number of servers of the primitives and latency
+// workloads.
+const sweepNodes = 3
+
+// librariesOf are the libraries among selected that run workload w on
+// nodes nodes.
+func librariesOf(w workload, selected []library, nodes int) []library {
+	var ls []library
+	for _, l := range selected {
+		switch {
+		case w.sweep == "primitives",
+			w.sweep == "latency" && latencyLibrary(l),
+			w.sweep == "" && (nodes == 1 || l.quorum):
+			ls = append(ls, l)
 		}
 	}
-	if len(chosen) == 0 {
-		return fmt.Errorf("no library among %q", libs)
-	}
+	return ls
+}
+
+// parseWorkloads are the tables that the flags ask for.
+func parseWorkloads(workloads, clients, holds, goroutines string) ([]workload, error) {
 	var ws []workload
 	for w := range strings.SplitSeq(workloads, ",") {
 		switch w {
@@ -135,49 +152,97 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 			for g := range strings.SplitSeq(goroutines, ",") {
 				n, err := strconv.Atoi(g)
 				if err != nil || n < 1 {
-					return fmt.Errorf("-goroutines: %q", g)
+					return nil, fmt.Errorf("-goroutines: %q", g)
 				}
 				ws = append(ws, workload{name: fmt.Sprintf("keys-%d", n), goroutines: n})
 			}
+		case "primitives", "latency":
+			ws = append(ws, workload{name: w, sweep: w})
 		case "contend":
 			for c := range strings.SplitSeq(clients, ",") {
 				n, err := strconv.Atoi(c)
 				if err != nil || n < 1 {
-					return fmt.Errorf("-clients: %q", c)
+					return nil, fmt.Errorf("-clients: %q", c)
 				}
 				for h := range strings.SplitSeq(holds, ",") {
 					hold, err := time.ParseDuration(h)
 					if err != nil {
-						return fmt.Errorf("-holds: %v", err)
+						return nil, fmt.Errorf("-holds: %v", err)
 					}
 					ws = append(ws, workload{name: fmt.Sprintf("contend-%d-%v", n, hold), clients: n, hold: hold})
 				}
 			}
 		default:
-			return fmt.Errorf("unknown workload %q", w)
+			return nil, fmt.Errorf("unknown workload %q", w)
 		}
+	}
+	return ws, nil
+}
+
+func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration, reps int, servers string, nodes int, bin, charts string) error {
+	ws, err := parseWorkloads(workloads, clients, holds, goroutines)
+	if err != nil {
+		return err
+	}
+	var pool []string // the servers; the workloads but the sweeps use the first nodes
+	if servers != "" {
+		pool = strings.Split(servers, ",")
+		nodes = len(pool)
+	}
+	var selected []library
+	for _, l := range libraries {
+		if libs == "all" || slices.Contains(strings.Split(libs, ","), l.id) {
+			selected = append(selected, l)
+		}
+	}
+	need := nodes
+	chosen := make(map[string][]library) // by workload
+	for _, w := range ws {
+		chosen[w.name] = librariesOf(w, selected, nodes)
+		if len(chosen[w.name]) == 0 {
+			return fmt.Errorf("no library among %q runs the %s workload with -nodes %d", libs, w.name, nodes)
+		}
+		if w.sweep != "" {
+			need = max(need, sweepNodes)
+		}
+	}
+	if servers != "" && len(pool) < need {
+		return fmt.Errorf("the primitives and latency workloads need %d servers: give as many to -servers, or none", sweepNodes)
 	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	for len(addrs) < nodes {
+	for len(pool) < need {
 		a, stop, err := startServer(bin)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		addrs = append(addrs, a)
+		pool = append(pool, a)
 	}
 	var admins []*redis.Client
-	for _, a := range addrs {
+	for _, a := range pool {
 		admin := redis.NewClient(&redis.Options{Addr: a})
 		defer admin.Close()
 		admins = append(admins, admin)
 	}
 	admin := admins[0]
+	addrs := pool[:nodes]
+	var proxied []string
+	if slices.ContainsFunc(ws, func(w workload) bool { return w.sweep == "latency" }) {
+		ps, stop, err := startProxies(pool[:sweepNodes])
+		if err != nil {
+			return err
+		}
+		defer stop()
+		proxied = ps
+	}
 
 	var bar *progressbar.ProgressBar
-	total := reps * len(ws) * len(chosen)
+	total := 0
+	for _, w := range ws {
+		total += reps * len(chosen[w.name])
+	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
@@ -193,9 +258,9 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 		fl = append(fl, f)
 		for _, w := range ws {
 			if runs[w.name] == nil {
-				runs[w.name] = make([][]*run, len(chosen))
+				runs[w.name] = make([][]*run, len(chosen[w.name]))
 			}
-			for i, lib := range chosen {
+			for i, lib := range chosen[w.name] {
 				desc := fmt.Sprintf("rep %d/%d %s %s", rep+1, reps, w.name, lib.id)
 				if bar != nil {
 					bar.Describe(desc)
@@ -203,18 +268,22 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 					fmt.Fprintf(os.Stderr, "lockbench: [%d/%d] %s\n", done+1, total, desc)
 				}
 				var r *run
-				if w.footprint != "" {
+				if w.sweep == "primitives" {
+					r, err = primitivesOf(ctx, lib, pool[:sweepNodes], admins[:sweepNodes], d)
+				} else if w.sweep == "latency" {
+					r, err = latencyOf(ctx, lib, proxied, admins[:sweepNodes], d)
+				} else if w.footprint != "" {
 					r = new(run)
-					r.footprint, err = footprintOf(ctx, w.footprint, lib, addrs, admins)
+					r.footprint, err = footprintOf(ctx, w.footprint, lib, addrs, admins[:nodes])
 				} else if w.contended() {
-					r, err = contend(ctx, lib, addrs, admins, w.clients, w.hold, d)
+					r, err = contend(ctx, lib, addrs, admins[:nodes], w.clients, w.hold, d)
 				} else if w.goroutines > 0 {
-					r, err = keys(ctx, lib, addrs, admins, w.goroutines, d)
+					r, err = keys(ctx, lib, addrs, admins[:nodes], w.goroutines, d)
 				} else {
-					r, err = cycle(ctx, lib, addrs, admins, d)
+					r, err = cycle(ctx, lib, addrs, admins[:nodes], d)
 				}
 				if err != nil {
-					return err
+					return fmt.Errorf("%s, %s: %w", w.name, lib.name, err)
 				}
 				runs[w.name][i] = append(runs[w.name][i], r)
 				done++
@@ -229,12 +298,20 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 		bar.Finish()
 	}
 	version, _ := admin.InfoMap(ctx, "server").Result()
-	printHeader(os.Stdout, version["Server"]["redis_version"], len(addrs), d, reps)
+	printHeader(os.Stdout, version["Server"]["redis_version"], len(pool), nodes, d, reps)
 	printFloors(os.Stdout, fl)
 	for _, w := range ws {
-		printTable(os.Stdout, w, d, chosen, runs[w.name], fl)
-		if charts != "" && w.contended() {
-			if err := writeCharts(charts, w, chosen, runs[w.name]); err != nil {
+		libs := chosen[w.name]
+		switch w.sweep {
+		case "primitives":
+			printPrimitives(os.Stdout, libs, runs[w.name], d)
+		case "latency":
+			printLatency(os.Stdout, libs, runs[w.name])
+		default:
+			printTable(os.Stdout, w, d, libs, runs[w.name], fl)
+		}
+		if charts != "" && (w.contended() || w.sweep == "primitives") {
+			if err := writeCharts(charts, w, libs, runs[w.name], d); err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "lockbench: charts of %s in %s\n", w.name, charts)
@@ -243,9 +320,12 @@ func mainErr(workloads, libs, clients, holds, goroutines string, d time.Duration
 	return nil
 }
 
-func printHeader(w io.Writer, redisVersion string, nodes int, d time.Duration, reps int) {
+func printHeader(w io.Writer, redisVersion string, servers, nodes int, d time.Duration, reps int) {
 	fmt.Fprintf(w, "lockbench: %s, redis-server %s × %d, GOMAXPROCS %d, %d CPUs, %d repetitions of %v per library and workload, interleaved.\n\n",
-		runtime.Version(), redisVersion, nodes, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+		runtime.Version(), redisVersion, servers, runtime.GOMAXPROCS(0), runtime.NumCPU(), reps, d)
+	if servers > nodes {
+		fmt.Fprintf(w, "The primitives and latency workloads use %d servers, the others the first %d.\n\n", servers, nodes)
+	}
 	if nodes > 1 {
 		fmt.Fprintf(w, "Each lock is taken on a majority of %d independent masters; the server figures are their sums; libraries without Redlock are left out.\n\n", nodes)
 	}
@@ -412,23 +492,32 @@ func printTable(w io.Writer, wl workload, d time.Duration, libs []library, runs 
 					xs = append(xs, x)
 				}
 			}
-			s := stats.Of(xs)
-			if len(xs) == 0 {
-				fmt.Fprint(w, " — |")
-			} else if c.fmt(s.Lo) == c.fmt(s.Hi) {
-				fmt.Fprintf(w, " %s |", c.fmt(s.Med))
-			} else {
-				fmt.Fprintf(w, " %s (%s–%s) |", c.fmt(s.Med), c.fmt(s.Lo), c.fmt(s.Hi))
-			}
+			fmt.Fprintf(w, " %s |", spread(xs, c.fmt))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 }
 
-func writeCharts(dir string, wl workload, libs []library, runs [][]*run) error {
+// spread is the median of xs and, where they differ, its range; a dash
+// when xs is empty.
+func spread(xs []float64, f func(float64) string) string {
+	s := stats.Of(xs)
+	switch {
+	case len(xs) == 0:
+		return "—"
+	case f(s.Lo) == f(s.Hi):
+		return f(s.Med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(s.Med), f(s.Lo), f(s.Hi))
+}
+
+func writeCharts(dir string, wl workload, libs []library, runs [][]*run, d time.Duration) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if wl.sweep == "primitives" {
+		return primitivesChart(filepath.Join(dir, "primitives-throughput.png"), libs, runs, d)
 	}
 	var acq, hand []series
 	for i, lib := range libs {

@@ -31,7 +31,8 @@ type run struct {
 	sent     int64           // commands the Clients sent
 	client   time.Duration   // this process's CPU time in the run
 
-	footprint *footprint // the idle and names workloads
+	footprint *footprint      // the idle and names workloads
+	cells     map[string]*run // the primitives and latency workloads: a run per figure, by cellKey
 }
 
 // runKey is a key of its own for every run.

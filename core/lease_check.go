@@ -1,0 +1,141 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
+)
+
+// Valid asks the servers, not the local clock, whether the lease still
+// holds: whether a majority of nodes (the majority its acquisition needed)
+// still hold its name with its token; every name, for a MultiLock, and
+// all its permits, for a Semaphore lease. Use it right before a side
+// effect that the resource cannot fence with Token. It costs one
+// read-only command per node (per node and name, for a MultiLock) and
+// writes nothing.
+//
+// When a majority no longer holds it, the lease is lost, as a failed
+// Extend finds it: Done closes, Err returns ErrLost, and Valid returns
+// false with a nil error. It returns ErrNoQuorum when too few nodes
+// answered to tell (the lease is left as it was), and ErrNotHeld after
+// Unlock.
+func (l *Lease) Valid(ctx context.Context) (bool, error) {
+	_, err := l.TTL(ctx)
+	if errors.Is(err, ErrLost) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// TTL asks the servers how long the lease still holds, as Valid does: the
+// remaining time that a majority of nodes still have (the quorum-th
+// longest of the holding nodes'), less the allowance for clock drift that
+// the acquisition keeps back, and never more than Until leaves. Once the
+// lease is lost it returns 0 and ErrLost; its other errors are Valid's.
+func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
+	if l == nil {
+		return 0, ErrNotHeld
+	}
+	if err := l.state(ctx); err != nil {
+		return 0, err
+	}
+	tm := l.opts.timing()
+	start := time.Now()
+	replies := quorum.Fanout(ctx, l.c.q, tm, func(ctx context.Context, _ int, n *quorum.Node) (time.Duration, error) {
+		return l.hold.left(ctx, n)
+	})
+	held := make([]quorum.Reply[bool], len(replies))
+	var lefts []time.Duration
+	for i, r := range replies {
+		held[i] = quorum.Reply[bool]{V: r.Err == nil && r.V > 0, Err: r.Err}
+		if held[i].V {
+			lefts = append(lefts, r.V)
+		}
+	}
+	if len(lefts) >= l.c.q.Quorum {
+		until := start.Add(quorumth(l.c.q.Quorum, lefts, func(d time.Duration) time.Duration { return d }) - tm.Drift())
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.err == nil && !time.Now().Before(l.until) {
+			l.endLocked(l.lost())
+		}
+		if l.err != nil {
+			return 0, l.err
+		}
+		return max(min(time.Until(until), time.Until(l.until)), 0), nil
+	}
+	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
+		return 0, err
+	}
+	if err := unconfirmed(l.c, held); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked(l.lost())
+	return 0, l.err
+}
+
+// The holds' left report how long a node still holds the lease, reading
+// what their extend lengthens; 0 when it does not hold it.
+
+func (h mutexHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	if h.owned() {
+		return n.Driver.OwnedTTL(ctx, h.keys.lock, h.holder)
+	}
+	r, err := n.Driver.MutexState(ctx, h.keys.lock, h.keys.fence, h.keys.queue)
+	return heldFor(r.Holder == h.holder && !r.Owned, r.TTL), err
+}
+
+func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	var least time.Duration
+	for j, mh := range h {
+		r := quorum.RetryTransient(ctx, n, func(ctx context.Context) (time.Duration, error) { return mh.left(ctx, n) })
+		if r.Err != nil || r.V <= 0 {
+			return 0, r.Err
+		}
+		if j == 0 || r.V < least {
+			least = r.V
+		}
+	}
+	return least, nil
+}
+
+func (h fairHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	k := h.keys
+	r, err := n.Driver.FairMutexState(ctx, k.lock, k.fence, k.queue, k.lapse, 0)
+	return heldFor(r.Holder == h.token, r.TTL), err
+}
+
+func (h rwHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	k := h.keys
+	if h.read {
+		return n.Driver.RWMutexReadTTL(ctx, k.readers, h.token)
+	}
+	r, err := n.Driver.RWMutexState(ctx, k.writer, k.readers, k.writers, k.waiting, k.fence, 0)
+	return heldFor(r.Writer == h.token, r.TTL), err
+}
+
+func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration, error) {
+	r, err := nd.Driver.SemaphoreTTL(ctx, h.keys.permits, h.keys.holders, h.ticket, h.token, h.n, h.slots)
+	if r.ByID {
+		h.heard(2)
+	}
+	return r.TTL, err
+}
+
+// heldFor is a lock key's remaining time (its PTTL) when its holder is
+// the lease's; else 0. A key that someone made persistent holds for as
+// long as Until allows.
+func heldFor(holds bool, ttl time.Duration) time.Duration {
+	switch {
+	case !holds:
+		return 0
+	case ttl < 0:
+		return math.MaxInt32 * time.Millisecond
+	}
+	return ttl
+}
