@@ -16,6 +16,11 @@ var vanished = map[string]bool{"del": true, "expired": true, "evicted": true, "e
 // in the background. heard runs in the Listener's delivery and must not
 // block.
 func (n *Notifier) Hear(done <-chan struct{}, o *Options, keys []string, heard func(event string)) {
+	select {
+	case <-done:
+		return
+	default:
+	}
 	if n.refusal() != nil {
 		return // no events to hear
 	}
