@@ -45,9 +45,10 @@ var leaseCheckKinds = map[string]map[string]struct {
 }
 
 // leaseCheckCases are primitive's cases of Lease.Valid and Lease.TTL. The
-// strategy does not matter to them: they run under Poll alone.
+// strategy does not matter to them: they run under Poll alone. With them,
+// the cases of a lease whose key vanished (vanish.go).
 func leaseCheckCases(e env, primitive string) map[string]func(*testing.T, env) {
-	cases := map[string]func(*testing.T, env){}
+	cases := vanishCases(e, primitive)
 	if e.strategy != core.Poll {
 		return cases
 	}
