@@ -24,6 +24,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_force":              "30545be2ab5f33f48cb2f19dff315d485ad60299",
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	"lock_ttl":              "974fa73fce847547b0d1b9bf543fa30045166d23",
 	"owned_ttl":             "e6d008976c77ee6ddcf8dbf8f6b8b4036bb4743c",
 	"rw_read_ttl":           "56d22f48766ae7bdee24136eb9384f7806de4c2d",
 	"semaphore_ttl":         "a676f89a8461a9bd4a758ac1bd239439b91b7047",

@@ -175,6 +175,18 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 	return time.Duration(v) * time.Millisecond, err
 }
 
+// LockTTLScript is scripts/lua/lock_ttl.lua.
+var LockTTLScript = Script{
+	Name:   "lock_ttl",
+	SHA1:   "974fa73fce847547b0d1b9bf543fa30045166d23",
+	Source: lua.Source("lock_ttl.lua"),
+}
+
+// DecodeLockTTL turns the reply of lock_ttl.lua, or the error that came instead, into its Go form.
+func DecodeLockTTL(v int64, err error) (time.Duration, error) {
+	return time.Duration(v) * time.Millisecond, err
+}
+
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
