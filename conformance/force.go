@@ -116,6 +116,9 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	cases := map[string]func(*testing.T, env){
 		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
 	}
+	if p == "MutexOwned" && e.strategy == core.Notify {
+		cases["ForceKeepsReservation"] = testForceKeepsReservation
+	}
 	if e.strategy == core.Poll {
 		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }
 		cases["ForceFreeName"+suffix] = func(t *testing.T, e env) { testForceFreeName(t, e, f) }
