@@ -20,7 +20,7 @@ import (
 // bakes the digests into driver/zz_generated.go.
 var pinnedSHA1 = map[string]string{
 	"fair_force":            "f2e7b60a618f1c224466b21888a0f91fd5c1dc31",
-	"mutex_force":           "b0139c180f837c36b54b4fcd170fb754e49300d4",
+	"mutex_force":           "dcd25dd824b0482f275dbbfd26ae17f789cccb10",
 	"rw_force":              "30545be2ab5f33f48cb2f19dff315d485ad60299",
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",

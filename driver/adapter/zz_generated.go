@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "b0139c180f837c36b54b4fcd170fb754e49300d4",
+	SHA1:   "dcd25dd824b0482f275dbbfd26ae17f789cccb10",
 	Source: lua.Source("mutex_force.lua"),
 }
 
