@@ -119,6 +119,9 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation
 	}
+	if p == "Semaphore" && e.strategy == core.Poll {
+		cases["ForceUnknownHolder"] = testForceUnknownHolder
+	}
 	if e.strategy == core.Poll {
 		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }
 		cases["ForceFreeName"+suffix] = func(t *testing.T, e env) { testForceFreeName(t, e, f) }
