@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -11,8 +12,8 @@ import (
 )
 
 // testForceUnknownHolder force-releases, on a Semaphore one lease holds,
-// a holder token that holds nothing there (a mistyped one): it writes no
-// key on any node, and the lease holds on.
+// a holder token that holds nothing there (a mistyped one): it says so
+// with ErrNotHeld, writes no key on any node, and the lease holds on.
 func testForceUnknownHolder(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	l := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) {
@@ -30,6 +31,9 @@ func testForceUnknownHolder(t *testing.T, e env) {
 		if !slices.Equal(after, before[i]) {
 			t.Fatalf("ForceRelease of a holder token that holds nothing (returned %v) wrote node %d's keys %v, had %v: it must write nothing", err, i, after, before[i])
 		}
+	}
+	if !errors.Is(err, core.ErrNotHeld) {
+		t.Fatalf("ForceRelease of a holder token that holds nothing: %v, want ErrNotHeld", err)
 	}
 	if err := l.Extend(ctx, 10*time.Second); err != nil {
 		t.Fatalf("the holder's Extend after a force-release of another token: %v", err)

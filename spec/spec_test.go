@@ -58,7 +58,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_available":   "39b290f8b2658e5b86c9427d6d6538bb67daa116",
 	"semaphore_extend":      "91b1b50b924f1efc096d26ac32248fb5baad48e5",
 	"semaphore_fence_raise": "5351a28e96620225664cb86f3160c111113b10fb",
-	"semaphore_release":     "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
+	"semaphore_release":     "04d519ef1418e9618a6904f66ec841a78004d5d4",
 	"semaphore_set_permits": "06433fef29779a92a98068c48ae1054a21c4af83",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 }

@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
+	SHA1:   "04d519ef1418e9618a6904f66ec841a78004d5d4",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
