@@ -120,6 +120,9 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	cases := map[string]func(*testing.T, env){
 		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
 	}
+	if p == "Mutex" && e.strategy == core.Notify {
+		cases["ForceClosesDone"] = testForceClosesDone
+	}
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation
 	}
