@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -95,11 +96,14 @@ var forcibles = map[string]forcible{
 		},
 		// By the holder's token, as State lists it.
 		force: func(ctx context.Context, c *core.Client, n string, held *core.Lease) error {
-			id := rand.Text() // no lease's
-			if held != nil {
-				id = strings.Split(held.ID(), "-")[1]
+			if held == nil {
+				// No holder to name: a made-up one holds nothing.
+				if err := c.Semaphore(n, 1).ForceRelease(ctx, rand.Text()); !errors.Is(err, core.ErrNotHeld) {
+					return fmt.Errorf("a holder token that holds nothing: %w, want ErrNotHeld", err)
+				}
+				return nil
 			}
-			return c.Semaphore(n, 1).ForceRelease(ctx, id)
+			return c.Semaphore(n, 1).ForceRelease(ctx, strings.Split(held.ID(), "-")[1])
 		},
 		byID: func(ctx context.Context, c *core.Client, n string, held *core.Lease) error {
 			return c.Semaphore(n, 1).ForceRelease(ctx, held.ID())
@@ -115,6 +119,15 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	f := forcibles[p]
 	cases := map[string]func(*testing.T, env){
 		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
+	}
+	if p == "Mutex" && e.strategy == core.Notify {
+		cases["ForceClosesDone"] = testForceClosesDone
+	}
+	if p == "MutexOwned" && e.strategy == core.Notify {
+		cases["ForceKeepsReservation"] = testForceKeepsReservation
+	}
+	if p == "Semaphore" && e.strategy == core.Poll {
+		cases["ForceUnknownHolder"] = testForceUnknownHolder
 	}
 	if e.strategy == core.Poll {
 		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }

@@ -60,17 +60,17 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) error {
 // breaks the bound on permits held by design. id is the lease's permit ID
 // (Lease.ID) or the Holder that State lists for it; the lease's next
 // Extend or Unlock returns ErrLost. It returns ErrInvalid, writing
-// nothing, when id is neither.
+// nothing, when id is neither, and ErrNotHeld, writing nothing, when a
+// majority answered and no node lists the Holder id (mistyped, or its
+// permits expired or were released).
 func (s *Semaphore) ForceRelease(ctx context.Context, id string) error {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return err
 	}
-	h, err := s.holdOf(ctx, id)
 	if isToken(id) {
-		// All of the holder's permits, however many: the release reads
-		// the holder's list of slots on each node.
-		h, err = semaphoreHold{keys: s.keys, token: id, n: maxPermitsInID, ticket: s.keys.mark(id), ttl: s.opts.ttl, byPermitID: true}, nil
+		return s.forceHolder(ctx, id)
 	}
+	h, err := s.holdOf(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -78,6 +78,27 @@ func (s *Semaphore) ForceRelease(ctx context.Context, id string) error {
 		_, err := h.release(ctx, nd)
 		return 0, err
 	})
+}
+
+// forcedByHolder is the byID of a force-release by holder token (see
+// semaphore_release.lua).
+const forcedByHolder = 2
+
+// forceHolder gives back all of holder's permits, however many: the
+// release reads the holder's list of slots on each node.
+func (s *Semaphore) forceHolder(ctx context.Context, holder string) error {
+	k := s.keys
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Ticket: k.mark(holder), Token: holder, N: maxPermitsInID, Left: s.opts.ttl, ByID: forcedByHolder})
+		return v == 1, err
+	})
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return err
+	}
+	if quorum.Held(replies) == 0 {
+		return ErrNotHeld
+	}
+	return nil
 }
 
 // force runs a force-release on every node at once.

@@ -23,7 +23,7 @@ var semaphoreOps = []Op{
 		Doc:    "gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.",
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"queue", String}, {"ticket", String}},
 		Args:   []Param{{"token", String}, {"n", Int}, {"left", Millis}, {"byID", Int}},
-		Reply:  []Field{{"Released", Int, "1 when all n permits were still held, 2 when a release by permit ID gave them back before, 0 otherwise"}},
+		Reply:  []Field{{"Released", Int, "1 when all n permits were still held (byID 2: any of the token's), 2 when a release by permit ID gave them back before, 0 otherwise"}},
 	},
 	{
 		Name:   "SemaphoreExtend",

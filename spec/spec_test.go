@@ -20,7 +20,7 @@ import (
 // bakes the digests into driver/zz_generated.go.
 var pinnedSHA1 = map[string]string{
 	"fair_force":            "f2e7b60a618f1c224466b21888a0f91fd5c1dc31",
-	"mutex_force":           "b0139c180f837c36b54b4fcd170fb754e49300d4",
+	"mutex_force":           "dcd25dd824b0482f275dbbfd26ae17f789cccb10",
 	"rw_force":              "30545be2ab5f33f48cb2f19dff315d485ad60299",
 	"extend":                "a24356aa5cce96647c8802148ee648ac13fd845a",
 	"extend_owned":          "84836d0d5aee0978638337412a44b94fbcf75d0b",
@@ -58,7 +58,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_available":   "39b290f8b2658e5b86c9427d6d6538bb67daa116",
 	"semaphore_extend":      "91b1b50b924f1efc096d26ac32248fb5baad48e5",
 	"semaphore_fence_raise": "5351a28e96620225664cb86f3160c111113b10fb",
-	"semaphore_release":     "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
+	"semaphore_release":     "04d519ef1418e9618a6904f66ec841a78004d5d4",
 	"semaphore_set_permits": "06433fef29779a92a98068c48ae1054a21c4af83",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 }

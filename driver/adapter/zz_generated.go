@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "b0139c180f837c36b54b4fcd170fb754e49300d4",
+	SHA1:   "dcd25dd824b0482f275dbbfd26ae17f789cccb10",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "7bddb151fddadb8d2828aef2057c5ca5c7679a7a",
+	SHA1:   "04d519ef1418e9618a6904f66ec841a78004d5d4",
 	Source: lua.Source("semaphore_release.lua"),
 }
 

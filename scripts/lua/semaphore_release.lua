@@ -14,10 +14,14 @@
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] left: how long a mark stays, in ms (the attempt's TTL)
 -- ARGV[4] byID: 1 for a release by permit ID (Semaphore.Release), which
--- marks the attempt "left:id" where it finds the lease (see lib/left.lua)
--- Returns: 1 when all n permits were still held (and are now free); 2 when
--- a release by permit ID gave them back before; 0 when they had expired
--- or were released before otherwise.
+-- marks the attempt "left:id" where it finds the lease (see lib/left.lua);
+-- 2 for a force-release by holder token (Semaphore.ForceRelease), which
+-- marks as 1 does where it finds the token's permits, and where it does
+-- not writes no mark: the token may be mistyped, its lease never was
+-- Returns: 1 when all n permits were still held (and are now free), or
+-- for byID 2 when any of the token's were; 2 when a release by permit ID
+-- gave them back before; 0 when they had expired or were released before
+-- otherwise.
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
@@ -27,7 +31,7 @@
 local now = serverNow()
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
-local held, byID = 0, false
+local held, byID, gave = 0, false, false
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if list then
   -- One call per command over all the lease's slots, not per slot.
@@ -55,19 +59,20 @@ if list then
       end
     end
     if #mine > 0 then
+      gave = true
       redis.call('zrem', KEYS[1], unpack(mine))
       redis.call('hdel', KEYS[2], unpack(mine))
     end
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
-  if ARGV[4] == '1' then
+  if ARGV[4] ~= '0' then
     redis.call('set', KEYS[4], 'left:id', 'PX', ARGV[3])
   end
 elseif ARGV[1] ~= '' then
   byID = releasedByID(KEYS[4])
   if byID then
     keepMark(KEYS[4], ARGV[3])
-  else
+  elseif ARGV[4] ~= '2' then
     markLeft(KEYS[4], ARGV[3])
   end
 end
@@ -81,7 +86,7 @@ if expired + held + left > 0 then
     tell(head, 0, select(2, semaphoreTicket(value)))
   end
 end
-if held == n then
+if held == n or ARGV[4] == '2' and gave then
   return 1
 elseif byID then
   return 2
