@@ -7,8 +7,9 @@ import (
 
 // Do runs fn while holding m, kept by the watchdog whatever m's options.
 // fn's context is cancelled, with cause ErrLost, as soon as the lock is
-// lost; Do then returns fn's error joined with ErrLost. The lock is
-// released when fn returns.
+// lost (under Notify, within milliseconds of its key's removal: see
+// Lease.Done for what that costs); Do then returns fn's error joined with
+// ErrLost. The lock is released when fn returns.
 func Do(ctx context.Context, m *Mutex, fn func(ctx context.Context) error) error {
 	if m == nil || fn == nil {
 		return invalid("Do needs a Mutex and a function")

@@ -106,8 +106,9 @@ func (l *Lease) Until() time.Time {
 // checks itself with Valid, so Done closes within milliseconds of a
 // majority's losing it. That costs a SUBSCRIBE and an UNSUBSCRIBE per
 // node on the Client's subscription connections, in the background, and
-// one Valid per such event; a lease whose Done is never called costs
-// nothing. Where the servers publish no keyspace events (WithNotifyConfig
+// one Valid per such event (for the event of the lease's own Extend, one
+// Valid a quarter second after the Extend); a lease whose Done is never
+// called costs nothing. Where the servers publish no keyspace events (WithNotifyConfig
 // refused by them, or false and the flags not set), Done closes as under
 // Poll: at the watchdog's next extension, or at Until.
 func (l *Lease) Done() <-chan struct{} {

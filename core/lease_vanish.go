@@ -2,13 +2,16 @@ package core
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
 // ownExpireEcho is how long after an Extend of the lease an expire event
-// on its keys is taken for that Extend's own: an early expiry someone
-// else sets meanwhile is heard when the key expires.
-const ownExpireEcho = time.Second
+// on its keys may be that Extend's own: such an event is checked once the
+// time is over, not at once, so that an Extend costs no check, but another
+// client's write of the key meanwhile (a force-release handing it on sets
+// its expiry too) is still heard soon.
+const ownExpireEcho = 250 * time.Millisecond
 
 // hear has the lease, under Notify, listen to the keyspace events of the
 // keys it holds alone, and check itself on the servers (Valid) after one
@@ -30,13 +33,37 @@ func (l *Lease) hear() {
 	}
 	o := l.opts.waiting()
 	recheck := make(chan struct{}, 1)
-	heard := func(event string) {
-		if event == "expire" && (len(l.extending) > 0 || time.Since(time.Unix(0, l.extended.Load())) < ownExpireEcho) {
-			return
-		}
+	check := func() {
 		select {
 		case recheck <- struct{}{}:
 		default:
+		}
+	}
+	// echoFor is how much longer an expire event may be an Extend's own.
+	echoFor := func() time.Duration {
+		if len(l.extending) > 0 {
+			return ownExpireEcho // the event may have come before its reply
+		}
+		return ownExpireEcho - time.Since(time.Unix(0, l.extended.Load()))
+	}
+	var deferred atomic.Bool // a check waits for the end of an Extend's echo
+	var checkLater func()
+	checkLater = func() {
+		if wait := echoFor(); wait > 0 {
+			time.AfterFunc(wait+ownExpireEcho/10, checkLater)
+			return
+		}
+		deferred.Store(false)
+		check()
+	}
+	heard := func(event string) {
+		switch {
+		case event != "expire":
+			check()
+		case echoFor() <= 0:
+			check()
+		case deferred.CompareAndSwap(false, true):
+			checkLater()
 		}
 	}
 	l.c.q.InBackground(func() {
