@@ -38,6 +38,8 @@ type Lease struct {
 	until  time.Time
 	err    error       // nil while held; ErrNotHeld after Unlock; ErrLost once lost
 	expiry *time.Timer // closes done at until unless an extension moves it
+
+	started time.Time // for an Observer: zero without one
 }
 
 // hold is how a lease's primitive extends and releases it on one node;
@@ -122,6 +124,7 @@ func (l *Lease) Err() error {
 func (l *Lease) start(until time.Time) {
 	l.c.warnEviction()
 	l.mu.Lock() // expire may run before AfterFunc returns
+	l.started = l.opts.began()
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
 	l.mu.Unlock()
@@ -163,6 +166,7 @@ func (l *Lease) endLocked(err error) {
 	l.err = err
 	l.expiry.Stop()
 	close(l.done)
+	l.ended(err)
 }
 
 // watch extends the lease by its TTL whenever less than two thirds of the
@@ -220,7 +224,7 @@ func (l *Lease) state(ctx context.Context) error {
 // nodes answered, in which case the lease stays valid until Until.
 // Extensions of one lease run one at a time (the watchdog's included); one
 // that waits for its turn returns ctx's error when ctx ends first.
-func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if l == nil {
 		return ErrNotHeld
 	}
@@ -232,6 +236,8 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := o.validate(l.name); err != nil {
 		return err
 	}
+	defer l.extended(ttl, &err)
+
 	select {
 	case l.extending <- struct{}{}:
 		defer func() { <-l.extending }()
@@ -319,7 +325,7 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 // node timeout, so that afterwards the lock is free wherever it was
 // released; once ctx ends and a majority answered, it returns and the
 // other releases finish in the background (ctx does not cancel them).
-func (l *Lease) Unlock(ctx context.Context) error {
+func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if l == nil {
 		return ErrNotHeld
 	}
@@ -333,6 +339,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
+	defer l.released(&err)
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold. A node that
