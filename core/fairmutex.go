@@ -82,7 +82,7 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
-	a := m.opts.acquiring(m.name, false)
+	a := m.opts.acquiring(ctx, m.name, false)
 	a.attempt()
 	l, _, err := m.attempt(ctx, rand.Text(), 0, 0, nil)
 	return a.done(l, err)
@@ -103,7 +103,7 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	wait, _ := lineTimes(&m.opts)
 	out := func(token string) hold { return m.hold(token, false) }
-	a := m.opts.acquiring(m.name, true)
+	a := m.opts.acquiring(ctx, m.name, true)
 	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 			a.attempt()

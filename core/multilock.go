@@ -76,7 +76,7 @@ func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	a := m.opts.acquiring(m.leased.String(), false)
+	a := m.opts.acquiring(ctx, m.leased.String(), false)
 	a.attempt()
 	l, _, _, err := m.attempt(ctx, "", nil)
 	return a.done(l, err)
@@ -93,7 +93,7 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	a := m.opts.acquiring(m.leased.String(), true)
+	a := m.opts.acquiring(ctx, m.leased.String(), true)
 	if n, ok := m.c.queues(&m.opts); ok && m.opts.owner == "" {
 		l, err := m.lockQueued(ctx, n, a)
 		return a.done(stillWanted(ctx, l, err))

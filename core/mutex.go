@@ -55,7 +55,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
-	a := m.opts.acquiring(m.name, false)
+	a := m.opts.acquiring(ctx, m.name, false)
 	a.attempt()
 	l, _, err := m.attempt(ctx, nil)
 	return a.done(l, err)
@@ -72,7 +72,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	var (
 		l   *Lease
 		err error
-		a   = m.opts.acquiring(m.name, true)
+		a   = m.opts.acquiring(ctx, m.name, true)
 	)
 	if n, ok := m.c.queues(&m.opts); ok {
 		l, err = m.lockQueued(ctx, n, a)

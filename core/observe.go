@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -38,9 +39,10 @@ type Event struct {
 // AcquireEvent is an acquisition's outcome.
 type AcquireEvent struct {
 	Event
-	Waited   bool          // a waiting call (Lock, RLock, Acquire), not a Try
-	Attempts int           // the Redlock rounds it played; 0 when a release's grant alone gave the lease
-	Wait     time.Duration // from the call to its return
+	Context  context.Context // the call's, for a span's parent; it may have ended
+	Waited   bool            // a waiting call (Lock, RLock, Acquire), not a Try
+	Attempts int             // the Redlock rounds it played; 0 when a release's grant alone gave the lease
+	Wait     time.Duration   // from the call to its return
 }
 
 // ReleaseEvent is an Unlock's outcome.
@@ -72,6 +74,7 @@ func WithObserver(o Observer) Option {
 // free, without an Observer.
 type acquiring struct {
 	o        *options
+	ctx      context.Context
 	name     string
 	began    time.Time
 	attempts int
@@ -79,11 +82,11 @@ type acquiring struct {
 }
 
 // acquiring starts the observation of an acquisition of name.
-func (o *options) acquiring(name string, waited bool) *acquiring {
+func (o *options) acquiring(ctx context.Context, name string, waited bool) *acquiring {
 	if o.observer == nil {
 		return nil
 	}
-	return &acquiring{o: o, name: name, began: time.Now(), waited: waited}
+	return &acquiring{o: o, ctx: ctx, name: name, began: time.Now(), waited: waited}
 }
 
 // attempt counts one round.
@@ -99,7 +102,7 @@ func (a *acquiring) done(l *Lease, err error) (*Lease, error) {
 		return l, err
 	}
 	a.o.observer.Acquired(AcquireEvent{Event: a.o.event(a.name, l.Token(), err),
-		Waited: a.waited, Attempts: a.attempts, Wait: time.Since(a.began)})
+		Context: a.ctx, Waited: a.waited, Attempts: a.attempts, Wait: time.Since(a.began)})
 	return l, err
 }
 

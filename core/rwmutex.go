@@ -105,7 +105,7 @@ func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
-	a := m.opts.acquiring(m.name, false)
+	a := m.opts.acquiring(ctx, m.name, false)
 	a.attempt()
 	l, _, err := m.attempt(ctx, read, rand.Text(), 0, nil)
 	return a.done(l, err)
@@ -116,7 +116,7 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		return nil, err
 	}
 	wait, _ := lineTimes(&m.opts)
-	a := m.opts.acquiring(m.name, true)
+	a := m.opts.acquiring(ctx, m.name, true)
 	attempt := func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 		a.attempt()
 		return m.attempt(ctx, read, token, wait, g)

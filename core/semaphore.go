@@ -109,7 +109,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	a := s.opts.acquiring(s.name, false)
+	a := s.opts.acquiring(ctx, s.name, false)
 	a.attempt()
 	l, _, err := s.attempt(ctx, n, nil)
 	return a.done(l, err)
@@ -132,7 +132,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	}
 	w.wait, _ = lineTimes(&s.opts)
 	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
-	a := s.opts.acquiring(s.name, true)
+	a := s.opts.acquiring(ctx, s.name, true)
 	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.tickets + token
