@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,7 +67,7 @@ func (r *eventRecorder) seen() (events, lost []observed) {
 
 // testObserverSeesLeases checks that an Observer hears a Mutex's leases as
 // they happen: acquisitions tried and waited for, a refusal, extensions,
-// releases, and a loss (the key deleted, then Extend), each with its
+// releases, and losses (the key deleted, then Extend or Unlock), each with its
 // fields. The holder's Client observes every primitive; the waiter's Mutex
 // has an Observer of its own, which replaces it. The Client's logger warns
 // of the loss, and logs nothing at info.
@@ -115,6 +116,13 @@ func testObserverSeesLeases(t *testing.T, e env) {
 	if err := last.Unlock(ctx); !errors.Is(err, core.ErrLost) {
 		t.Fatalf("Unlock of a lost lease: got %v, want ErrLost", err)
 	}
+	unseen := mustLock(t, ctx, m.TryLock) // lost, and found so by its Unlock
+	for i := range e.addrs {
+		e.admin(t, i).Del(ctx, lockKey(n))
+	}
+	if err := unseen.Unlock(ctx); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Unlock of a deleted lock: got %v, want ErrLost", err)
+	}
 
 	ev := func(kind string, token uint64, err error) observed {
 		return observed{kind: kind, event: core.Event{Primitive: "Mutex", Name: n, Strategy: e.strategy, Token: token, Err: err}}
@@ -127,6 +135,8 @@ func testObserverSeesLeases(t *testing.T, e env) {
 		tried(ev("Acquired", last.Token(), nil)),
 		ev("Extended", last.Token(), core.ErrLost),
 		ev("Released", last.Token(), core.ErrLost),
+		tried(ev("Acquired", unseen.Token(), nil)),
+		ev("Released", unseen.Token(), core.ErrLost),
 	}
 	wantHolders[4].ttl = time.Second
 	wantWaiters := []observed{
@@ -151,10 +161,11 @@ func testObserverSeesLeases(t *testing.T, e env) {
 		t.Errorf("the waiter's Observer heard a loss: %v", lost)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for _, lost = holders.seen(); len(lost) == 0 && time.Now().Before(deadline); _, lost = holders.seen() {
+	for _, lost = holders.seen(); len(lost) < 2 && time.Now().Before(deadline); _, lost = holders.seen() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	checkObserved(t, "the Client's Observer's losses", lost, []observed{ev("Lost", last.Token(), core.ErrLost)})
+	slices.SortFunc(lost, func(a, b observed) int { return cmp.Compare(a.event.Token, b.event.Token) })
+	checkObserved(t, "the Client's Observer's losses", lost, []observed{ev("Lost", last.Token(), core.ErrLost), ev("Lost", unseen.Token(), core.ErrLost)})
 	if !strings.Contains(log.String(), `level=WARN msg="redlock: lease lost`) || strings.Contains(log.String(), "level=INFO") {
 		t.Errorf("the Client's log, which should warn of the loss and hold nothing at info:\n%s", log.String())
 	}

@@ -339,7 +339,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
-	defer l.released(&err)
+	defer l.released(prior, &err)
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold. A node that

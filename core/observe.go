@@ -16,10 +16,10 @@ type Observer interface {
 	// a TryLock, Lock, RLock, TryAcquire, Acquire, won or not.
 	Acquired(AcquireEvent)
 	// Released follows every Unlock of a lease that was not unlocked
-	// before.
+	// before (a lost one's included, with ErrLost).
 	Released(ReleaseEvent)
-	// Extended follows every Extend, the watchdog's (WithAutoExtend)
-	// included.
+	// Extended follows every Extend that reached the servers, the
+	// watchdog's (WithAutoExtend) included.
 	Extended(ExtendEvent)
 	// Lost follows a lease's end by loss: its validity ran out, or an
 	// extension, Err or Unlock found that a majority no longer holds it.
@@ -118,10 +118,14 @@ func (o *options) began() time.Time {
 	return time.Now()
 }
 
-// released reports an Unlock: failures (ErrNotHeld aside) to the
-// Client's log, and the outcome to the Observer.
-func (l *Lease) released(err *error) {
-	if *err != nil && !errors.Is(*err, ErrNotHeld) {
+// released reports an Unlock of a lease that ended before with prior (nil
+// while held): a loss it found, as ended would have; other failures
+// (ErrNotHeld aside) to the Client's log; the outcome to the Observer.
+func (l *Lease) released(prior error, err *error) {
+	switch {
+	case prior == nil && errors.Is(*err, ErrLost):
+		l.ended(*err)
+	case *err != nil && !errors.Is(*err, ErrNotHeld):
 		l.c.opts.logger.Warn("redlock: release failed",
 			"primitive", l.opts.what, "name", l.name, "error", *err)
 	}
