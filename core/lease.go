@@ -166,7 +166,7 @@ func (l *Lease) endLocked(err error) {
 	l.err = err
 	l.expiry.Stop()
 	close(l.done)
-	l.ended(err)
+	l.reportEnd(err)
 }
 
 // watch extends the lease by its TTL whenever less than two thirds of the
@@ -236,7 +236,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := o.validate(l.name); err != nil {
 		return err
 	}
-	defer l.extended(ttl, &err)
+	defer l.reportExtend(ttl, &err)
 
 	select {
 	case l.extending <- struct{}{}:
@@ -339,7 +339,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
-	defer l.released(prior, &err)
+	defer l.reportRelease(prior, &err)
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold. A node that

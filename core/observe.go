@@ -118,13 +118,13 @@ func (o *options) began() time.Time {
 	return time.Now()
 }
 
-// released reports an Unlock of a lease that ended before with prior (nil
-// while held): a loss it found, as ended would have; other failures
+// reportRelease reports an Unlock of a lease that ended before with prior (nil
+// while held): a loss it found, as reportEnd would have; other failures
 // (ErrNotHeld aside) to the Client's log; the outcome to the Observer.
-func (l *Lease) released(prior error, err *error) {
+func (l *Lease) reportRelease(prior error, err *error) {
 	switch {
 	case prior == nil && errors.Is(*err, ErrLost):
-		l.ended(*err)
+		l.reportEnd(*err)
 	case *err != nil && !errors.Is(*err, ErrNotHeld):
 		l.c.opts.logger.Warn("redlock: release failed",
 			"primitive", l.opts.what, "name", l.name, "error", *err)
@@ -134,17 +134,17 @@ func (l *Lease) released(prior error, err *error) {
 	}
 }
 
-// extended reports an Extend's outcome to the Observer.
-func (l *Lease) extended(ttl time.Duration, err *error) {
+// reportExtend reports an Extend's outcome to the Observer.
+func (l *Lease) reportExtend(ttl time.Duration, err *error) {
 	if o := l.opts.observer; o != nil {
 		o.Extended(ExtendEvent{Event: l.opts.event(l.name, l.fence, *err), TTL: ttl})
 	}
 }
 
-// ended reports a lease's end by loss (err, not ErrNotHeld): to the
+// reportEnd reports a lease's end by loss (err, not ErrNotHeld): to the
 // Client's log, and in the background, as the lease's lock is held, to
 // the Observer.
-func (l *Lease) ended(err error) {
+func (l *Lease) reportEnd(err error) {
 	if err == ErrNotHeld {
 		return
 	}
