@@ -77,6 +77,9 @@ func runClient(t *testing.T, e env) {
 		t.Run("SlotMigrationMultiLock", func(t *testing.T) { testSlotMigrationMultiLock(t, e) })
 		t.Run("BrokenClusterIsDown", func(t *testing.T) { testBrokenClusterIsDown(t, e) })
 	}
+	if e.cluster && e.strategy == core.Poll { // the strategy plays no part
+		t.Run("SlotMigrationLeaseCheck", func(t *testing.T) { testSlotMigrationLeaseCheck(t, e) })
+	}
 	if e.cluster && e.strategy == core.Notify { // whose Unlock also names the line
 		t.Run("SlotMigrationHolder", func(t *testing.T) { testSlotMigrationHolder(t, e, fewFillers) })
 		if os.Getenv("REDLOCK_LONG") == "1" {

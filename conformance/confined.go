@@ -59,9 +59,11 @@ func testConfinedToPrefix(t *testing.T, e env) {
 	prefix := "tenant-" + strings.ToLower(rand.Text()[:8]) + ":"
 	user, password := e.aclUser(t, ctx, "-config", "+config|get",
 		"resetkeys", "~"+prefix+"*", "resetchannels", "&"+prefix+"*", "&"+keyspaceChannel("*", prefix+"*"))
-	// The default user's Client sets the flags Notify needs, which the
-	// tenant may only read.
-	e.client(t)
+	// The default user's Client sets the flags Notify needs (in Ping: New
+	// sends nothing), which the tenant may only read.
+	if err := e.client(t).Ping(ctx); err != nil {
+		t.Fatalf("Ping as the default user: %v", err)
+	}
 	ds := make([]core.Driver, len(e.addrs))
 	for i, a := range e.addrs {
 		ds[i] = e.h.OpenAs(t, a, user, password)

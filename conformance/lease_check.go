@@ -45,9 +45,10 @@ var leaseCheckKinds = map[string]map[string]struct {
 }
 
 // leaseCheckCases are primitive's cases of Lease.Valid and Lease.TTL. The
-// strategy does not matter to them: they run under Poll alone.
+// strategy does not matter to them: they run under Poll alone. With them,
+// the cases of a lease whose key vanished (vanish.go).
 func leaseCheckCases(e env, primitive string) map[string]func(*testing.T, env) {
-	cases := map[string]func(*testing.T, env){}
+	cases := vanishCases(e, primitive)
 	if e.strategy != core.Poll {
 		return cases
 	}
@@ -58,7 +59,8 @@ func leaseCheckCases(e env, primitive string) map[string]func(*testing.T, env) {
 }
 
 // testLeaseCheck checks a lease on the servers: valid, with a TTL within
-// the one asked for, after its acquisition; still valid after another
+// the one asked for, after its acquisition; with a TTL within what its key
+// has left once an operator shortens the key's expiry; still valid after another
 // client deletes its key on a minority of the nodes that hold it; lost
 // (Valid false, Done closed, ErrLost) once fewer than a majority hold it,
 // though some still do; ErrNotHeld after Unlock.
@@ -91,6 +93,17 @@ func testLeaseCheck(t *testing.T, e env, lock func(c *core.Client, n string) fun
 		} else if v == 1 {
 			holding = append(holding, i)
 		}
+	}
+	// The key goes, with the lease's entry in it, when it expires: TTL is
+	// no more than that, whatever the entry says.
+	const shortened = 5 * time.Second
+	for _, i := range holding {
+		if err := e.admin(t, i).PExpire(ctx, key(n), shortened).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, err := l.TTL(ctx); err != nil || left <= 0 || left > shortened {
+		t.Fatalf("TTL with its key's expiry shortened to %v: %v, %v; want within (0, %v], nil", shortened, left, err, shortened)
 	}
 	del := func(nodes []int) {
 		t.Helper()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -28,6 +29,8 @@ type Lease struct {
 	// earlier round's shorter TTL, answered last, would otherwise leave
 	// until later than the keys' expiry.
 	extending chan struct{}
+	extended  atomic.Int64 // when the last Extend round ended, in Unix nanoseconds (see hear)
+	hearing   sync.Once    // hear, at the first Done
 
 	// left, when set, takes a queued waiter's tickets out of line after
 	// the lease's release (see MultiLock.lockQueued); it runs in the
@@ -92,15 +95,30 @@ func (l *Lease) Until() time.Time {
 }
 
 // Done is closed when the lease ends: on Unlock, or when it is lost (its
-// validity ran out without an extension, or an extension found the key
-// gone). With WithAutoExtend it closes before the validity deadline when a
-// majority can no longer be extended.
+// validity ran out without an extension, or an extension or Valid found the
+// key gone). With WithAutoExtend it closes before the validity deadline when a
+// majority can no longer be extended: within a watchdog interval (a third
+// of the TTL) of the key's removal.
+//
+// Under the Notify wait strategy, the first call of Done also has the
+// lease listen to the keyspace events of its lock key (a Mutex's,
+// FairMutex's, RWMutex writer's, each name of a MultiLock; not a reader's
+// or a Semaphore permit's, whose keys are shared): when the key is
+// deleted, expires, is evicted, or someone else sets its TTL, the lease
+// checks itself with Valid, so Done closes within milliseconds of a
+// majority's losing it. That costs a SUBSCRIBE and an UNSUBSCRIBE per
+// node on the Client's subscription connections, in the background, and
+// one Valid per such event; a lease whose Done is never called costs
+// nothing. Where the servers publish no keyspace events (WithNotifyConfig
+// refused by them, or false and the flags not set), Done closes as under
+// Poll: at the watchdog's next extension, or at Until.
 func (l *Lease) Done() <-chan struct{} {
 	if l == nil {
 		done := make(chan struct{})
 		close(done)
 		return done
 	}
+	l.hearing.Do(l.hear)
 	return l.done
 }
 
@@ -240,7 +258,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 
 	select {
 	case l.extending <- struct{}{}:
-		defer func() { <-l.extending }()
+		defer func() { l.extended.Store(time.Now().UnixNano()); <-l.extending }()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

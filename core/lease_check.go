@@ -86,8 +86,7 @@ func (h mutexHold) left(ctx context.Context, n *quorum.Node) (time.Duration, err
 	if h.owned() {
 		return n.Driver.OwnedTTL(ctx, h.keys.lock, h.holder)
 	}
-	r, err := n.Driver.MutexState(ctx, h.keys.lock, h.keys.fence, h.keys.queue)
-	return heldFor(r.Holder == h.holder && !r.Owned, r.TTL), err
+	return lockLeft(ctx, n, h.keys.lock, h.holder)
 }
 
 func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
@@ -105,18 +104,14 @@ func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, err
 }
 
 func (h fairHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
-	k := h.keys
-	r, err := n.Driver.FairMutexState(ctx, k.lock, k.fence, k.queue, k.lapse, 0)
-	return heldFor(r.Holder == h.token, r.TTL), err
+	return lockLeft(ctx, n, h.keys.lock, h.token)
 }
 
 func (h rwHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
-	k := h.keys
 	if h.read {
-		return n.Driver.RWMutexReadTTL(ctx, k.readers, h.token)
+		return n.Driver.RWMutexReadTTL(ctx, h.keys.readers, h.token)
 	}
-	r, err := n.Driver.RWMutexState(ctx, k.writer, k.readers, k.writers, k.waiting, k.fence, 0)
-	return heldFor(r.Writer == h.token, r.TTL), err
+	return lockLeft(ctx, n, h.keys.writer, h.token)
 }
 
 func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration, error) {
@@ -127,15 +122,14 @@ func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration
 	return r.TTL, err
 }
 
-// heldFor is a lock key's remaining time (its PTTL) when its holder is
-// the lease's; else 0. A key that someone made persistent holds for as
-// long as Until allows.
-func heldFor(holds bool, ttl time.Duration) time.Duration {
-	switch {
-	case !holds:
-		return 0
-	case ttl < 0:
-		return math.MaxInt32 * time.Millisecond
+// lockLeft is how long token still holds the lock key on n, 0 when it
+// does not; a key that someone made persistent holds for as long as Until
+// allows. It reads the lock key alone, as an extension may: a Cluster
+// slot that migrates refuses a script over the name's other keys.
+func lockLeft(ctx context.Context, n *quorum.Node, lock, token string) (time.Duration, error) {
+	ttl, err := n.Driver.LockTTL(ctx, lock, token)
+	if ttl < 0 {
+		return math.MaxInt32 * time.Millisecond, err
 	}
-	return ttl
+	return ttl, err
 }

@@ -53,6 +53,9 @@ type Scripts interface {
 	// OwnedTTL reads how long a lease of a reentrant lock still holds it, writing nothing.
 	// It runs scripts/lua/owned_ttl.lua.
 	OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error)
+	// LockTTL reads how long a token still holds a lock key, in one key, writing nothing.
+	// It runs scripts/lua/lock_ttl.lua.
+	LockTTL(ctx context.Context, lock string, token string) (time.Duration, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)

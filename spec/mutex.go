@@ -114,6 +114,14 @@ var mutexOps = []Op{
 		Reply:  []Field{{"TTL", Millis, "the time until the lease's hold ends; 0 when it does not hold the lock"}},
 	},
 	{
+		Name:   "LockTTL",
+		Script: "lock_ttl",
+		Doc:    "reads how long a token still holds a lock key, in one key, writing nothing.",
+		Keys:   []Param{{"lock", String}},
+		Args:   []Param{{"token", String}},
+		Reply:  []Field{{"TTL", Millis, "the lock's PTTL when the token holds it (-1 ms when persistent); 0 when it does not"}},
+	},
+	{
 		Name:   "FenceRaise",
 		Script: "fence_raise",
 		Doc:    "makes a quorum-chosen fencing token durable while holder still holds the lock.",

@@ -234,37 +234,38 @@ func newWaiterReports(ws []core.Waiter) []waiterReport {
 	return out
 }
 
+// holding is what a Mutex's or FairMutex's report says of its holder, for
+// the name and for each node.
+type holding struct {
+	Holder  string `json:"holder"`
+	Owned   bool   `json:"owned"`
+	Holds   int    `json:"holds"`
+	Token   uint64 `json:"token"`
+	TTLMs   int64  `json:"ttl_ms"`
+	Waiting int    `json:"waiting"`
+}
+
 type mutexReport struct {
 	reportHead
-	Holder  string            `json:"holder"`
-	Owned   bool              `json:"owned"`
-	Holds   int               `json:"holds"`
-	Token   uint64            `json:"token"`
-	TTLMs   int64             `json:"ttl_ms"`
+	holding
 	Nodes   int               `json:"nodes"`
-	Waiting int               `json:"waiting"`
 	PerNode []mutexNodeReport `json:"per_node"`
 }
 
 type mutexNodeReport struct {
 	nodeHead
-	Holder  string         `json:"holder"`
-	Owned   bool           `json:"owned"`
-	Holds   int            `json:"holds"`
-	Token   uint64         `json:"token"`
-	TTLMs   int64          `json:"ttl_ms"`
-	Waiting int            `json:"waiting"`
-	Line    []waiterReport `json:"line,omitempty"`
+	holding
+	Line []waiterReport `json:"line,omitempty"`
 }
 
 func newMutexReport(kind string, s core.MutexState, err error, urls []string) *mutexReport {
-	r := &mutexReport{reportHead: newHead(s.Name, kind, err), Holder: s.Holder, Owned: s.Owned, Holds: s.Holds,
-		Token: s.Token, TTLMs: s.TTL.Milliseconds(), Nodes: s.Nodes, Waiting: s.Waiting}
+	r := &mutexReport{reportHead: newHead(s.Name, kind, err), Nodes: s.Nodes,
+		holding: holding{s.Holder, s.Owned, s.Holds, s.Token, s.TTL.Milliseconds(), s.Waiting}}
 	anyHolder := false
 	for i, n := range s.PerNode {
 		r.nodes = append(r.nodes, newNodeHead(urls[i], n.Err))
-		r.PerNode = append(r.PerNode, mutexNodeReport{nodeHead: r.nodes[i], Holder: n.Holder, Owned: n.Owned,
-			Holds: n.Holds, Token: n.Token, TTLMs: n.TTL.Milliseconds(), Waiting: n.Waiting, Line: newWaiterReports(n.Line)})
+		r.PerNode = append(r.PerNode, mutexNodeReport{nodeHead: r.nodes[i], Line: newWaiterReports(n.Line),
+			holding: holding{n.Holder, n.Owned, n.Holds, n.Token, n.TTL.Milliseconds(), n.Waiting}})
 		anyHolder = anyHolder || n.Holder != ""
 	}
 	if err == nil {

@@ -108,6 +108,13 @@ func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.
 	})
 }
 
+// LockTTL asks the hook, then runs the inner driver's LockTTL.
+func (d *Driver) LockTTL(ctx context.Context, lock string, token string) (time.Duration, error) {
+	return run(ctx, d, "LockTTL", "LockTTL", []string{lock}, func(ctx context.Context) (time.Duration, error) {
+		return d.inner.LockTTL(ctx, lock, token)
+	})
+}
+
 // FenceRaise asks the hook, then runs the inner driver's FenceRaise.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
 	return run(ctx, d, "FenceRaise", "FenceRaise", []string{lock, fence}, func(ctx context.Context) (int64, error) {

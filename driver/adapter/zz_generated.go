@@ -166,12 +166,24 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 // OwnedTTLScript is scripts/lua/owned_ttl.lua.
 var OwnedTTLScript = Script{
 	Name:   "owned_ttl",
-	SHA1:   "e6d008976c77ee6ddcf8dbf8f6b8b4036bb4743c",
+	SHA1:   "50c73fbc913d1bb7f1ee77c7eb2b9a854632fc51",
 	Source: lua.Source("owned_ttl.lua"),
 }
 
 // DecodeOwnedTTL turns the reply of owned_ttl.lua, or the error that came instead, into its Go form.
 func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
+	return time.Duration(v) * time.Millisecond, err
+}
+
+// LockTTLScript is scripts/lua/lock_ttl.lua.
+var LockTTLScript = Script{
+	Name:   "lock_ttl",
+	SHA1:   "974fa73fce847547b0d1b9bf543fa30045166d23",
+	Source: lua.Source("lock_ttl.lua"),
+}
+
+// DecodeLockTTL turns the reply of lock_ttl.lua, or the error that came instead, into its Go form.
+func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 	return time.Duration(v) * time.Millisecond, err
 }
 
@@ -397,7 +409,7 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 // RWMutexReadTTLScript is scripts/lua/rw_read_ttl.lua.
 var RWMutexReadTTLScript = Script{
 	Name:   "rw_read_ttl",
-	SHA1:   "56d22f48766ae7bdee24136eb9384f7806de4c2d",
+	SHA1:   "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
 	Source: lua.Source("rw_read_ttl.lua"),
 }
 
@@ -511,7 +523,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "a676f89a8461a9bd4a758ac1bd239439b91b7047",
+	SHA1:   "1300412c5c15f18fe4c7fc202d97d6dfa154bb4c",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 

@@ -83,6 +83,11 @@ func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.
 	return adapter.DecodeOwnedTTL(d.evalInt(ctx, adapter.OwnedTTLScript, []string{lock}, lease))
 }
 
+// LockTTL runs scripts/lua/lock_ttl.lua.
+func (d *Driver) LockTTL(ctx context.Context, lock string, token string) (time.Duration, error) {
+	return adapter.DecodeLockTTL(d.evalInt(ctx, adapter.LockTTLScript, []string{lock}, token))
+}
+
 // FenceRaise runs scripts/lua/fence_raise.lua.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, chosen, idle.Milliseconds()))

@@ -29,7 +29,7 @@ func (kw *keyWaiters) wakeOne(node int) {
 		}
 	}
 	for _, w := range kw.waiters {
-		if node < 0 || w.heed == nil || w.heed(node) {
+		if w.heard == nil && (node < 0 || w.heed == nil || w.heed(node)) {
 			w.wake <- struct{}{}
 			return
 		}
@@ -61,6 +61,9 @@ type notifyWatch struct {
 	// queued waiter that the others' holders refused heeds only them,
 	// not the DEL by which its own attempt's undo freed another node.
 	heed func(node int) bool
+	// heard, when set, makes it a holder's, which waits for nothing and
+	// is told the events after which its key may be gone (see Hear).
+	heard func(event string)
 }
 
 func (w *notifyWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {

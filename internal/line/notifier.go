@@ -228,9 +228,10 @@ func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener
 	return l, prefix, nil
 }
 
-// deliverer wakes a waiter of the key a keyspace event freed. Other events
-// on the key (set, expire: our own acquisitions and extensions) are not
-// releases and wake no one. A message on the Client's own channel is a
+// deliverer wakes a waiter of the key a keyspace event freed, and tells
+// the key's holders that listen of it (see Hear). Other events on the key
+// (set, expire: our own acquisitions and extensions) are not releases and
+// wake no one; an expire is told to the holders. A message on the Client's own channel is a
 // release's hand-off to one of its tickets (see tickets.go).
 func (n *Notifier) deliverer(node int, prefix string) func(channel, event string) {
 	return func(channel, event string) {
@@ -248,13 +249,16 @@ func (n *Notifier) deliverer(node int, prefix string) func(channel, event string
 			return
 		}
 		key, ok := strings.CutPrefix(channel, prefix)
-		if !ok || (event != "del" && event != "expired" && event != "evicted") {
+		if !ok || !vanished[event] {
 			return
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if kw := n.keys[key]; kw != nil {
-			kw.wakeOne(node)
+			kw.tell(event)
+			if event != "expire" {
+				kw.wakeOne(node)
+			}
 		}
 	}
 }

@@ -7,12 +7,13 @@
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] slots: the digest of the slots the lease won (see semaphore_acquire.lua)
 -- Returns: {ttl, byID}: ttl the milliseconds until the first of its
--- permits expires, 0 when it does not hold them all; byID 1 when a release
--- by permit ID gave them back, else 0.
+-- permits expires, or either key if sooner, 0 when it does not hold them
+-- all; byID 1 when a release by permit ID gave them back, else 0.
 
 -- #include lib/slots_digest.lua
 -- #include lib/now.lua
 -- #include lib/left.lua
+-- #include lib/key_left.lua
 
 local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
 if not list then
@@ -35,4 +36,4 @@ for i = 1, #slots do
   end
   left = math.min(left or math.huge, tonumber(expiries[i]) - now)
 end
-return {math.max(left, 0), 0}
+return {math.max(keyLeft(KEYS[2], keyLeft(KEYS[1], left)), 0), 0}
