@@ -6,7 +6,7 @@ import (
 )
 
 // optionSet is a set of options, by the function that gives each.
-type optionSet uint16
+type optionSet uint32
 
 const (
 	optTTL optionSet = 1 << iota
