@@ -41,8 +41,6 @@ type Lease struct {
 	until  time.Time
 	err    error       // nil while held; ErrNotHeld after Unlock; ErrLost once lost
 	expiry *time.Timer // closes done at until unless an extension moves it
-
-	started time.Time // for an Observer: zero without one
 }
 
 // hold is how a lease's primitive extends and releases it on one node;
@@ -142,7 +140,7 @@ func (l *Lease) Err() error {
 func (l *Lease) start(until time.Time) {
 	l.c.warnEviction()
 	l.mu.Lock() // expire may run before AfterFunc returns
-	l.started = l.opts.began()
+	l.observeFromNow()
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
 	l.mu.Unlock()

@@ -110,12 +110,25 @@ func (o *options) event(name string, token uint64, err error) Event {
 	return Event{Primitive: o.what, Name: name, Strategy: o.wait, Token: token, Err: err}
 }
 
-// began is when a lease starts, for its Observer; zero without one.
-func (o *options) began() time.Time {
-	if o.observer == nil {
-		return time.Time{}
+// observedSince is a lease's Observer with the lease's start, which the
+// lease keeps in its options: a field of its own would cost every lease
+// the room, observed or not.
+type observedSince struct {
+	Observer
+	start time.Time
+}
+
+// observeFromNow has the lease's Observer, if any, know that it starts now.
+func (l *Lease) observeFromNow() {
+	if o := l.opts.observer; o != nil {
+		l.opts.observer = observedSince{o, time.Now()}
 	}
-	return time.Now()
+}
+
+// held is how long the observed lease has been held.
+func (l *Lease) held() time.Duration {
+	s, _ := l.opts.observer.(observedSince)
+	return time.Since(s.start)
 }
 
 // reportRelease reports an Unlock of a lease that ended before with prior (nil
@@ -130,7 +143,7 @@ func (l *Lease) reportRelease(prior error, err *error) {
 			"primitive", l.opts.what, "name", l.name, "error", *err)
 	}
 	if o := l.opts.observer; o != nil {
-		o.Released(ReleaseEvent{Event: l.opts.event(l.name, l.fence, *err), Held: time.Since(l.started)})
+		o.Released(ReleaseEvent{Event: l.opts.event(l.name, l.fence, *err), Held: l.held()})
 	}
 }
 
@@ -151,7 +164,7 @@ func (l *Lease) reportEnd(err error) {
 	l.c.opts.logger.Warn("redlock: lease lost; stop using what it protects",
 		"primitive", l.opts.what, "name", l.name, "token", l.fence, "error", err)
 	if o := l.opts.observer; o != nil {
-		ev := LostEvent{Event: l.opts.event(l.name, l.fence, err), Held: time.Since(l.started)}
+		ev := LostEvent{Event: l.opts.event(l.name, l.fence, err), Held: l.held()}
 		l.c.q.InBackground(func() { o.Lost(ev) })
 	}
 }
