@@ -48,6 +48,9 @@ func runMutex(t *testing.T, e env) {
 		}
 	}
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
+	if e.strategy == core.Poll { // every driver waits by Poll; how it waits does not matter
+		cases["ObserverSeesLeases"] = testObserverSeesLeases
+	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost
 	}

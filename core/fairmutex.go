@@ -82,8 +82,10 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
+	a := m.opts.acquiring(ctx, m.name, false)
+	a.attempt()
 	l, _, err := m.attempt(ctx, rand.Text(), 0, 0, nil)
-	return l, err
+	return a.done(l, err)
 }
 
 // Lock joins the line and waits until the lock is granted, ctx ends (its
@@ -101,10 +103,12 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 	wait, _ := lineTimes(&m.opts)
 	out := func(token string) hold { return m.hold(token, false) }
-	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out,
+	a := m.opts.acquiring(ctx, m.name, true)
+	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+			a.attempt()
 			return m.attempt(ctx, token, place, wait, g)
-		})
+		}))
 }
 
 // attempt is one Redlock round; wait 0 does not join the line (TryLock).

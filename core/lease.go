@@ -141,6 +141,7 @@ func (l *Lease) Err() error {
 func (l *Lease) start(until time.Time) {
 	l.c.warnEviction()
 	l.mu.Lock() // expire may run before AfterFunc returns
+	l.observeFromNow()
 	l.until = until
 	l.expiry = time.AfterFunc(time.Until(until), l.expire)
 	l.mu.Unlock()
@@ -182,6 +183,7 @@ func (l *Lease) endLocked(err error) {
 	l.err = err
 	l.expiry.Stop()
 	close(l.done)
+	l.reportEnd(err)
 }
 
 // watch extends the lease by its TTL whenever less than two thirds of the
@@ -239,7 +241,7 @@ func (l *Lease) state(ctx context.Context) error {
 // nodes answered, in which case the lease stays valid until Until.
 // Extensions of one lease run one at a time (the watchdog's included); one
 // that waits for its turn returns ctx's error when ctx ends first.
-func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if l == nil {
 		return ErrNotHeld
 	}
@@ -251,6 +253,8 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := o.validate(l.name); err != nil {
 		return err
 	}
+	defer l.reportExtend(ttl, &err)
+
 	select {
 	case l.extending <- struct{}{}:
 		defer func() { l.extended.Store(time.Now().UnixNano()); <-l.extending }()
@@ -338,7 +342,7 @@ func stillWanted(ctx context.Context, l *Lease, err error) (*Lease, error) {
 // node timeout, so that afterwards the lock is free wherever it was
 // released; once ctx ends and a majority answered, it returns and the
 // other releases finish in the background (ctx does not cancel them).
-func (l *Lease) Unlock(ctx context.Context) error {
+func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if l == nil {
 		return ErrNotHeld
 	}
@@ -352,6 +356,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	if prior == ErrNotHeld {
 		return ErrNotHeld
 	}
+	defer l.reportRelease(prior, &err)
 	// The release waits for every node, so that the caller finds the lock
 	// free on each afterwards, unless ctx ends once a majority answered: a
 	// release that lands late deletes only this lease's hold. A node that

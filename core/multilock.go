@@ -76,8 +76,10 @@ func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
+	a := m.opts.acquiring(ctx, m.leased.String(), false)
+	a.attempt()
 	l, _, _, err := m.attempt(ctx, "", nil)
-	return l, err
+	return a.done(l, err)
 }
 
 // Lock waits until every name is acquired, ctx ends (its error is
@@ -91,17 +93,19 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
+	a := m.opts.acquiring(ctx, m.leased.String(), true)
 	if n, ok := m.c.queues(&m.opts); ok && m.opts.owner == "" {
-		l, err := m.lockQueued(ctx, n)
-		return stillWanted(ctx, l, err)
+		l, err := m.lockQueued(ctx, n, a)
+		return a.done(stillWanted(ctx, l, err))
 	}
 	l, err := line.Acquire(ctx, m.c.wait, m.opts.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
+		a.attempt()
 		// The key worth watching is the name the attempt stopped at,
 		// which changes as holders come and go.
 		l, miss, _, err := m.attempt(ctx, "", nil)
 		return l, m.keys[miss.blocked].lock, miss.holderTTL, err
 	})
-	return stillWanted(ctx, l, err)
+	return a.done(stillWanted(ctx, l, err))
 }
 
 // check reports a closed client, a nil context, bad names or bad options.
@@ -468,7 +472,7 @@ func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 // waiter.
 
 // lockQueued is Lock under Notify, for a MultiLock without an owner.
-func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, error) {
+func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
 	o := &m.opts
 	stem, wake := rand.Text(), make(chan struct{}, 1)
 	tickets := make([]*line.Ticket, len(m.names))
@@ -561,6 +565,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, e
 			for _, t := range tickets {
 				t.Join, t.Sent = join, sent
 			}
+			a.attempt()
 			l, miss, replies, err := m.attempt(ctx, token, tickets)
 			if join {
 				queuedAt(replies, joined)

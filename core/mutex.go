@@ -55,8 +55,10 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
+	a := m.opts.acquiring(ctx, m.name, false)
+	a.attempt()
 	l, _, err := m.attempt(ctx, nil)
-	return l, err
+	return a.done(l, err)
 }
 
 // Lock waits until the lock is acquired, ctx ends (its error is returned),
@@ -70,16 +72,18 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	var (
 		l   *Lease
 		err error
+		a   = m.opts.acquiring(ctx, m.name, true)
 	)
 	if n, ok := m.c.queues(&m.opts); ok {
-		l, err = m.lockQueued(ctx, n)
+		l, err = m.lockQueued(ctx, n, a)
 	} else {
 		l, err = line.Acquire(ctx, m.c.wait, m.opts.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
+			a.attempt()
 			l, holderTTL, err := m.attempt(ctx, nil)
 			return l, m.keys.lock, holderTTL, err
 		})
 	}
-	return stillWanted(ctx, l, err)
+	return a.done(stillWanted(ctx, l, err))
 }
 
 // attempt runs one Redlock round (see quorum.Round): on failure it returns the
@@ -390,13 +394,14 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 }
 
 // lockQueued is Lock under Notify: a line of one ticket.
-func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier) (*Lease, error) {
+func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
 	t := n.NewTicket(key(m.opts, m.name, ""), rand.Text(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
 		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, string, time.Duration, error) {
 			t.Join = join
 			t.Joined = t.Joined || join
+			a.attempt()
 			l, holderTTL, err := m.attempt(ctx, t)
 			return l, t, m.keys.lock, holderTTL, err
 		},

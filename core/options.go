@@ -57,6 +57,7 @@ type options struct {
 	latchExpiry  time.Duration
 	idle         time.Duration
 	replicaAcks  int // -1: by the replicas (see WithReplicaAcks)
+	observer     Observer
 
 	given optionSet // the options given to the primitive itself (see applies)
 	what  string    // the primitive's type, "" for New's defaults
@@ -168,8 +169,11 @@ func WithNodeTimeout(d time.Duration) Option {
 // hold no '{' or '}', and a name no '}' (see Client).
 func WithKeyPrefix(p string) Option { return set(optKeyPrefix, func(o *options) { o.keyPrefix = p }) }
 
-// WithLogger sets where the client logs; capability detection logs at
-// debug. It applies to New only.
+// WithLogger sets where the Client logs, for its whole life: capability
+// detection at debug; at warn what needs an operator (a lost lease, a
+// release that failed other than with ErrNotHeld, a server that refused
+// CONFIG or may evict the keys). Nothing is logged at info, nor on the
+// path of a call that succeeds. It applies to New only.
 func WithLogger(l *slog.Logger) Option { return set(optLogger, func(o *options) { o.logger = l }) }
 
 // WithNotifyConfig(false) stops the Client from setting

@@ -105,8 +105,10 @@ func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
 	}
+	a := m.opts.acquiring(ctx, m.name, false)
+	a.attempt()
 	l, _, err := m.attempt(ctx, read, rand.Text(), 0, nil)
-	return l, err
+	return a.done(l, err)
 }
 
 func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
@@ -114,7 +116,9 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		return nil, err
 	}
 	wait, _ := lineTimes(&m.opts)
+	a := m.opts.acquiring(ctx, m.name, true)
 	attempt := func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+		a.attempt()
 		return m.attempt(ctx, read, token, wait, g)
 	}
 	out := func(token string) hold { return m.hold(read, token, false) }
@@ -122,9 +126,9 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		// A release wakes every waiting reader at once by deleting their
 		// set (see rw_release.lua): one event per Client.
 		waiting := func(string) string { return m.keys.waiting }
-		return waitOn(ctx, m.c, &m.opts, m.names, waiting, false, out, attempt)
+		return a.done(waitOn(ctx, m.c, &m.opts, m.names, waiting, false, out, attempt))
 	}
-	return waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out, attempt)
+	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets, out, attempt))
 }
 
 // attempt is one Redlock round; wait 0 does not register a waiter. A

@@ -109,8 +109,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
+	a := s.opts.acquiring(ctx, s.name, false)
+	a.attempt()
 	l, _, err := s.attempt(ctx, n, nil)
-	return l, err
+	return a.done(l, err)
 }
 
 // Acquire waits until it takes n permits at once, ctx ends (its error is
@@ -130,12 +132,14 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	}
 	w.wait, _ = lineTimes(&s.opts)
 	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
-	return waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
+	a := s.opts.acquiring(ctx, s.name, true)
+	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.tickets + token
 			w.join, w.grants = g != nil, g // under Poll no one would wake it
+			a.attempt()
 			return s.attempt(ctx, n, w)
-		})
+		}))
 }
 
 // semaphoreWaiter is an Acquire's place in line.

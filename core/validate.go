@@ -6,7 +6,7 @@ import (
 )
 
 // optionSet is a set of options, by the function that gives each.
-type optionSet uint16
+type optionSet uint32
 
 const (
 	optTTL optionSet = 1 << iota
@@ -24,18 +24,19 @@ const (
 	optLatchExpiry
 	optIdleExpiry
 	optReplicaAcks
+	optObserver
 )
 
 var optionNames = []string{"WithTTL", "WithOwner", "WithAutoExtend", "WithFencing", "WithMaxAttempts",
 	"WithWaitStrategy", "WithBackoff", "WithDriftFactor", "WithNodeTimeout", "WithKeyPrefix",
-	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry", "WithReplicaAcks"}
+	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry", "WithReplicaAcks", "WithObserver"}
 
 // applies are the options each primitive takes. WithLogger and
 // WithNotifyConfig concern New only; WithOwner only the reentrant locks;
 // the lease options not a Latch, which has no leases.
 var applies = func() map[string]optionSet {
 	every := optTTL | optWait | optBackoff | optNodeTimeout | optKeyPrefix
-	leases := every | optAutoExtend | optFencing | optMaxAttempts | optDriftFactor | optIdleExpiry
+	leases := every | optAutoExtend | optFencing | optMaxAttempts | optDriftFactor | optIdleExpiry | optObserver
 	return map[string]optionSet{
 		"Mutex": leases | optOwner, "MultiLock": leases | optOwner,
 		"FairMutex": leases, "RWMutex": leases, "Semaphore": leases,

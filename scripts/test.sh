@@ -24,10 +24,10 @@ export CGO_ENABLED=1
 command -v "$(go env CC)" >/dev/null || servers_apt_install gcc libc6-dev
 
 # The library is the root module; each driver, the suite, the benchmarks,
-# the command and the generator are modules of their own (go.work ties
-# them; ./... at the root reaches none of them).
+# the command, the generator and the OpenTelemetry observer are modules of
+# their own (go.work ties them; ./... at the root reaches none of them).
 modules=(./... ./drivers/goredis/... ./drivers/redigo/... ./drivers/rueidis/... ./drivers/auto/...
-  ./conformance/... ./bench/... ./cmd/redlock/... ./gen/...)
+  ./conformance/... ./bench/... ./cmd/redlock/... ./gen/... ./otel/...)
 
 section "go vet (every module)"
 go vet "${modules[@]}"

@@ -13,7 +13,8 @@ import (
 var (
 	snippetDocs  = []string{"README.md", "docs/migrating.md", "docs/options.md", "docs/cluster.md"}
 	exampleFiles = []string{"drivers/goredis/*_example_test.go", "drivers/goredis/example_test.go",
-		"drivers/redigo/example_test.go", "drivers/rueidis/example_test.go", "drivers/auto/example_test.go"}
+		"drivers/redigo/example_test.go", "drivers/rueidis/example_test.go", "drivers/auto/example_test.go",
+		"otel/example_test.go"}
 )
 
 // snippetAddrs are the addresses the documents write out where the
