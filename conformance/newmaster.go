@@ -103,6 +103,12 @@ func handOver(t *testing.T, ctx context.Context, slot int64, from, to *redis.Cli
 	// The slot's keys (a latch leaves its opened mark) move as in a
 	// migration: the target accepts them only while it imports the slot.
 	fromID, toID := from.ClusterMyID(ctx).Val(), to.ClusterMyID(ctx).Val()
+	// A master that gives its last slot away would turn into a replica of
+	// the master that took it (replica migration), and could refuse the
+	// SETSLOT below as one.
+	if err := from.ConfigSet(ctx, "cluster-allow-replica-migration", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := to.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID).Err(); err != nil {
 		t.Fatal(err)
 	}

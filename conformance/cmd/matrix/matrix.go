@@ -46,7 +46,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	docs := fs.Bool("docs", false, "rewrite the generated table in docs/matrix.md with this run's (only when every cell passed or is n/a)")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "test binaries run at once")
 	cases := fs.Int("cases", runtime.NumCPU(), "cases each test binary runs at once (its -test.parallel): most wait on TTLs and timers, but more at once time their nodes out on a loaded machine")
-	rerun := fs.Int("rerun", 5, "run each failed case once more, alone, when at most `n` failed: a cell whose case passes then passes, and the report lists the first failure")
+	rerun := fs.Int("rerun", 8, "run each failed case once more, alone, when at most `n` failed: a cell whose case passes then passes, and the report lists the first failure")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: redlock matrix [flags]
 
