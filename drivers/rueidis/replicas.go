@@ -2,6 +2,8 @@ package rueidis
 
 import (
 	"context"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -15,7 +17,11 @@ var _ driver.Replicated = (*Driver)(nil)
 // replication on one server.
 func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 	if d.cluster() {
-		nodes, err := d.client.Do(ctx, d.client.B().ClusterNodes().Build()).ToString()
+		// rueidis sends a command without a key to any node, replicas
+		// too, and a paused replica is what this count must survive: ask
+		// the master of a random slot, as go-redis does.
+		cmd := d.client.B().ClusterNodes().Build().SetSlot(strconv.Itoa(rand.Int()))
+		nodes, err := d.client.Do(ctx, cmd).ToString()
 		if err != nil {
 			return driver.Replicas{}, err
 		}
