@@ -50,6 +50,7 @@ func runMutex(t *testing.T, e env) {
 	cases["IdleNameLeavesNothing"] = testIdleNameLeavesNothing
 	if e.strategy == core.Poll { // every driver waits by Poll; how it waits does not matter
 		cases["ObserverSeesLeases"] = testObserverSeesLeases
+		cases["FencingAcrossRestarts"] = testFencingAcrossRestarts
 	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost
@@ -369,6 +370,38 @@ func testDo(t *testing.T, e env) {
 	})
 	if !errors.Is(err, core.ErrLost) {
 		t.Fatalf("Do after the key was deleted: got %v, want ErrLost", err)
+	}
+}
+
+// testFencingAcrossRestarts takes and releases the lock for 600ms with
+// counters that live 40ms (WithIdleExpiry): a draw keeps its counter's
+// expiry, so each starts again from the server's clock every 40ms while
+// the name is in use, and the tokens must still increase, on one node and
+// across a quorum whose counters start again at different times.
+func testFencingAcrossRestarts(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	m := e.client(t, core.WithIdleExpiry(40*time.Millisecond)).Mutex(n)
+	var last uint64
+	restarts := 0
+	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); {
+		l, err := m.TryLock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Token() <= last {
+			t.Fatalf("token %d after %d: fencing went backwards when a counter started again", l.Token(), last)
+		}
+		if last > 0 && l.Token()-last > 1024 { // a start from the clock: ms × 1024
+			restarts++
+		}
+		last = l.Token()
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if restarts < 3 {
+		t.Fatalf("the counters started again %d times in 600ms of use, want at least 3 with a 40ms idle expiry: a draw renewed the expiry", restarts)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "4c5360afe57861b46b15fb7aef0b27933cff6600",
+	SHA1:   "cff0f15e709a10eb821795570759bf432c15d4bc",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "6c5e33512590d05047584797ac760115c1f33ed1",
+	SHA1:   "f64ac8e2ec99a732e81d9175c111783f894b2b0b",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "3c1a19eb3fb8f209ec22cd06d8b33ba5a68aa35c",
+	SHA1:   "1d5d8f957fc780e689acf1dee50404ed33542a3c",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "8a5e952c361fd9c3bf2c02e649ce9ae4d3a60af6",
+	SHA1:   "774da4985ca9b9e4ee785e1f43ca8e52657e92ea",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "4922bdd6f5744b994d0e6d87a21f0f569c5bda93",
+	SHA1:   "6ef491472d7f9749d15b67223a67fa778e136fdd",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "c84ad59e45401d5255627f548b24d2e132755aa8",
+	SHA1:   "326f3999522bba841af603b436192363971ca529",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "e036afbda43972cd8979672b5ca19701808fb8a6",
+	SHA1:   "d889409246be4ca52058a602e6f01c50e1f6e992",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "dcd25dd824b0482f275dbbfd26ae17f789cccb10",
+	SHA1:   "c4e123182b40c3551dd68efc385eac255e99caa0",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "a62b8fa00adfabae41ba3bd4322a98c6e0bdaf87",
+	SHA1:   "58b1dc410e577d1ad5286359cf8c62491eceadb4",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "c39a2fe5ef96563f5ee72c14233b741066bf639b",
+	SHA1:   "2d4aa189a8a53af493e6cb2a3202dac5c15efbbf",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "87fad7f4606d6321abdd3a907c0bb65c8f4de660",
+	SHA1:   "341db17543b4b3d44bfe262e41c2e079437780a9",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "782b1831696c976d118b9ad1210331d4578bc3d0",
+	SHA1:   "215145392f49d11e41a86eefcd6180bc45b59c1a",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "f2e7b60a618f1c224466b21888a0f91fd5c1dc31",
+	SHA1:   "7a4c06857ababfb3cdff8b7466912e37cdd9f3af",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "907e02dacba2a55aec6e0717cb09f7caa139dc43",
+	SHA1:   "660fbed8600a10dc6a189aaeea5940c0e80886a2",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "aed3a7ee0a4c1c4399b55ada18e0b906a1c4dd64",
+	SHA1:   "d206c492df5f43706adffe5722adefa343f9419b",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "7e66ed419e77bc288f84739001efa6cf8ad64044",
+	SHA1:   "6524f3cf869a9af62acbba9ffde1f72a01f99950",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "30545be2ab5f33f48cb2f19dff315d485ad60299",
+	SHA1:   "12ebb909cd9ba203029d7d9710207053f7e4c48e",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "d129e07063aebb01f274d2f12a2f8645314acb68",
+	SHA1:   "0d5977c4abae5f4374e759ead5f76148458d9f5e",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -568,7 +568,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "5351a28e96620225664cb86f3160c111113b10fb",
+	SHA1:   "82411ddff4a8c16eb2d4e6370a7f8264a0c59076",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 
