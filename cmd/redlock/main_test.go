@@ -97,7 +97,7 @@ func TestMatrixDelegates(t *testing.T) {
 	t.Parallel()
 	p := startRedlock(t, ".", nil, "matrix", "--nope")
 	p.expect(t, 5*time.Minute, 2, "usage: redlock matrix")
-	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "matrix")
+	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "", "matrix")
 	outside.expect(t, time.Minute, 1, "run it inside a clone")
 }
 
