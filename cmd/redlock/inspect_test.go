@@ -75,8 +75,8 @@ func onServers(t *testing.T, n int, opts ...core.Option) (context.Context, []str
 	t.Helper()
 	nodes := testNodes(t)[:n]
 	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, "redis://"+n)
+	for _, node := range nodes {
+		urls = append(urls, "redis://"+node)
 	}
 	c, closeClient, err := connect(drivers[0].open, urls, append([]core.Option{core.WithWaitStrategy(core.Poll)}, opts...)...)
 	if err != nil {
