@@ -81,23 +81,18 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	}
 	m := c.meters.Meter(ScopeName)
 	o := &Observer{names: c.names, tracer: c.tracers.Tracer(ScopeName)}
-	var err, e error
-	o.wait, e = m.Float64Histogram("redlock.acquire.duration", metric.WithUnit("s"),
+	var errs [5]error
+	o.wait, errs[0] = m.Float64Histogram("redlock.acquire.duration", metric.WithUnit("s"),
 		metric.WithDescription("From an acquisition call to its return."))
-	err = errors.Join(err, e)
-	o.held, e = m.Float64Histogram("redlock.lease.held", metric.WithUnit("s"),
+	o.held, errs[1] = m.Float64Histogram("redlock.lease.held", metric.WithUnit("s"),
 		metric.WithDescription("From a lease's start to its release or loss."))
-	err = errors.Join(err, e)
-	o.acquired, e = m.Int64Counter("redlock.acquisitions", metric.WithUnit("{acquisition}"),
+	o.acquired, errs[2] = m.Int64Counter("redlock.acquisitions", metric.WithUnit("{acquisition}"),
 		metric.WithDescription("Acquisition calls, by result."))
-	err = errors.Join(err, e)
-	o.lost, e = m.Int64Counter("redlock.leases.lost", metric.WithUnit("{lease}"),
+	o.lost, errs[3] = m.Int64Counter("redlock.leases.lost", metric.WithUnit("{lease}"),
 		metric.WithDescription("Leases lost before their release."))
-	err = errors.Join(err, e)
-	o.extended, e = m.Int64Counter("redlock.extensions", metric.WithUnit("{extension}"),
+	o.extended, errs[4] = m.Int64Counter("redlock.extensions", metric.WithUnit("{extension}"),
 		metric.WithDescription("Extend calls, the watchdog's included, by result."))
-	err = errors.Join(err, e)
-	if err != nil {
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
 	return o, nil

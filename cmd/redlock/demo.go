@@ -27,7 +27,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf connFlags
-	cf.register(fs)
+	cf.register(fs, "prefix") // the demo's keys are its own
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: redlock demo [flags]
 

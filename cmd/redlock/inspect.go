@@ -39,7 +39,6 @@ type inspectFlags struct {
 	conn    connFlags
 	kind    string
 	permits int
-	prefix  string
 	json    bool
 }
 
@@ -47,17 +46,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f inspectFlags
-	// Every connection flag but --strategy: inspect waits for nothing.
-	conn := flag.NewFlagSet("", flag.ContinueOnError)
-	f.conn.register(conn)
-	conn.VisitAll(func(fl *flag.Flag) {
-		if fl.Name != "strategy" {
-			fs.Var(fl.Value, fl.Name, fl.Usage)
-		}
-	})
+	f.conn.register(fs, "strategy") // inspect waits for nothing
 	fs.StringVar(&f.kind, "kind", "mutex", "the primitive: mutex, fair (FairMutex), rw (RWMutex) or semaphore")
 	fs.IntVar(&f.permits, "permits", 0, "for --kind semaphore: the number of permits the application makes the Semaphore with, shown when the servers store none (SetPermits)")
-	fs.StringVar(&f.prefix, "prefix", "redlock:", "the key prefix (the application's WithKeyPrefix)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON array, an object per name (see docs/command.md)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, inspectUsage)
@@ -83,18 +74,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case f.permits < 0 || f.permits > 0 && f.kind != "semaphore":
 		return usageError("--permits %d: want a number of permits ≥ 1, with --kind semaphore", f.permits)
 	}
-	urls, err := f.conn.urls()
+	urls, open, err := f.conn.resolve()
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if len(urls) == 0 {
-		return usageError("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
-	}
-	open, err := f.conn.open()
-	if err != nil {
-		return usageError("%v", err)
-	}
-	client, closeClient, err := connect(open, urls, core.WithKeyPrefix(f.prefix), core.WithWaitStrategy(core.Poll))
+	client, closeClient, err := connect(open, urls, core.WithKeyPrefix(f.conn.prefix), core.WithWaitStrategy(core.Poll))
 	if errors.Is(err, core.ErrInvalid) {
 		return usageError("%v", err)
 	}

@@ -60,36 +60,39 @@ type (
 // exit status, and decodes its output into out.
 func inspectJSON(t *testing.T, nodes []string, code int, out any, args ...string) *proc {
 	t.Helper()
-	p := startRedlock(t, t.TempDir(), nodes, append([]string{"inspect", "--json"}, args...)...)
-	p.expect(t, 10*time.Second, code, "")
+	p := redlockExits(t, nodes, "", code, "", append([]string{"inspect", "--json"}, args...)...)
 	if err := json.Unmarshal(p.stdout.Bytes(), out); err != nil {
 		t.Fatalf("redlock %q printed no JSON: %v\n%s", p.cmd.Args[1:], err, &p.stdout)
 	}
 	return p
 }
 
-// testClient is a Client of the library on nodes (host:port), as an
-// application would hold locks; it waits by Poll, which every driver can.
-func testClient(t *testing.T, nodes []string, opts ...core.Option) *core.Client {
+// onServers returns what a test of a subcommand on the real servers
+// starts from: a context of at most 10s, the first n servers, a Client of
+// the library on them as an application would hold locks (with opts,
+// waiting by Poll, which every driver can), and a name no other test uses.
+func onServers(t *testing.T, n int, opts ...core.Option) (context.Context, []string, *core.Client, string) {
 	t.Helper()
+	nodes := testNodes(t)[:n]
 	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, "redis://"+n)
+	for _, node := range nodes {
+		urls = append(urls, "redis://"+node)
 	}
 	c, closeClient, err := connect(drivers[0].open, urls, append([]core.Option{core.WithWaitStrategy(core.Poll)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeClient)
-	return c
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx, nodes, c, lockName(t)
 }
 
 func TestInspectMutex(t *testing.T) {
 	t.Parallel()
-	nodes, name, free := testNodes(t)[:3], lockName(t), lockName(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	lease, err := testClient(t, nodes, core.WithOwner("worker-7"), core.WithTTL(10*time.Second)).Mutex(name).Lock(ctx)
+	ctx, nodes, c, name := onServers(t, 3, core.WithOwner("worker-7"), core.WithTTL(10*time.Second))
+	free := lockName(t)
+	lease, err := c.Mutex(name).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +120,8 @@ func TestInspectMutex(t *testing.T) {
 // names the holder and the waiter, and so does the JSON.
 func TestInspectFairLine(t *testing.T) {
 	t.Parallel()
-	nodes, name := testNodes(t)[:1], lockName(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	m := testClient(t, nodes).FairMutex(name)
+	ctx, nodes, c, name := onServers(t, 1)
+	m := c.FairMutex(name)
 	lease, err := m.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +153,7 @@ func TestInspectFairLine(t *testing.T) {
 	}
 	waiter := got[0].PerNode[0].Line[0].ID
 
-	p := startRedlock(t, t.TempDir(), nodes, "inspect", "--kind", "fair", name)
-	p.expect(t, 10*time.Second, 0, "")
+	p := redlockExits(t, nodes, "", 0, "", "inspect", "--kind", "fair", name)
 	lines := strings.Split(p.stdout.String(), "\n")
 	if len(lines) < 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME STATE HOLDER TOKEN TTL NODES WAITING" {
 		t.Fatalf("no table header:\n%s", &p.stdout)
@@ -169,10 +169,8 @@ func TestInspectFairLine(t *testing.T) {
 
 func TestInspectRWMutexReaders(t *testing.T) {
 	t.Parallel()
-	nodes, name := testNodes(t)[:1], lockName(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	rw := testClient(t, nodes).RWMutex(name)
+	ctx, nodes, c, name := onServers(t, 1)
+	rw := c.RWMutex(name)
 	ids := map[string]bool{}
 	for range 2 {
 		l, err := rw.RLock(ctx)
@@ -196,10 +194,8 @@ func TestInspectRWMutexReaders(t *testing.T) {
 
 func TestInspectSemaphore(t *testing.T) {
 	t.Parallel()
-	nodes, name := testNodes(t)[:1], lockName(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	s := testClient(t, nodes).Semaphore(name, 3)
+	ctx, nodes, c, name := onServers(t, 1)
+	s := c.Semaphore(name, 3)
 	var leases []*core.Lease
 	for _, n := range []int{2, 1} {
 		l, err := s.TryAcquire(ctx, n)
@@ -246,8 +242,7 @@ func TestInspectUnreachableNode(t *testing.T) {
 		got[0].PerNode[2].Error == "" || got[0].PerNode[0].Error != "" {
 		t.Errorf("with node 3 (%s) down, inspect says %+v", closed, got)
 	}
-	p := startRedlock(t, t.TempDir(), nodes, "inspect", name)
-	p.expect(t, 10*time.Second, 1, "")
+	p := redlockExits(t, nodes, "", 1, "", "inspect", name)
 	if want := "node 3 (redis://" + closed + ") did not answer"; !strings.Contains(p.stdout.String(), want) {
 		t.Errorf("the table does not say %q:\n%s", want, &p.stdout)
 	}
@@ -270,8 +265,7 @@ func TestInspectUsage(t *testing.T) {
 		{nowhere, []string{"inspect", "--strategy", "poll", "x"}, "flag provided but not defined: -strategy"},
 		{nowhere, []string{"inspect", "a}b"}, "a}b"},
 	} {
-		p := startRedlock(t, t.TempDir(), tc.nodes, tc.args...)
-		p.expect(t, 10*time.Second, 2, tc.want)
+		p := redlockExits(t, tc.nodes, "", 2, tc.want, tc.args...)
 		if !strings.Contains(p.stderr.String(), "usage: redlock inspect") {
 			t.Errorf("redlock %q printed no usage:\n%s", tc.args, &p.stderr)
 		}

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockgo/redlock/core"
 )
 
 func TestDemo(t *testing.T) {
@@ -66,6 +69,27 @@ func TestDemoOnServers(t *testing.T) {
 	}
 }
 
+// TestPrefixFlag holds a lock under another key prefix: inspect, run and
+// release find it with --prefix.
+func TestPrefixFlag(t *testing.T) {
+	t.Parallel()
+	ctx, nodes, c, name := onServers(t, 1, core.WithKeyPrefix("other:"), core.WithTTL(time.Minute))
+	l, err := c.Mutex(name).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []inspectedLock
+	inspectJSON(t, nodes, 0, &got, "--prefix", "other:", name)
+	if len(got) != 1 || got[0].State != "held" || got[0].Holder != l.ID() {
+		t.Errorf("held by %s under the prefix other:, inspect --prefix other: says %+v", l.ID(), got)
+	}
+	redlockExits(t, nodes, "", exitNotAcquired, "not acquired (--try)", "run", "--prefix", "other:", "--try", name, "--", "true")
+	redlockExits(t, nodes, "", 0, "", "release", "--prefix", "other:", "--force", "--yes", name)
+	if err := l.Extend(ctx, time.Minute); !errors.Is(err, core.ErrLost) {
+		t.Errorf("Extend after redlock release --prefix other: --force: %v, want ErrLost", err)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
@@ -97,7 +121,7 @@ func TestMatrixDelegates(t *testing.T) {
 	t.Parallel()
 	p := startRedlock(t, ".", nil, "matrix", "--nope")
 	p.expect(t, 5*time.Minute, 2, "usage: redlock matrix")
-	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "matrix")
+	outside := startRedlockEnv(t, t.TempDir(), []string{"GOWORK=off"}, "", "matrix")
 	outside.expect(t, time.Minute, 1, "run it inside a clone")
 }
 

@@ -67,13 +67,35 @@ func openRedigo(u string) (core.Driver, func(), error) {
 
 // connFlags are the flags that say which servers to use and how.
 type connFlags struct {
-	nodes, driver, strategy string
+	nodes, driver, strategy, prefix string
 }
 
-func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.nodes, "nodes", "", "the nodes, comma-separated `URLs`: redis://[user:password@]host:port[/db], rediss:// for TLS, host:port alone for redis://host:port; one for a single node, 3 or 5 independent masters for Redlock (default $"+nodesEnv+")")
-	fs.StringVar(&f.driver, "driver", drivers[0].name, "the client library: "+strings.Join(driverNames(), ", ")+" (built in; go-redis with -tags redlock_goredis, rueidis with -tags redlock_rueidis)")
-	fs.StringVar(&f.strategy, "strategy", "auto", "how a blocked acquisition waits: notify (keyspace notifications and hand-off messages; RESP3, so not with redigo), poll (retries with backoff), or auto (poll with redigo, notify otherwise)")
+// register adds the connection flags to fs, but for those named in except.
+func (f *connFlags) register(fs *flag.FlagSet, except ...string) {
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	all.StringVar(&f.nodes, "nodes", "", "the nodes, comma-separated `URLs`: redis://[user:password@]host:port[/db], rediss:// for TLS, host:port alone for redis://host:port; one for a single node, 3 or 5 independent masters for Redlock (default $"+nodesEnv+")")
+	all.StringVar(&f.driver, "driver", drivers[0].name, "the client library: "+strings.Join(driverNames(), ", ")+" (built in; go-redis with -tags redlock_goredis, rueidis with -tags redlock_rueidis)")
+	all.StringVar(&f.strategy, "strategy", "auto", "how a blocked acquisition waits: notify (keyspace notifications and hand-off messages; RESP3, so not with redigo), poll (retries with backoff), or auto (poll with redigo, notify otherwise)")
+	all.StringVar(&f.prefix, "prefix", "redlock:", "the key prefix (the application's WithKeyPrefix)")
+	all.VisitAll(func(fl *flag.Flag) {
+		if !slices.Contains(except, fl.Name) {
+			fs.Var(fl.Value, fl.Name, fl.Usage)
+		}
+	})
+}
+
+// resolve returns the nodes' URLs, at least one, and the chosen driver's
+// opener.
+func (f *connFlags) resolve() ([]string, opener, error) {
+	urls, err := f.urls()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(urls) == 0 {
+		return nil, nil, fmt.Errorf("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
+	}
+	open, err := f.open()
+	return urls, open, err
 }
 
 // urls returns the nodes' URLs, from --nodes or $REDLOCK_NODES.

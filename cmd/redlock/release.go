@@ -48,7 +48,6 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		conn         connFlags
 		force, yes   bool
 		kind, permit string
-		prefix       string
 		timeout      time.Duration
 		usageError   = func(format string, a ...any) int {
 			fmt.Fprintf(stderr, "redlock release: "+format+"\n\n", a...)
@@ -61,7 +60,6 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.BoolVar(&yes, "yes", false, "do not ask for NAME to confirm")
 	fs.StringVar(&kind, "kind", "mutex", "what NAME is: mutex, fair (a FairMutex), rw (an RWMutex) or semaphore")
 	fs.StringVar(&permit, "permit", "", "for --kind semaphore, the lease to free: its permit `ID` (Lease.ID) or the holder token that State lists")
-	fs.StringVar(&prefix, "prefix", "redlock:", "the key prefix (the application's WithKeyPrefix)")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the nodes")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, releaseUsage)
@@ -99,14 +97,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "redlock release: "+format+"\n", a...)
 		return 1
 	}
-	urls, err := conn.urls()
-	if err != nil {
-		return usageError("%v", err)
-	}
-	if len(urls) == 0 {
-		return usageError("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
-	}
-	open, err := conn.open()
+	urls, open, err := conn.resolve()
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -119,7 +110,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Nothing waits: Poll leaves the servers' configuration alone (--strategy
 	// does not apply).
-	client, closeClient, err := connect(open, urls, core.WithKeyPrefix(prefix), core.WithWaitStrategy(core.Poll))
+	client, closeClient, err := connect(open, urls, core.WithKeyPrefix(conn.prefix), core.WithWaitStrategy(core.Poll))
 	if err != nil {
 		return fail("%v", err)
 	}

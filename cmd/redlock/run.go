@@ -65,7 +65,6 @@ type runFlags struct {
 	semaphore int
 	grace     time.Duration
 	ttl       time.Duration
-	prefix    string
 	verbose   bool
 }
 
@@ -80,7 +79,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.semaphore, "semaphore", 0, "run under one of `N` permits of the Semaphore NAME instead of a lock (N is used until someone stores another)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "after the lease is lost, how long CMD has between SIGTERM and SIGKILL")
 	fs.DurationVar(&f.ttl, "ttl", 10*time.Second, "the lease's TTL: the watchdog extends it every third of it, and a holder that dies frees the lock after at most this long")
-	fs.StringVar(&f.prefix, "prefix", "redlock:", "the key prefix (the application's WithKeyPrefix)")
 	fs.BoolVar(&f.verbose, "v", false, "say on stderr when the lock is acquired and released")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
@@ -115,14 +113,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case f.wait < 0 || f.grace < 0:
 		return fail("--wait and --grace must not be negative")
 	}
-	urls, err := f.conn.urls()
-	if err != nil {
-		return fail("%v", err)
-	}
-	if len(urls) == 0 {
-		return fail("no nodes: give --nodes redis://host:port,... or set $%s", nodesEnv)
-	}
-	open, err := f.conn.open()
+	urls, open, err := f.conn.resolve()
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -136,7 +127,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitNotFound
 	}
 	client, closeClient, err := connect(open, urls,
-		core.WithKeyPrefix(f.prefix), core.WithWaitStrategy(strategy), core.WithTTL(f.ttl), core.WithAutoExtend())
+		core.WithKeyPrefix(f.conn.prefix), core.WithWaitStrategy(strategy), core.WithTTL(f.ttl), core.WithAutoExtend())
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -71,15 +71,19 @@ type proc struct {
 // directory of its own; it is killed at the test's end if still running.
 func startRedlock(t *testing.T, dir string, nodes []string, args ...string) *proc {
 	t.Helper()
-	return startRedlockEnv(t, dir, []string{nodesEnv + "=" + strings.Join(nodes, ",")}, args...)
+	return startRedlockEnv(t, dir, []string{nodesEnv + "=" + strings.Join(nodes, ",")}, "", args...)
 }
 
-// startRedlockEnv runs redlock with args and env added to the test's.
-func startRedlockEnv(t *testing.T, dir string, env []string, args ...string) *proc {
+// startRedlockEnv runs redlock with args, env added to the test's, and
+// stdin as its input.
+func startRedlockEnv(t *testing.T, dir string, env []string, stdin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), exited: make(chan struct{}), dir: dir}
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
+	if stdin != "" {
+		p.cmd.Stdin = strings.NewReader(stdin)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -89,6 +93,15 @@ func startRedlockEnv(t *testing.T, dir string, env []string, args ...string) *pr
 		p.cmd.Process.Kill()
 		<-p.exited
 	})
+	return p
+}
+
+// redlockExits runs redlock with args on nodes, stdin as its input, and
+// checks that it exits with code within 10s, with want on stderr.
+func redlockExits(t *testing.T, nodes []string, stdin string, code int, want string, args ...string) *proc {
+	t.Helper()
+	p := startRedlockEnv(t, t.TempDir(), []string{nodesEnv + "=" + strings.Join(nodes, ",")}, stdin, args...)
+	p.expect(t, 10*time.Second, code, want)
 	return p
 }
 
@@ -183,11 +196,9 @@ func TestRunTryRefusedWhileHeld(t *testing.T) {
 	holder := startRedlock(t, t.TempDir(), nodes, "run", name, "--", "sh", "-c", holdScript)
 	holder.waitFor(t, "held")
 
-	try := startRedlock(t, t.TempDir(), nodes, "run", "--try", name, "--", "touch", "ran")
-	try.expect(t, 10*time.Second, exitNotAcquired, "not acquired (--try)")
+	try := redlockExits(t, nodes, "", exitNotAcquired, "not acquired (--try)", "run", "--try", name, "--", "touch", "ran")
 	start := time.Now()
-	wait := startRedlock(t, t.TempDir(), nodes, "run", "--wait", "300ms", name, "--", "touch", "ran")
-	wait.expect(t, 10*time.Second, exitNotAcquired, "not acquired within --wait 300ms")
+	wait := redlockExits(t, nodes, "", exitNotAcquired, "not acquired within --wait 300ms", "run", "--wait", "300ms", name, "--", "touch", "ran")
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("--wait 300ms gave up after %s", took)
 	}
@@ -205,8 +216,7 @@ func TestRunTryRefusedWhileHeld(t *testing.T) {
 
 	holder.cmd.Process.Signal(syscall.SIGTERM)
 	holder.expect(t, 5*time.Second, 42, "")
-	after := startRedlock(t, t.TempDir(), nodes, "run", "--try", name, "--", "true")
-	after.expect(t, 10*time.Second, 0, "")
+	redlockExits(t, nodes, "", 0, "", "run", "--try", name, "--", "true")
 }
 
 // TestRunForwardsSignals sends redlock run signals while its command
@@ -274,12 +284,10 @@ func TestRunSemaphore(t *testing.T) {
 		p.waitFor(t, "held")
 		holders = append(holders, p)
 	}
-	third := startRedlock(t, t.TempDir(), nodes, "run", "--semaphore", "2", "--try", name, "--", "true")
-	third.expect(t, 10*time.Second, exitNotAcquired, "no permit of the semaphore "+name+" is free")
+	redlockExits(t, nodes, "", exitNotAcquired, "no permit of the semaphore "+name+" is free", "run", "--semaphore", "2", "--try", name, "--", "true")
 	holders[0].cmd.Process.Signal(syscall.SIGTERM)
 	holders[0].expect(t, 5*time.Second, 42, "")
-	third = startRedlock(t, t.TempDir(), nodes, "run", "--semaphore", "2", "--try", name, "--", "true")
-	third.expect(t, 10*time.Second, 0, "")
+	redlockExits(t, nodes, "", 0, "", "run", "--semaphore", "2", "--try", name, "--", "true")
 	holders[1].cmd.Process.Signal(syscall.SIGTERM)
 	holders[1].expect(t, 5*time.Second, 42, "")
 }
@@ -301,8 +309,7 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"http://x:1"}, []string{"run", "x", "--", "true"}, exitFailed, "want redis://host:port"},
 		{nowhere, []string{"run", "x", "--", "no-such-command-here"}, exitNotFound, "no-such-command-here"},
 	} {
-		p := startRedlock(t, t.TempDir(), tc.nodes, tc.args...)
-		p.expect(t, 10*time.Second, tc.code, tc.want)
+		redlockExits(t, tc.nodes, "", tc.code, tc.want, tc.args...)
 	}
 }
 
