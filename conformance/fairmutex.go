@@ -470,7 +470,7 @@ func testFairAutoExtend(t *testing.T, e env) {
 // testFairHistory has competing Clients take the lock again and again,
 // with Lock and TryLock, and checks the history against the one-holder
 // model and that fencing tokens increase from holder to holder. The long
-// cell records 10,000 operations: 5,000 acquisitions and their releases.
+// cell records longAcquisitions and their releases.
 func testFairHistory(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	const clients = 3

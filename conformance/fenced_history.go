@@ -20,10 +20,10 @@ type turn struct {
 }
 
 // historyTotal returns how many acquisitions a fencedHistory records:
-// short in a short cell, 5,000 in the long one.
+// short in a short cell, longAcquisitions in the long one.
 func (e env) historyTotal(t *testing.T, short int64) int64 {
 	if e.longHistory(t) {
-		return 5000
+		return longAcquisitions()
 	}
 	return short
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -62,11 +63,21 @@ var fastPoll = core.WithBackoff(core.Backoff{Base: 100 * time.Microsecond, Cap: 
 
 // historyLength returns how many rounds each client of a history case
 // runs and how many acquisitions it records in all: short cells run
-// rounds each (total 0: no minimum), the long cell runs until 5,000
-// acquisitions, 10,000 operations with their releases.
+// rounds each (total 0: no minimum), the long cell runs until
+// longAcquisitions.
 func (e env) historyLength(t *testing.T, rounds int) (int, int64) {
 	if e.longHistory(t) {
-		return math.MaxInt, 5000
+		return math.MaxInt, longAcquisitions()
 	}
 	return rounds, 0
+}
+
+// longAcquisitions is how many acquisitions the long cell of a history
+// case records: 1,500 (3,000 operations with their releases), or 5,000
+// in a long run (REDLOCK_LONG=1), which takes minutes per case.
+func longAcquisitions() int64 {
+	if os.Getenv("REDLOCK_LONG") == "1" {
+		return 5000
+	}
+	return 1500
 }

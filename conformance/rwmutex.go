@@ -352,7 +352,7 @@ func testRWExpiry(t *testing.T, e env) {
 // reads to one write, with the blocking and the Try calls, and checks the
 // history against the reader/writer model, and that tokens increase from
 // writer to writer and from a writer to the readers after it. The long
-// cell records 10,000 operations: 5,000 acquisitions and their releases.
+// cell records longAcquisitions and their releases.
 func testRWHistory(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	const clients = 4

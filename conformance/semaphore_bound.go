@@ -16,12 +16,12 @@ import (
 // and again, with TryAcquire and Acquire, two of them abandoning a lease
 // to expire, and checks the history against the capacity model: the
 // permits held in validity windows never exceed 3. The long cell records
-// 10,000 operations, the others 300.
+// longAcquisitions with their releases, the others 300 operations.
 func testSemaphoreBound(t *testing.T, e env) {
 	const permits, clients = 3, 4
 	acquisitions := 150
 	if e.long() {
-		acquisitions = 5000
+		acquisitions = int(longAcquisitions())
 	}
 	ctx, n := ctxFor(t, 5*time.Minute), name(t)
 	// Short waits, so that the run is bound by the servers, not by sleeps;
@@ -102,7 +102,7 @@ func testSemaphoreBound(t *testing.T, e env) {
 		h.check(t, capacityModel(permits))
 		return
 	}
-	// porcupine's search takes seconds on 10,000 operations under -race;
+	// porcupine's search takes seconds on thousands of operations under -race;
 	// for this model a sweep decides the same in milliseconds.
 	if most, at := h.mostPermitsHeld(); most > permits {
 		t.Fatalf("%d permits of %d were held at once, %v into the run", most, permits, at)
