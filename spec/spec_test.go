@@ -29,7 +29,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_read_ttl":           "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
 	"semaphore_ttl":         "1300412c5c15f18fe4c7fc202d97d6dfa154bb4c",
 	"fence_raise":           "d889409246be4ca52058a602e6f01c50e1f6e992",
-	"mutex_acquire":         "cff0f15e709a10eb821795570759bf432c15d4bc",
+	"mutex_acquire":         "d1576b89b594016fbce23dd270c52b4153bbd481",
 	"mutex_acquire_owned":   "f64ac8e2ec99a732e81d9175c111783f894b2b0b",
 	"multi_acquire":         "58b1dc410e577d1ad5286359cf8c62491eceadb4",
 	"multi_release":         "2d4aa189a8a53af493e6cb2a3202dac5c15efbbf",

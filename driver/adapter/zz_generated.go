@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "cff0f15e709a10eb821795570759bf432c15d4bc",
+	SHA1:   "d1576b89b594016fbce23dd270c52b4153bbd481",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
