@@ -74,6 +74,7 @@ func testUncontendedCost(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	release := seen("released")
+	t.Logf("an uncontended cycle (%s) ran %d commands: %q, then %q", e.strategy, len(acquire)+len(release), acquire, release)
 	if want := []string{"evalsha", "set", "incr"}; !slices.Equal(acquire, want) {
 		t.Errorf("an uncontended TryLock ran %q on the server, want %q", acquire, want)
 	}
