@@ -38,7 +38,11 @@
 // attempt that does not wait in line, leave a mark of a few bytes on each
 // node for the attempt's TTL. A request later than that may hold the name
 // on that node for one TTL, as a lease nobody has; it never makes two
-// leases valid. docs/protocol.md describes the marks.
+// leases valid. A plain Mutex's attempt that does not wait in line (a
+// TryLock, an attempt under Poll) is the exception, so that an
+// uncontended acquisition costs one SET and one INCR: it reads no mark
+// where the name is free, and landing late there, holds that node the
+// same way. docs/protocol.md describes the marks, SAFETY.md what remains.
 //
 // # Release and extension
 //

@@ -108,10 +108,13 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 	switch {
 	case t == nil || !t.Join:
 		// An attempt that does not queue has a ticket of its own, which
-		// it marks as it lands, and a release of its token that finds
-		// nothing marks too: the attempt, landing late (after its undo,
-		// or its lease's release, on a stalled node) or twice, is then
-		// refused.
+		// a release of its token that finds nothing marks: the attempt,
+		// landing late (after its undo, or its lease's release, on a
+		// stalled node) where the name is held, is then refused. An
+		// owner's marks it as it lands, so a copy is refused too; a
+		// plain one takes a free name without reading it (the
+		// uncontended path), and a copy landing late holds it for its
+		// TTL under a token no lease has.
 		h.mark = m.keys.noTicket + rand.Text()
 		h.own = h.mark
 	case a.key != "":
@@ -246,7 +249,7 @@ type mutexHold struct {
 	reserve time.Duration
 	idle    time.Duration // how long a fencing counter lives after it started or was raised
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
-	own     string        // the attempt's own mark, which it sets as it lands (see lib/left.lua); "" for a plain waiter's, which shares its ticket
+	own     string        // the attempt's own mark (an owner's sets it as it lands, see lib/left.lua); "" for a plain waiter's, which shares its ticket
 	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
 	ttl     time.Duration // how long such a mark stays
 	timeout time.Duration // the node timeout

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "cff0f15e709a10eb821795570759bf432c15d4bc",
+	SHA1:   "a0c7f6d1f4aab1024fd4e820dea6f00e1160dfff",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "f64ac8e2ec99a732e81d9175c111783f894b2b0b",
+	SHA1:   "722b90a484692f25a6cfb8b5c6b2674c00c8a0e3",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "774da4985ca9b9e4ee785e1f43ca8e52657e92ea",
+	SHA1:   "eaece3124412fade0c5a976705e1d33675fb9c8b",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "6ef491472d7f9749d15b67223a67fa778e136fdd",
+	SHA1:   "9775b69b6a6f96b4a3dcb42bca7bd8fb5f1f59a9",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "a24356aa5cce96647c8802148ee648ac13fd845a",
+	SHA1:   "87e13af3aa45de8aea83e58109509925f36450eb",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "bd570985b88308b1511ca13a4609e5e638f5c0de",
+	SHA1:   "2b54e238a64581629c62c0fe0a566773d9b18aca",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "326f3999522bba841af603b436192363971ca529",
+	SHA1:   "42c3aa5988cced5a36c811f4409c9fc9d9f0a1a6",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	SHA1:   "6136ad6cfff23149c6f0c3e06c521ffc6216435b",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "58b1dc410e577d1ad5286359cf8c62491eceadb4",
+	SHA1:   "c0b267241dfb70ff9500713810a024b5299d19d9",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "2d4aa189a8a53af493e6cb2a3202dac5c15efbbf",
+	SHA1:   "766fbabc741a0b73b548e38334582f2c70afa355",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "341db17543b4b3d44bfe262e41c2e079437780a9",
+	SHA1:   "3176313346e4423144fadf7f71eae420310c9dd3",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "215145392f49d11e41a86eefcd6180bc45b59c1a",
+	SHA1:   "58236652fe9d2350306e3ceec5c8d810ae8deee4",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "7a4c06857ababfb3cdff8b7466912e37cdd9f3af",
+	SHA1:   "ecb40255f434f0ed2ce9c5300405ada4591ac7af",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "660fbed8600a10dc6a189aaeea5940c0e80886a2",
+	SHA1:   "a0f216655ee284271acff445768ff1b144820ada",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "d206c492df5f43706adffe5722adefa343f9419b",
+	SHA1:   "249f589c5ef7070826d2d5a594a74cf482dc7877",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "6524f3cf869a9af62acbba9ffde1f72a01f99950",
+	SHA1:   "a17cf69cde4ef1177ae1c2610c63abf9f4599e2b",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "12ebb909cd9ba203029d7d9710207053f7e4c48e",
+	SHA1:   "4d92970707cfc7e2fda4aa18e191f225e01b5ca2",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "0d5977c4abae5f4374e759ead5f76148458d9f5e",
+	SHA1:   "4eb3ea2a30aeef048f12c20aa75c846e160a9f12",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "04d519ef1418e9618a6904f66ec841a78004d5d4",
+	SHA1:   "e5fedb8b9a42ae118d622f4a8cd623d23b075fb7",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "91b1b50b924f1efc096d26ac32248fb5baad48e5",
+	SHA1:   "7adf1361c077fecee0e82a89762570e60405c31b",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -523,7 +523,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "1300412c5c15f18fe4c7fc202d97d6dfa154bb4c",
+	SHA1:   "25e214bc49abafdd7d8bae9f58ef3dc30542a87b",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 

@@ -7,8 +7,8 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, one of its own, which it marks as it lands, as does a release
--- that finds nothing (release_or_mark.lua)
+-- queue, one of its own, which a release that finds nothing marks
+-- (release_or_mark.lua) and which only the slow path reads
 -- ARGV[1] token: the new holder's token, the same for a waiter's attempts
 -- until it rotates it; a joining attempt takes over what a release granted
 -- an earlier one (ARGV[7])
@@ -18,8 +18,8 @@
 -- ARGV[5] secret: this attempt's secret, which keys the MAC of a grant from the ticket (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
--- ARGV[8] spend: 1 when the ticket is this attempt's own, which it marks as
--- it lands (see lib/left.lua), 0 for a waiter's ticket
+-- ARGV[8] spend: 1 when the ticket is this attempt's own (see lib/left.lua),
+-- 0 for a waiter's ticket
 -- Returns: {1, fence, 0, 0, granted} when acquired (granted: 1 when a
 -- release granted the lock to token, or to this waiter's earlier token,
 -- already: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
@@ -34,27 +34,29 @@
 -- #include lib/left.lua
 -- #include lib/lengthen.lua
 
-if landed(KEYS[4], ARGV[8] == '1', ARGV[2]) then
-  if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-    local fence, bad = currentFence(KEYS[2])
-    return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock
-  end
-  return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or landed already, landing late
-end
-if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
-  return {0, 0, 0, 0, 0} -- overtaken already
-end
 -- The common case, an attempt that does not queue finding the name free,
--- takes it with one SET (its own ticket is in no queue).
--- A malformed fencing counter is found only then: the attempt takes back
--- what it wrote (its mark was new: landed would have refused it).
+-- takes it with one SET and draws with one INCR: it reads no mark, so a
+-- copy of it that lands on a free name after its undo or its lease's
+-- release takes the name for one TTL under a token no lease has (see
+-- SAFETY.md). A malformed fencing counter is found only after the SET,
+-- which it takes back.
 if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence, bad = drawFence(KEYS[2], ARGV[6])
   if bad then
-    redis.call('del', KEYS[1], KEYS[4])
+    redis.call('del', KEYS[1])
     return bad
   end
   return {1, fence, 0, 0, 0}
+end
+if hasLeft(KEYS[4]) then
+  return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
+end
+if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
+  local fence, bad = currentFence(KEYS[2])
+  return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
+end
+if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
+  return {0, 0, 0, 0, 0} -- overtaken already
 end
 local kind = redis.call('type', KEYS[1]).ok
 local holder = kind == 'string' and redis.call('get', KEYS[1])

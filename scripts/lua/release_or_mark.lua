@@ -3,7 +3,9 @@
 -- does not (or always, for a queued waiter's lease: its attempts share the
 -- lease's token and ticket), in one step: the attempt may still be on its way (it timed
 -- out, or its answer was not waited for), and must then be refused when
--- it lands, not hold the lock for its TTL (see lib/left.lua). A release
+-- it lands, not hold the lock for its TTL (see lib/left.lua; a plain
+-- attempt with a ticket of its own reads the mark only where the lock is
+-- held, see mutex_acquire.lua). A release
 -- and a mark sent one after the other could land either side of the
 -- attempt on a stalled server, which reads its clients' connections in
 -- any order when it resumes. A release hands the lock on as release_wake

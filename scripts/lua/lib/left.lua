@@ -9,7 +9,8 @@
 -- client that retried it or by the network, is then refused when it lands
 -- after the lease's release or the holder's; a copy that finds the
 -- attempt's token holding the name reports it held, so that the round
--- counts it or undoes it.
+-- counts it or undoes it. A plain Mutex's attempt does neither on a free
+-- name (mutex_acquire.lua): the uncontended path pays no command for it.
 local function markLeft(ticket, ms)
   redis.call('set', ticket, 'left', 'PX', ms)
 end
