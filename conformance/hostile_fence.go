@@ -20,8 +20,10 @@ import (
 // number is a double: tonumber takes "1e20", "nan" and "1.5", and above
 // 2^53 (9007199254740992) it gives the same number for two integers, so
 // a draw from any of these would give token 0, repeat a token, or go
-// backwards.
-var badFences = []string{"abc", "1e20", "9007199254740993", "nan", "-5", "1.5"}
+// backwards. "01" is a number with a leading zero, which INCR refuses: a
+// script that took it for a counter would fail at its draw, after it
+// wrote.
+var badFences = []string{"abc", "1e20", "9007199254740993", "nan", "-5", "1.5", "01"}
 
 // fenceCases are the cases of a malformed fencing counter for primitive
 // p; the strategy does not change an acquisition that does not wait, so
