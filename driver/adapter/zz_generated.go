@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "a0c7f6d1f4aab1024fd4e820dea6f00e1160dfff",
+	SHA1:   "974780a30416324e504464b62fff5dc5ea0db907",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "722b90a484692f25a6cfb8b5c6b2674c00c8a0e3",
+	SHA1:   "ab0a46f400957a28a6d88d6d55e14cc3072af630",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "1d5d8f957fc780e689acf1dee50404ed33542a3c",
+	SHA1:   "7bd6cc65e1851dc916b1043b3d768d689f8f1f91",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "eaece3124412fade0c5a976705e1d33675fb9c8b",
+	SHA1:   "39ac35a914937f9d89d7c55c7054936cebfc3cd9",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "9775b69b6a6f96b4a3dcb42bca7bd8fb5f1f59a9",
+	SHA1:   "7bb81e43c1896a31f3bc73c5d97e42d3c18613f4",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "42c3aa5988cced5a36c811f4409c9fc9d9f0a1a6",
+	SHA1:   "568a54446914228daf64d77a3c64381dd21e0dd4",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "d889409246be4ca52058a602e6f01c50e1f6e992",
+	SHA1:   "6bae8652f418d8e2abd1f9a4a904bcbbeb9aef39",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "c4e123182b40c3551dd68efc385eac255e99caa0",
+	SHA1:   "a88cc28532cc828edb9fb4a7c75a8ed72ff2d896",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "c0b267241dfb70ff9500713810a024b5299d19d9",
+	SHA1:   "de61e41db0b0683174e7781c90523324bcc97f69",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "766fbabc741a0b73b548e38334582f2c70afa355",
+	SHA1:   "f09aaf22512d290e94398fb808a7f8de07098208",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "3176313346e4423144fadf7f71eae420310c9dd3",
+	SHA1:   "cef88e2820629cbae4bbbeaffdf2c5dcd9d19983",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "58236652fe9d2350306e3ceec5c8d810ae8deee4",
+	SHA1:   "dc2ce072e7ee7486d97362b0daa4c7f5ddb2ee6b",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "ecb40255f434f0ed2ce9c5300405ada4591ac7af",
+	SHA1:   "42af9e6b3d891e1b8965de884c8d98802c4bae4a",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "a0f216655ee284271acff445768ff1b144820ada",
+	SHA1:   "1df95f0c7c6186a9e9e6a965e15c760cd700b7b8",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "249f589c5ef7070826d2d5a594a74cf482dc7877",
+	SHA1:   "b8e8930cdb63fa53422d97da4f0267b4e15b788c",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "a17cf69cde4ef1177ae1c2610c63abf9f4599e2b",
+	SHA1:   "baa589943fb6fff28e91fc3056fe5e016ce38ab8",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "4d92970707cfc7e2fda4aa18e191f225e01b5ca2",
+	SHA1:   "91f4f6e7b1ffe7e4fb7e2f0ce1785edb26109ef4",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "4eb3ea2a30aeef048f12c20aa75c846e160a9f12",
+	SHA1:   "df2b4244f6520cb7c267a3bf4d7f91749844d889",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -568,7 +568,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "82411ddff4a8c16eb2d4e6370a7f8264a0c59076",
+	SHA1:   "0ca653d7b4ca9a4545e226dcd52932eb12981bbd",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

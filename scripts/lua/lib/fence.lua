@@ -34,13 +34,14 @@ end
 
 -- readFence returns the counter, nil when it does not exist, or nil and
 -- the error reply when it holds anything but a decimal integer below 2^53
--- (its string is checked: tonumber would take "1e20", "nan" or "1.5").
+-- without a leading zero (its string is checked: tonumber would take
+-- "1e20", "nan" or "1.5", and INCR, which draws from it, refuses "01").
 local function readFence(fence)
   local value = redis.pcall('get', fence)
   if not value then
     return nil
   end
-  if type(value) == 'string' and string.match(value, '^%d+$') and tonumber(value) < fenceLimit then
+  if type(value) == 'string' and (value == '0' or string.match(value, '^[1-9]%d*$')) and tonumber(value) < fenceLimit then
     return tonumber(value)
   end
   return nil, badFence(fence, value)
