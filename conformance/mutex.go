@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +84,9 @@ func runMutex(t *testing.T, e env) {
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter
+		if e.strategy == core.Poll && os.Getenv("REDLOCK_LONG") == "1" { // the strategy plays no part
+			cases["FenceAcrossAheadClock"] = testFenceAcrossAheadClock
+		}
 	}
 	if len(e.addrs) >= 3 {
 		cases["StalledMinorityWaitsForNothing"] = testStalledMinorityWaitsForNothing
