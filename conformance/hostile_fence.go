@@ -99,39 +99,42 @@ func testHostileFence(take taker, fence func(string) string) func(*testing.T, en
 	}
 }
 
-// testHostileFenceHandOn has a waiter queued when the counter goes bad:
+// testHostileFenceHandOn has a waiter queued when the counter goes bad
+// (each of "nan", which no number reads, and "01", which INCR refuses):
 // the holder's Unlock still frees the name (it cannot grant, so it wakes
 // the waiter instead), and the waiter's Lock returns ErrServerError naming
 // the counter at once, not at the holder's TTL.
 func testHostileFenceHandOn(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	opts := []core.Option{core.WithTTL(time.Minute)}
-	held := mustLock(t, ctx, e.hostileClient(t, opts...).Mutex(n).TryLock)
-	waiter := startTaking(ctx, waitMutex, e.hostileClient(t, opts...), n)
-	for e.card(t, ctx, queueKey(n)) == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("the waiter never queued")
+	for _, bad := range []string{"nan", "01"} {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		opts := []core.Option{core.WithTTL(time.Minute)}
+		held := mustLock(t, ctx, e.hostileClient(t, opts...).Mutex(n).TryLock)
+		waiter := startTaking(ctx, waitMutex, e.hostileClient(t, opts...), n)
+		for e.card(t, ctx, queueKey(n)) == 0 {
+			if ctx.Err() != nil {
+				t.Fatal("the waiter never queued")
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.everyNode(t, func(r redis.UniversalClient) error { return r.Set(ctx, fenceKey(n), "nan", time.Minute).Err() })
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock with a waiter and a malformed counter: %v; the release must not be lost", err)
-	}
-	select {
-	case w := <-waiter:
-		if w.err == nil {
-			w.l.Unlock(ctx)
-			t.Fatalf("the waiter holds with token %d over a malformed counter", w.l.Token())
+		e.everyNode(t, func(r redis.UniversalClient) error { return r.Set(ctx, fenceKey(n), bad, time.Minute).Err() })
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatalf("counter %q: Unlock with a waiter: %v; the release must not be lost", bad, err)
 		}
-		if !errors.Is(w.err, core.ErrServerError) || !strings.Contains(w.err.Error(), fenceKey(n)) {
-			t.Fatalf("the waiter's Lock: %v; want ErrServerError naming %s", w.err, fenceKey(n))
+		select {
+		case w := <-waiter:
+			if w.err == nil {
+				w.l.Unlock(ctx)
+				t.Fatalf("counter %q: the waiter holds with token %d over a malformed counter", bad, w.l.Token())
+			}
+			if !errors.Is(w.err, core.ErrServerError) || !strings.Contains(w.err.Error(), fenceKey(n)) {
+				t.Fatalf("counter %q: the waiter's Lock: %v; want ErrServerError naming %s", bad, w.err, fenceKey(n))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("counter %q: the waiter was not woken by the release (it would wait for the holder's TTL)", bad)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter was not woken by the release (it would wait for the holder's TTL)")
-	}
-	if on := e.onNodes(t, ctx, lockKey(n)); on != 0 {
-		t.Fatalf("the lock is still held on %d nodes after the release", on)
+		if on := e.onNodes(t, ctx, lockKey(n)); on != 0 {
+			t.Fatalf("counter %q: the lock is still held on %d nodes after the release", bad, on)
+		}
 	}
 }
 
