@@ -20,10 +20,13 @@ import (
 // number is a double: tonumber takes "1e20", "nan" and "1.5", and above
 // 2^53 (9007199254740992) it gives the same number for two integers, so
 // a draw from any of these would give token 0, repeat a token, or go
-// backwards. "01" is a number with a leading zero, which INCR refuses: a
-// script that took it for a counter would fail at its draw, after it
-// wrote.
-var badFences = []string{"abc", "1e20", "9007199254740993", "nan", "-5", "1.5", "01"}
+// backwards. leadingZero is one INCR refuses: a script that took it for
+// a counter would fail at its draw, after it wrote.
+var badFences = []string{"abc", "1e20", "9007199254740993", "nan", "-5", "1.5", leadingZero}
+
+// leadingZero is a counter with a leading zero. miniredis's INCR takes it,
+// unlike Redis's and Valkey's, so there an uncontended draw does too.
+const leadingZero = "01"
 
 // fenceCases are the cases of a malformed fencing counter for primitive
 // p; the strategy does not change an acquisition that does not wait, so
@@ -75,6 +78,9 @@ func testHostileFence(take taker, fence func(string) string) func(*testing.T, en
 			return faults.Fault{}
 		}, core.WithNodeTimeout(time.Second), core.WithTTL(5*time.Second))
 		for _, bad := range badFences {
+			if bad == leadingZero && e.server == "miniredis" {
+				continue
+			}
 			n := name(t) + "-" + bad
 			e.everyNode(t, func(r redis.UniversalClient) error { return r.Set(ctx, fence(n), bad, time.Minute).Err() })
 			before := e.nameState(t, ctx, n)
@@ -105,7 +111,7 @@ func testHostileFence(take taker, fence func(string) string) func(*testing.T, en
 // the waiter instead), and the waiter's Lock returns ErrServerError naming
 // the counter at once, not at the holder's TTL.
 func testHostileFenceHandOn(t *testing.T, e env) {
-	for _, bad := range []string{"nan", "01"} {
+	for _, bad := range []string{"nan", leadingZero} {
 		ctx, n := ctxFor(t, 20*time.Second), name(t)
 		opts := []core.Option{core.WithTTL(time.Minute)}
 		held := mustLock(t, ctx, e.hostileClient(t, opts...).Mutex(n).TryLock)
