@@ -84,7 +84,9 @@ func runMutex(t *testing.T, e env) {
 	}
 	if len(e.addrs) == 3 {
 		cases["FenceSurvivesLostCounter"] = testFenceSurvivesLostCounter
-		if e.strategy == core.Poll && os.Getenv("REDLOCK_LONG") == "1" { // the strategy plays no part
+		// The strategy plays no part; in-process miniredis draws too few
+		// tokens in the idle expiry to pass a start from the clock.
+		if e.strategy == core.Poll && e.server != "miniredis" && os.Getenv("REDLOCK_LONG") == "1" {
 			cases["FenceAcrossAheadClock"] = testFenceAcrossAheadClock
 		}
 	}
