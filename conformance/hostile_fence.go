@@ -144,8 +144,10 @@ func testHostileFenceHandOn(t *testing.T, e env) {
 	}
 }
 
-// nameState is what the nodes hold of name n: each key with its type and,
-// for a string, its value.
+// nameState is what the nodes hold of name n: each key with its type,
+// for a string its value, and its expiry (PEXPIRETIME, ms since the
+// epoch; not on miniredis, which keeps a TTL and answers it from its
+// clock, a millisecond apart from one call to the next).
 func (e env) nameState(t *testing.T, ctx context.Context, n string) map[string]string {
 	t.Helper()
 	state := map[string]string{}
@@ -159,6 +161,13 @@ func (e env) nameState(t *testing.T, ctx context.Context, n string) map[string]s
 			v := kind
 			if kind == "string" {
 				v, _ = r.Get(ctx, k).Result()
+			}
+			if e.server != "miniredis" {
+				expiry, err := r.Do(ctx, "PEXPIRETIME", k).Int64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				v += " expiring at " + strconv.FormatInt(expiry, 10)
 			}
 			state[k+" on node "+strconv.Itoa(i)] = v
 		}
