@@ -380,10 +380,11 @@ func testDo(t *testing.T, e env) {
 }
 
 // testFencingAcrossRestarts takes and releases the lock for 600ms with
-// counters that live 40ms (WithIdleExpiry): a draw keeps its counter's
-// expiry, so each starts again from the server's clock every 40ms while
-// the name is in use, and the tokens must still increase, on one node and
-// across a quorum whose counters start again at different times.
+// counters that live 40ms (WithIdleExpiry): the uncontended draw renews
+// its counter only every 64th token, so each starts again from the
+// server's clock about every 40ms while the name is in use, and the
+// tokens must still increase, on one node and across a quorum whose
+// counters start again at different times.
 func testFencingAcrossRestarts(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	m := e.client(t, core.WithIdleExpiry(40*time.Millisecond)).Mutex(n)
@@ -407,7 +408,7 @@ func testFencingAcrossRestarts(t *testing.T, e env) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if restarts < 3 {
-		t.Fatalf("the counters started again %d times in 600ms of use, want at least 3 with a 40ms idle expiry: a draw renewed the expiry", restarts)
+		t.Fatalf("the counters started again %d times in 600ms of use, want at least 3 with a 40ms idle expiry and a renewal every 64 tokens", restarts)
 	}
 }
 

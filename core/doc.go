@@ -82,17 +82,18 @@
 // all the argument needs. Counters that move in step (every acquisition
 // reaches every node) make this the usual case.
 //
-// A counter lives WithIdleExpiry (10 minutes by default) after it started
-// or a quorum last raised it, so a name no one uses leaves nothing behind;
-// a draw keeps its expiry (one INCR, the uncontended acquisition's only
-// command beyond the lock's). A counter that does not exist, because it
-// expired or because its node lost its data, starts again from the server's clock: milliseconds since the epoch
-// times 1024. That is above every token it drew before as long as the
-// name drew fewer than 1024 tokens a millisecond on average, and the
-// argument above holds across a lost counter as long as no node's clock
-// stepped back, or runs behind another node's, by as much as the idle
-// expiry: a raise to T on node n and a new start there are at least that
-// far apart.
+// A counter lives WithIdleExpiry (10 minutes by default) after its last
+// draw or raise, so a name no one uses leaves nothing behind; the
+// uncontended acquisition draws with one INCR, which renews the expiry
+// only every 64th token. A counter that does not exist, because it
+// expired or because its node lost its data, starts again from the
+// server's clock: milliseconds since the epoch times 1024. That is above
+// every token it drew before as long as the name drew fewer than 1024
+// tokens a millisecond on average, and the argument above holds across a
+// lost counter as long as no node's clock stepped back, or runs behind
+// another node's, by as much as the idle expiry: a raise to T on node n,
+// and every draw there but the last 63, come at least that long before a
+// new start there.
 //
 // Assumptions: the servers' clocks, as above; clocks advance at nearly the
 // same rate (the drift factor bounds the difference); a node that lost its
@@ -108,8 +109,7 @@
 // it too); Ping reports a server that may evict (ErrEviction), and the
 // Client's first lease logs it. With persistence (appendfsync always), a
 // node keeps its counters and locks across restarts, and the clock
-// assumption is needed only where a counter starts again, once an idle
-// expiry. WithFencing(false) drops the extra round
+// assumption is needed only for idle names. WithFencing(false) drops the extra round
 // trip (when one is needed) and with it the guarantee across holders.
 //
 // A reentrant acquisition (WithOwner) also draws a fresh, larger token: use

@@ -224,7 +224,7 @@ func boolInt(b bool) int64 {
 type lineHold struct {
 	token string
 	keep  bool          // an attempt's undo, which keeps the waiter in line
-	idle  time.Duration // how long a fencing counter lives after it started or was raised
+	idle  time.Duration // how long the fencing counter outlives its last draw
 	ttl   time.Duration // how long a late attempt of a waiter that left is refused
 }
 

@@ -247,7 +247,7 @@ type mutexHold struct {
 	owner   string // the reentrant lock's owner; "" for a plain lock
 	wake    bool   // release wakes the next queued waiter (Notify)
 	reserve time.Duration
-	idle    time.Duration // how long a fencing counter lives after it started or was raised
+	idle    time.Duration // how long the fencing counter outlives its last draw
 	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
 	own     string        // the attempt's own mark (an owner's sets it as it lands, see lib/left.lua); "" for a plain waiter's, which shares its ticket
 	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "974780a30416324e504464b62fff5dc5ea0db907",
+	SHA1:   "1e484ee184847646bde8a2493fc149ddc679a1d2",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "ab0a46f400957a28a6d88d6d55e14cc3072af630",
+	SHA1:   "376df738dfac815370398f9f18432b7e85da15f8",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "7bd6cc65e1851dc916b1043b3d768d689f8f1f91",
+	SHA1:   "ff7964c993b451433f3ccd48c624c4ae8d55403e",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "39ac35a914937f9d89d7c55c7054936cebfc3cd9",
+	SHA1:   "3fb139196e9247bc36427ff640e4d55072bf4079",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "7bb81e43c1896a31f3bc73c5d97e42d3c18613f4",
+	SHA1:   "5c72667b0d8f73cbd88d4c5e0d14bf4a8ce74a8d",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "568a54446914228daf64d77a3c64381dd21e0dd4",
+	SHA1:   "b30732c000f538ce34b312d0ca7df6a4bb4e29b1",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "6bae8652f418d8e2abd1f9a4a904bcbbeb9aef39",
+	SHA1:   "b3041689af6f9905a2c395ae06567b84bcd52af5",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "a88cc28532cc828edb9fb4a7c75a8ed72ff2d896",
+	SHA1:   "14300ebad879b3cbac0384d2a9fa62567f4729e2",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "de61e41db0b0683174e7781c90523324bcc97f69",
+	SHA1:   "b0c661715aa79f9102e6699485f1eb984bd809c0",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "f09aaf22512d290e94398fb808a7f8de07098208",
+	SHA1:   "eb0abfe7b27f3accb2246b575b3d75920bc4111d",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "cef88e2820629cbae4bbbeaffdf2c5dcd9d19983",
+	SHA1:   "35da8a2417d6f4139d0c6b9d3d4b85c6063681ec",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "dc2ce072e7ee7486d97362b0daa4c7f5ddb2ee6b",
+	SHA1:   "a99d1b4620cd7da4514ff2cb96f71b59cb4ea477",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "42af9e6b3d891e1b8965de884c8d98802c4bae4a",
+	SHA1:   "28f248a09b51f542b073a4b367d3696274eac696",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "1df95f0c7c6186a9e9e6a965e15c760cd700b7b8",
+	SHA1:   "09d1b7244a18faf2eb5a105d1fd310503fba1ef2",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "b8e8930cdb63fa53422d97da4f0267b4e15b788c",
+	SHA1:   "4d1be3a2659a489db69edef361d92737431eaaf5",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "baa589943fb6fff28e91fc3056fe5e016ce38ab8",
+	SHA1:   "69715bf436c27f5915c8c662ac074fcf2fc3644c",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "91f4f6e7b1ffe7e4fb7e2f0ce1785edb26109ef4",
+	SHA1:   "bfc6d21b26422e372c120dedf5f2f3e4556ae738",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "df2b4244f6520cb7c267a3bf4d7f91749844d889",
+	SHA1:   "dfa1e2d70f7a239e86f4e42895638a38bb64f212",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -568,7 +568,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "0ca653d7b4ca9a4545e226dcd52932eb12981bbd",
+	SHA1:   "3c761dbff62af00235f7e06a14a2b9c2883824b6",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

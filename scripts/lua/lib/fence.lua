@@ -3,11 +3,12 @@
 -- not exist (it expired, or the node lost its data) starts again from the
 -- server's clock, in milliseconds times 1024: above every token it drew
 -- before, as long as it drew fewer than 1024 a millisecond on average and
--- the clock did not step back. The counter lives idle ms after it started
--- or was last raised, so that a name no one uses leaves nothing behind; a
--- draw keeps its expiry (INCR), so that the uncontended acquisition draws
--- with one command. See the package documentation for what this assumes
--- of the servers' clocks.
+-- the clock did not step back. The counter lives idle ms after its last
+-- renewal, so that a name no one uses leaves nothing behind: every draw
+-- and raise renews it, but the uncontended acquisition's draw (one INCR,
+-- drawFence) renews it only every renewEvery-th token, so that it costs
+-- one command. See the package documentation for what this assumes of the
+-- servers' clocks.
 
 -- #include lib/now.lua
 
@@ -57,6 +58,11 @@ local function currentFence(fence)
   return token or serverNow() * 1024
 end
 
+-- renewEvery is how many tokens drawFence draws between two renewals of
+-- the counter's expiry: a counter then starts again at least idle ms
+-- after it drew all but the last renewEvery of its tokens.
+local renewEvery = 64
+
 -- startFence starts a counter from the server's clock, for idle ms.
 local function startFence(fence, idle)
   local token = serverNow() * 1024 -- TIME only to start a counter
@@ -64,19 +70,21 @@ local function startFence(fence, idle)
   return token
 end
 
--- drawnFrom draws a token from the counter that readFence read.
+-- drawnFrom draws a token from the counter that readFence read and keeps
+-- it for idle ms.
 local function drawnFrom(fence, counter, idle)
   if not counter then
     return startFence(fence, idle)
   end
-  redis.call('incr', fence)
+  redis.call('set', fence, fenceNumber(counter + 1), 'PX', idle)
   return counter + 1
 end
 
 -- drawFence draws a token from the counter with one INCR where it
--- exists; or returns nil and the error reply (see readFence), with the
--- counter as it was: INCR refuses what is not an integer, and an increment
--- of one outside [0, 2^53) is taken back.
+-- exists, renewing its expiry every renewEvery-th token; or returns nil
+-- and the error reply (see readFence), with the counter as it was: INCR
+-- refuses what is not an integer, and an increment of one outside
+-- [0, 2^53) is taken back.
 local function drawFence(fence, idle)
   local token = redis.pcall('incr', fence)
   if type(token) ~= 'number' then
@@ -88,6 +96,9 @@ local function drawFence(fence, idle)
   if token < 1 or token >= fenceLimit then
     redis.call('decr', fence)
     return nil, badFence(fence, redis.pcall('get', fence))
+  end
+  if token % renewEvery == 0 then
+    redis.call('pexpire', fence, idle)
   end
   return token
 end
