@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "1d5d8f957fc780e689acf1dee50404ed33542a3c",
+	SHA1:   "6772daf8f9754617aeabdc870ecb78e9edf83def",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "774da4985ca9b9e4ee785e1f43ca8e52657e92ea",
+	SHA1:   "d324aa1ebeee5d416ea1b209cc616061dde36019",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "6ef491472d7f9749d15b67223a67fa778e136fdd",
+	SHA1:   "b7687dd92a2e3a4240c95c99124beec0a2df44f2",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "326f3999522bba841af603b436192363971ca529",
+	SHA1:   "65bdf897518aa07853e9ef0fd5db2edd6f088ad0",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "c4e123182b40c3551dd68efc385eac255e99caa0",
+	SHA1:   "3583b971280957ae11691de74264a1281fe953e8",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "58b1dc410e577d1ad5286359cf8c62491eceadb4",
+	SHA1:   "fb403dd7406bb1b1d9f365ab94c50d1ed81cd968",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "2d4aa189a8a53af493e6cb2a3202dac5c15efbbf",
+	SHA1:   "54a91217fa18b6e85a22e3d88a4599f2bbcef22e",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "341db17543b4b3d44bfe262e41c2e079437780a9",
+	SHA1:   "eba61fca157578af934766a1f2e76c7874e370cc",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "215145392f49d11e41a86eefcd6180bc45b59c1a",
+	SHA1:   "804f94ed83f03d8ba0e0b33075f6d18acd63ffb9",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "7a4c06857ababfb3cdff8b7466912e37cdd9f3af",
+	SHA1:   "1dd583e8f59e45eadea856d6b3c7199f4cd96d22",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "660fbed8600a10dc6a189aaeea5940c0e80886a2",
+	SHA1:   "297565847bd1b4e3876cd34e64a83a0d1c449088",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "6524f3cf869a9af62acbba9ffde1f72a01f99950",
+	SHA1:   "eb2c3d36f21219167b1a88e394f05803f52abdfd",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "12ebb909cd9ba203029d7d9710207053f7e4c48e",
+	SHA1:   "a9a0cee99fa3bfd8ee8d51ef90a94882b40253ad",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "0d5977c4abae5f4374e759ead5f76148458d9f5e",
+	SHA1:   "25b461a58baf44fa23138491d32a904ef7c9f1e5",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "04d519ef1418e9618a6904f66ec841a78004d5d4",
+	SHA1:   "7be70bec91d1c4632934a92066b7acb3eef84176",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -544,7 +544,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "06433fef29779a92a98068c48ae1054a21c4af83",
+	SHA1:   "10f2f23e3ef983cb1af6c4aa5528377d222d6b0d",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
