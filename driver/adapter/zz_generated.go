@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "cff0f15e709a10eb821795570759bf432c15d4bc",
+	SHA1:   "ddbae0d6a607c39b7b11a0e9129e0fea2cf09d43",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "d324aa1ebeee5d416ea1b209cc616061dde36019",
+	SHA1:   "e5caca87e51c8298203bbe33cd78a96c355355f6",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "fb403dd7406bb1b1d9f365ab94c50d1ed81cd968",
+	SHA1:   "0abb2cc76ba60588f0567d6f9ab9802c0622944b",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
