@@ -127,7 +127,7 @@ func testHandOffCost(t *testing.T, e env) {
 	})
 	want = []string{
 		"evalsha", // B's attempt: mutex_acquire.lua, joining the line
-		"type",    // B's ticket: left? (none yet)
+		"get",     // B's ticket: left? (none yet)
 		"get",     // the lock: a later token of B's?
 		"get",     // B's ticket: a later token of B's? (none yet)
 		"get",     // the lock: held, by whom
@@ -137,8 +137,7 @@ func testHandOffCost(t *testing.T, e env) {
 		"pttl",    // the line: lives as long as B may wait? (else PEXPIRE)
 		"zrank",   // the line: B is first
 		"evalsha", // B's attempt again, now that it watches the lock key: a release in between is not missed
-		"type",    // B's ticket: left?
-		"get",     //
+		"get",     // B's ticket: left?
 		"get",     // the lock: a later token of B's?
 		"get",     // B's ticket: a later token of B's?
 		"get",     // the lock: held, by whom

@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "ddbae0d6a607c39b7b11a0e9129e0fea2cf09d43",
+	SHA1:   "6f2e7417402c3784e5ff272b6f85a94a0100a02b",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "f64ac8e2ec99a732e81d9175c111783f894b2b0b",
+	SHA1:   "a75c782a8db1fc013cc1ffa90b166e9238268f85",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "e5caca87e51c8298203bbe33cd78a96c355355f6",
+	SHA1:   "3fde90638d7b0b2fd2fcfcddad4c2dd5a1725d0e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "b7687dd92a2e3a4240c95c99124beec0a2df44f2",
+	SHA1:   "0b63437ff44d9d51bd8bcdf812c4e75975e95362",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "a24356aa5cce96647c8802148ee648ac13fd845a",
+	SHA1:   "1af52bc809465fbaa1474e1b8260dbe1575ed3c2",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "bd570985b88308b1511ca13a4609e5e638f5c0de",
+	SHA1:   "cf8a05d42dc0b252b2f99b7cc71ab108ce08cacb",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "65bdf897518aa07853e9ef0fd5db2edd6f088ad0",
+	SHA1:   "4090c2940c53858c7228ab9731eb1ab8ac9bcfdb",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "84836d0d5aee0978638337412a44b94fbcf75d0b",
+	SHA1:   "ab600ccb5434d7e0a8fb320cfb301a63917120b1",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "0abb2cc76ba60588f0567d6f9ab9802c0622944b",
+	SHA1:   "59b1f8330bbb1f9349f6fa8269fba17e6277845f",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "54a91217fa18b6e85a22e3d88a4599f2bbcef22e",
+	SHA1:   "ba01a57bc0e360c65b25898e8adafb1bd2e8c4be",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "eba61fca157578af934766a1f2e76c7874e370cc",
+	SHA1:   "b92655807ff24e8c5f0cd4e4029de2714639034f",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "804f94ed83f03d8ba0e0b33075f6d18acd63ffb9",
+	SHA1:   "eb5cfe710ccc689e64fdafc90588caaee977f89b",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "1dd583e8f59e45eadea856d6b3c7199f4cd96d22",
+	SHA1:   "3dac9ff79bc3b7763b2d372de4d4258d8e2c42aa",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "297565847bd1b4e3876cd34e64a83a0d1c449088",
+	SHA1:   "8031aef388b23164d5d9c879f2f20873dcc9866a",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "d206c492df5f43706adffe5722adefa343f9419b",
+	SHA1:   "3cff5e31857536e40df70c47b703724316874b5a",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "eb2c3d36f21219167b1a88e394f05803f52abdfd",
+	SHA1:   "840dbb0d83406ab362c3b1496457f73c28de9495",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "a9a0cee99fa3bfd8ee8d51ef90a94882b40253ad",
+	SHA1:   "c0ea6766f61cbec3ea543dd80839d134a24833ea",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "25b461a58baf44fa23138491d32a904ef7c9f1e5",
+	SHA1:   "f0cc6a89b88a8abb477f633ac0889073ba4c2f2c",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "7be70bec91d1c4632934a92066b7acb3eef84176",
+	SHA1:   "b669dcd72737cfbe5ac559504910c53308a18a41",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "91b1b50b924f1efc096d26ac32248fb5baad48e5",
+	SHA1:   "183c5c2e89d10e48c98ba2388d8a1ba59bc8cc43",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -523,7 +523,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "1300412c5c15f18fe4c7fc202d97d6dfa154bb4c",
+	SHA1:   "6ea47e33fee3ac8eed3fa6e088c802bbbabb4580",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 
