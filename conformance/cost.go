@@ -36,34 +36,7 @@ func testUncontendedCost(t *testing.T, e env) {
 	// start the fencing counters, which the nodes then agree on.
 	cycle()
 	cycle()
-	mon := monitorNode(t, ctx, e.addrs[0])
-	admin := e.admin(t, 0)
-	// The commands that name the lock's keys, and every command of a
-	// script that names them (TIME names no key), up to a marker: MONITOR
-	// shows every client's, and other cases run beside this one; a
-	// script's own commands follow its call, marked "lua".
-	seen := func(marker string) []string {
-		if err := admin.Echo(ctx, marker).Err(); err != nil {
-			t.Fatal(err)
-		}
-		var cmds []string
-		ours := false // the last call from a client named the lock's keys
-		for line := range mon {
-			if strings.Contains(line, `"`+marker+`"`) {
-				return cmds
-			}
-			if !strings.Contains(line, " lua] ") {
-				ours = strings.Contains(line, lockKey(m.Name()))
-			}
-			if ours {
-				_, args, _ := strings.Cut(line, `] "`)
-				command, _, _ := strings.Cut(args, `"`)
-				cmds = append(cmds, strings.ToLower(command))
-			}
-		}
-		t.Fatal("MONITOR ended before the marker")
-		return nil
-	}
+	seen := lockCommands(t, ctx, e, m.Name())
 	seen("start")
 	l, err := m.TryLock(ctx)
 	if err != nil {
@@ -87,6 +60,130 @@ func testUncontendedCost(t *testing.T, e env) {
 	}
 	if !slices.Equal(release, want) {
 		t.Errorf("the Unlock of an uncontended lease (%s) ran %q on the server, want %q", e.strategy, release, want)
+	}
+}
+
+// testHandOffCost counts, from MONITOR, the commands that a hand-off runs
+// on a server, the scripts' own included: from just before holder A's
+// Unlock, with waiter B queued, to B's Lock returning its lease. A
+// contended acquisition pays for them, so a change that adds a command to
+// a hand-off fails here, naming the commands it ran.
+func testHandOffCost(t *testing.T, e env) {
+	ctx := ctxFor(t, 30*time.Second)
+	n := name(t)
+	a, b := e.client(t).Mutex(n), e.client(t).Mutex(n)
+	handOff := func() {
+		l := mustLock(t, ctx, a.Lock)
+		done := startLock(ctx, b.Lock)
+		awaitQueued(t, ctx, e, 0, queueKey(n), done)
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res := <-done
+		if res.err != nil {
+			t.Fatalf("B's Lock after A's Unlock: %v", res.err)
+		}
+		if err := res.l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handOff() // loads the scripts and starts the fencing counter
+	seen := lockCommands(t, ctx, e, n)
+	l := mustLock(t, ctx, a.Lock)
+	seen("held")
+	done := startLock(ctx, b.Lock)
+	awaitQueued(t, ctx, e, 0, queueKey(n), done)
+	e.awaitWatching(t, ctx, lockKey(n)) // B, first in line, watches the lock key too
+	joined := seen("queued")
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("B's Lock after A's Unlock: %v", res.err)
+	}
+	defer res.l.Unlock(ctx)
+	got := seen("handed")
+	want := []string{
+		"evalsha",     // A's Unlock: release_wake.lua
+		"get",         // the lock: A's token?
+		"zrange",      // the head of the line: B's ticket
+		"get",         // B's ticket: its grant (TTL, token, secret)
+		"incr",        // the fencing counter: B's token
+		"zrem",        // B's ticket leaves the line
+		"set",         // the lock: B's token, for B's TTL
+		"pexpire",     // B's ticket names the grant as long as it lasts
+		"spublish",    // the grant to B's Client's channel sharded with the lock: nobody there on one server
+		"publish",     // the grant to B's Client's own channel
+		"unsubscribe", // B, at the head of the line, stops watching the lock key's events
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("a hand-off ran %q on the server, want %q", got, want)
+	}
+	// Left out: the case's own probes; B's subscription to the lock key's
+	// events, which the drivers make in different ways; and the PEXPIRE
+	// that lengthens the line after its PTTL, which the clock decides.
+	joined = slices.DeleteFunc(joined, func(c string) bool {
+		return c == "zcard" || c == "pubsub" || strings.HasSuffix(c, "subscribe") || c == "pexpire"
+	})
+	want = []string{
+		"evalsha", // B's attempt: mutex_acquire.lua, joining the line
+		"get",     // B's ticket: left? (none yet)
+		"get",     // the lock: a later token of B's?
+		"get",     // B's ticket: a later token of B's? (none yet)
+		"get",     // the lock: held, by whom
+		"pttl",    // the lock: how long B may wait
+		"zadd",    // the line: B's ticket
+		"set",     // B's ticket: its grant (TTL, token, secret)
+		"pttl",    // the line: lives as long as B may wait? (else PEXPIRE)
+		"zrank",   // the line: B is first
+		"evalsha", // B's attempt again, now that it watches the lock key: a release in between is not missed
+		"get",     // B's ticket: left?
+		"get",     // the lock: a later token of B's?
+		"get",     // B's ticket: a later token of B's?
+		"get",     // the lock: held, by whom
+		"pttl",    // the lock: how long B may wait
+		"zadd",    // the line: B is in it already
+		"set",     // B's ticket: this attempt's grant
+		"pttl",    // the line: lives as long as B may wait?
+		"zrank",   // the line: B is first
+	}
+	if !slices.Equal(joined, want) {
+		t.Errorf("a Lock of a held lock ran %q on the server to join the line, want %q", joined, want)
+	}
+}
+
+// lockCommands reads MONITOR on the cell's first node and returns seen,
+// which returns the commands that named the keys of the lock called name,
+// and every command of a script that named them (TIME names no key), up
+// to a marker it sends, named after the lock: MONITOR shows every
+// client's, and other cases (and cells) run beside this one on the server;
+// a script's own commands follow its call, marked "lua".
+func lockCommands(t *testing.T, ctx context.Context, e env, name string) (seen func(marker string) []string) {
+	mon := monitorNode(t, ctx, e.addrs[0])
+	admin := e.admin(t, 0)
+	return func(marker string) []string {
+		marker = name + " " + marker // the cells that share the server send theirs too
+		if err := admin.Echo(ctx, marker).Err(); err != nil {
+			t.Fatal(err)
+		}
+		var cmds []string
+		ours := false // the last call from a client named the lock's keys
+		for line := range mon {
+			if strings.Contains(line, `"`+marker+`"`) {
+				return cmds
+			}
+			if !strings.Contains(line, " lua] ") {
+				ours = strings.Contains(line, lockKey(name))
+			}
+			if ours {
+				_, args, _ := strings.Cut(line, `] "`)
+				command, _, _ := strings.Cut(args, `"`)
+				cmds = append(cmds, strings.ToLower(command))
+			}
+		}
+		t.Fatal("MONITOR ended before the marker")
+		return nil
 	}
 }
 

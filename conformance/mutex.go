@@ -55,6 +55,9 @@ func runMutex(t *testing.T, e env) {
 	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost
+		if e.strategy == core.Notify && len(e.addrs) == 1 {
+			cases["HandOffCost"] = testHandOffCost
+		}
 	}
 	if len(e.addrs) >= 3 {
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("Mutex")

@@ -84,8 +84,8 @@
 //
 // A counter lives WithIdleExpiry (10 minutes by default) after its last
 // draw or raise, so a name no one uses leaves nothing behind; the
-// uncontended acquisition draws with one INCR, which renews the expiry
-// only every 64th token. A counter that does not exist, because it
+// uncontended acquisition and a Mutex's hand-off draw with one INCR,
+// which renews the expiry only every 64th token. A counter that does not exist, because it
 // expired or because its node lost its data, starts again from the
 // server's clock: milliseconds since the epoch times 1024. That is above
 // every token it drew before as long as the name drew fewer than 1024

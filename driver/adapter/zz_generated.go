@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "1e484ee184847646bde8a2493fc149ddc679a1d2",
+	SHA1:   "62e2c940d2e2c57bab0a82dba90be43c3eb6859b",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "376df738dfac815370398f9f18432b7e85da15f8",
+	SHA1:   "879ba21b7ab589a8b7cc84ed7e67509d8ae689c2",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "ff7964c993b451433f3ccd48c624c4ae8d55403e",
+	SHA1:   "9b9d07101d5a2cd82857b4e5cb49ed60d5d9421a",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "3fb139196e9247bc36427ff640e4d55072bf4079",
+	SHA1:   "fc835e225bc1ac9262c450e75e802de963659abb",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "5c72667b0d8f73cbd88d4c5e0d14bf4a8ce74a8d",
+	SHA1:   "7bd8a005a3177180284144695ae5487919911a46",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "87e13af3aa45de8aea83e58109509925f36450eb",
+	SHA1:   "a27431564aec3a3e47ec87494219c6487ad15e63",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "2b54e238a64581629c62c0fe0a566773d9b18aca",
+	SHA1:   "3c50c17eab6808489202566d6910d7a9561f431e",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "b30732c000f538ce34b312d0ca7df6a4bb4e29b1",
+	SHA1:   "79c637fab32152274f2434d113a114676753dfae",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "6136ad6cfff23149c6f0c3e06c521ffc6216435b",
+	SHA1:   "ffd34983f81977826b4a95a68ebd0763a129bdb2",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -190,7 +190,7 @@ func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
 	Name:   "fence_raise",
-	SHA1:   "b3041689af6f9905a2c395ae06567b84bcd52af5",
+	SHA1:   "97194305bbc9cd4feff302140f359e2c486542fc",
 	Source: lua.Source("fence_raise.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "14300ebad879b3cbac0384d2a9fa62567f4729e2",
+	SHA1:   "282add6485fc37a0b13dcd5c2bea73d39ae861c9",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "b0c661715aa79f9102e6699485f1eb984bd809c0",
+	SHA1:   "a9f6245c0194ce07017e23a702db656bcb1399e6",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "eb0abfe7b27f3accb2246b575b3d75920bc4111d",
+	SHA1:   "10dee713ac393bc8869a16d9787a9542c0487243",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +279,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "35da8a2417d6f4139d0c6b9d3d4b85c6063681ec",
+	SHA1:   "1e2de762aa9b5bf5796cdece5d9674ecd57beeb4",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +301,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "a99d1b4620cd7da4514ff2cb96f71b59cb4ea477",
+	SHA1:   "28f69c1a2d3417946c9fb70ec5bffa8fd1b67ed4",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +313,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "28f248a09b51f542b073a4b367d3696274eac696",
+	SHA1:   "aa047670bab8fae5745e42d43cfdffc7c5981371",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +353,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "09d1b7244a18faf2eb5a105d1fd310503fba1ef2",
+	SHA1:   "82bd96287ee918f4606a9d7240d3cbdcca95b49c",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +375,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "4d1be3a2659a489db69edef361d92737431eaaf5",
+	SHA1:   "5e851677ad6fcb6a0ece8b077d960751a00fafbb",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "69715bf436c27f5915c8c662ac074fcf2fc3644c",
+	SHA1:   "172cc7dee87d61aad5260dcaaf5398b88ace198d",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "bfc6d21b26422e372c120dedf5f2f3e4556ae738",
+	SHA1:   "fe18667c60f1e564e1f322f0c4503090abb15cae",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "dfa1e2d70f7a239e86f4e42895638a38bb64f212",
+	SHA1:   "5cc0d90eeb15832ec5faaaab6a2bf2e833cf6f0c",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -499,7 +499,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "e5fedb8b9a42ae118d622f4a8cd623d23b075fb7",
+	SHA1:   "6c0a0e384234a756ee8435f854dd3f6af6857d62",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "7adf1361c077fecee0e82a89762570e60405c31b",
+	SHA1:   "b3de4582868291d45813912232755eb273ea0559",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -523,7 +523,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "25e214bc49abafdd7d8bae9f58ef3dc30542a87b",
+	SHA1:   "e15f8da98e4d5fea07e46a56bed7ab88b6e776c3",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 
@@ -544,7 +544,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "06433fef29779a92a98068c48ae1054a21c4af83",
+	SHA1:   "10f2f23e3ef983cb1af6c4aa5528377d222d6b0d",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -568,7 +568,7 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
 	Name:   "semaphore_fence_raise",
-	SHA1:   "3c761dbff62af00235f7e06a14a2b9c2883824b6",
+	SHA1:   "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
 	Source: lua.Source("semaphore_fence_raise.lua"),
 }
 

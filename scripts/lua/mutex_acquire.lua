@@ -51,18 +51,23 @@ end
 if hasLeft(KEYS[4]) then
   return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
-if ARGV[8] == '1' and redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
+-- One GET: nil when the lock is free, an error when it holds no string
+-- (a reentrant lock's hash under the name).
+local holder = redis.pcall('get', KEYS[1])
+local free = not holder
+if type(holder) ~= 'string' then
+  holder = false
+end
+if ARGV[8] == '1' and holder == ARGV[1] then
   local fence, bad = currentFence(KEYS[2])
   return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
 end
 if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0, 0} -- overtaken already
 end
-local kind = redis.call('type', KEYS[1]).ok
-local holder = kind == 'string' and redis.call('get', KEYS[1])
 local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])
 local counter, bad
-if mine or kind == 'none' then
+if mine or free then
   -- What follows draws or reports a token: a malformed counter refuses
   -- the attempt before it writes.
   counter, bad = readFence(KEYS[2])
@@ -89,7 +94,7 @@ if mine then
   redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
   return {1, counter or serverNow() * 1024, 0, 0, 1}
 end
-if kind == 'none' then
+if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
   if ARGV[3] == '1' and redis.call('type', KEYS[4]).ok == 'string' then

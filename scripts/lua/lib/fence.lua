@@ -5,9 +5,9 @@
 -- before, as long as it drew fewer than 1024 a millisecond on average and
 -- the clock did not step back. The counter lives idle ms after its last
 -- renewal, so that a name no one uses leaves nothing behind: every draw
--- and raise renews it, but the uncontended acquisition's draw (one INCR,
--- drawFence) renews it only every renewEvery-th token, so that it costs
--- one command. See the package documentation for what this assumes of the
+-- and raise renews it, but a draw with one INCR (drawFence: the
+-- uncontended acquisition, a hand-on) renews it only every renewEvery-th
+-- token, so that it costs one command. See the package documentation for what this assumes of the
 -- servers' clocks.
 
 -- #include lib/now.lua

@@ -12,12 +12,12 @@
 local function grant(lock, fence, tickets, token, idle)
   local ttl, secret = string.match(redis.call('get', tickets .. token) or '', '^(%d+):(%w*)$')
   if ttl and tonumber(ttl) > 0 then
-    local counter, bad = readFence(fence)
+    local drawn, bad = drawFence(fence, idle)
     if bad then
       tell(tickets .. token, 0, secret)
       return
     end
     redis.call('set', lock, token, 'PX', ttl)
-    tell(tickets .. token, drawnFrom(fence, counter, idle), secret)
+    tell(tickets .. token, drawn, secret)
   end
 end

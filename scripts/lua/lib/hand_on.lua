@@ -30,9 +30,10 @@ local function handOn(lock, fence, queue, reserve, idle)
     ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
     told = false
   end
-  local counter, bad
+  local drawn, bad
   if token then
-    counter, bad = readFence(fence)
+    -- One INCR draws the token; a malformed counter is left as it was.
+    drawn, bad = drawFence(fence, idle)
     if bad then
       redis.call('del', lock)
       tell(ticket, 0, secret)
@@ -45,7 +46,6 @@ local function handOn(lock, fence, queue, reserve, idle)
     -- The ticket names the grant's token as long as the grant lasts, for
     -- a waiter that rotated its token to take it over (mutex_acquire.lua).
     redis.call('pexpire', ticket, ttl)
-    local drawn = drawnFrom(fence, counter, idle)
     if told then
       tell(ticket, drawn, secret)
       return

@@ -1,4 +1,5 @@
 -- #include lib/formats.lua
+-- #include lib/value.lua
 
 -- A waiter that left the line (it gave up, or won on other nodes) leaves
 -- a mark on its ticket key for a while (the waiter's TTL): an attempt of
@@ -16,10 +17,7 @@ local function markLeft(ticket, ms)
 end
 
 local function hasLeft(ticket)
-  if redis.call('type', ticket).ok ~= 'string' then
-    return false
-  end
-  local mark = redis.call('get', ticket)
+  local mark = valueOf(ticket)
   return mark == 'left' or mark == 'left:id'
 end
 
@@ -28,7 +26,7 @@ end
 -- late attempt as "left" does): the lease's own release and extension
 -- then say so.
 local function releasedByID(ticket)
-  return redis.call('type', ticket).ok == 'string' and redis.call('get', ticket) == 'left:id'
+  return valueOf(ticket) == 'left:id'
 end
 
 -- landed reports whether an attempt's ticket is marked: its waiter left,

@@ -1,4 +1,5 @@
 -- #include lib/purge.lua
+-- #include lib/value.lua
 
 -- isMutexTicket reports whether value is what a Mutex waiter's ticket
 -- holds and hand_on.lua can use: a grant "g:<ttl>:<token>:<secret>", a
@@ -50,10 +51,9 @@ local function liveHead(queue, valid)
   local prefix = string.sub(queue, 1, -2) .. 't:'
   local value
   local head = firstAlive(byRank(queue), function(member)
-    if #member > #prefix and string.sub(member, 1, #prefix) == prefix
-        and redis.call('type', member).ok == 'string' then
-      value = redis.call('get', member)
-      return valid(value)
+    if #member > #prefix and string.sub(member, 1, #prefix) == prefix then
+      value = valueOf(member)
+      return value ~= nil and valid(value)
     end
     return false
   end, queue)

@@ -1,3 +1,5 @@
+-- #include lib/value.lua
+
 -- A waiter's tokens are its stem followed by a number that grows each time
 -- it gives one up, because an undo of it may still land (see
 -- Ticket.Rotate in internal/line). seqOf returns the number of a token of stem; nil for
@@ -22,33 +24,34 @@ end
 -- carries an older token than the waiter's current one, so it never takes
 -- the current one's lock.
 local function takeOver(lock, stem, token)
-  if redis.call('type', lock).ok ~= 'string' or not earlierOf(redis.call('get', lock), stem, token) then
+  if not earlierOf(valueOf(lock), stem, token) then
     return false
   end
   redis.call('set', lock, token, 'KEEPTTL')
   return true
 end
 
+-- grantIn is grantOf of the ticket's value (nil for none).
+local function grantIn(value)
+  if not value then
+    return nil
+  end
+  return string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
+end
+
 -- grantOf returns the token that a waiter's ticket names, which a release
 -- grants the lock to and leaves it naming as long as the grant lasts (see
 -- hand_on.lua); nil for a ticket without one.
 local function grantOf(ticket)
-  if redis.call('type', ticket).ok ~= 'string' then
-    return nil
-  end
-  local value = redis.call('get', ticket)
-  return string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
+  return grantIn(valueOf(ticket))
 end
 
 -- namedBy returns the token a waiter's ticket names: its grant's (see
 -- grantOf), or the one of its attempts that took the lock free
 -- ("taken:<token>", see mutex_acquire.lua); nil for a ticket without one.
 local function namedBy(ticket)
-  local named = grantOf(ticket)
-  if named or redis.call('type', ticket).ok ~= 'string' then
-    return named
-  end
-  return string.match(redis.call('get', ticket), '^taken:(%w+)$')
+  local value = valueOf(ticket)
+  return grantIn(value) or value and string.match(value, '^taken:(%w+)$')
 end
 
 -- superseded reports whether an attempt with token was overtaken by a
@@ -61,7 +64,7 @@ local function superseded(lock, ticket, stem, token)
   if stem == '' then
     return false
   end
-  if redis.call('type', lock).ok == 'string' and earlierOf(token, stem, redis.call('get', lock)) then
+  if earlierOf(token, stem, valueOf(lock)) then
     return true
   end
   local named = namedBy(ticket)
