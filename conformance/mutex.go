@@ -44,6 +44,10 @@ func runMutex(t *testing.T, e env) {
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
 		cases["WakesOnDel"] = testWakesOnDel
+		// A TryLock's copies land alike under either strategy; the first
+		// attempt of a Lock carries the waiter's token only under Notify.
+		cases["CopyLandsUnderOtherHolder"] = testCopyLandsUnderOtherHolder
+		cases["FirstCopyAndGrantedLease"] = testFirstCopyAndGrantedLease
 		if !e.cluster {
 			cases["LateGrantIgnored"] = testLateGrantIgnored
 		}
