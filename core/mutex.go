@@ -94,9 +94,13 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 	c, o := m.c, &m.opts
 	// A queued waiter keeps its token, which its grants carry. An owner's
 	// attempt takes a fresh one, as it is never granted: its undo then
-	// drops its own lease and none of the owner's others.
+	// drops its own lease and none of the owner's others. So does a
+	// waiter's first attempt, which does not queue: it reads no mark on a
+	// free name, and a copy of it landing after the waiter's lease was
+	// released or forced free would hold the name under that lease's
+	// token, bringing it back.
 	holder := rand.Text()
-	if t != nil && o.owner == "" {
+	if t != nil && t.Join && o.owner == "" {
 		holder = t.Token
 	}
 	h := m.hold(holder)
