@@ -103,19 +103,19 @@ func testCopyLandsUnderOtherHolder(t *testing.T, e env) {
 }
 
 // testFirstCopyAndGrantedLease: under Notify a Lock's first attempt does
-// not wait in line but carries the waiter's token, the one a release
-// grants it: a copy of that attempt (sent twice on every node, refused by
-// a holder) lands while the lease the waiter was granted holds, or after
-// its release.
+// not wait in line, so it reads no mark on a free name. A copy of it (sent
+// twice on every node, refused by a holder) lands while the lease the
+// waiter was then granted holds, after that lease's release, or after a
+// ForceUnlock of it.
 //
-// During the lease, the copies find its token: they must write nothing
-// (its expiry is not lengthened), and its release frees the name at once.
-// After the release, they take the free name under the released lease's
-// token: that lease must not come back (Extend, Valid and TTL say
-// ErrNotHeld), the name frees within the TTL, and the next lease draws a
-// larger token. After a ForceUnlock of the lease, they take the free name
-// under its token too: the lease must stay lost (its Extend returns
-// ErrLost), not come back on every node for as long as it extends.
+// During the lease, the copies must write nothing (its expiry is not
+// lengthened), and its release frees the name at once. After the release
+// they take the free name, under a token no lease has: the released lease
+// stays released (Extend, Valid and TTL say ErrNotHeld), the name frees
+// within the TTL, and the next lease draws a larger token. After the
+// ForceUnlock they take it too, and the lease must stay lost (its Extend
+// returns ErrLost): a copy carrying the token the waiter's grants name
+// would bring it back on every node, for as long as it extends.
 func testFirstCopyAndGrantedLease(t *testing.T, e env) {
 	for _, landing := range []string{"during", "after", "forced"} {
 		t.Run(landing, func(t *testing.T) {
