@@ -39,10 +39,11 @@
 // node for the attempt's TTL. A request later than that may hold the name
 // on that node for one TTL, as a lease nobody has; it never makes two
 // leases valid. A plain Mutex's attempt that does not wait in line (a
-// TryLock, an attempt under Poll) is the exception, so that an
-// uncontended acquisition costs one SET and one INCR: it reads no mark
-// where the name is free, and landing late there, holds that node the
-// same way. docs/protocol.md describes the marks, SAFETY.md what remains.
+// TryLock, an attempt under Poll, the first of a Lock under Notify) is
+// the exception, so that an uncontended acquisition costs one SET and one
+// INCR: it reads no mark where the name is free, and landing late there,
+// holds that node the same way. docs/protocol.md describes the marks,
+// SAFETY.md what remains.
 //
 // # Release and extension
 //
@@ -84,16 +85,16 @@
 //
 // A counter lives WithIdleExpiry (10 minutes by default) after its last
 // draw or raise, so a name no one uses leaves nothing behind; the
-// uncontended acquisition and a Mutex's hand-off draw with one INCR,
-// which renews the expiry only every 64th token. A counter that does not exist, because it
-// expired or because its node lost its data, starts again from the
-// server's clock: milliseconds since the epoch times 1024. That is above
-// every token it drew before as long as the name drew fewer than 1024
-// tokens a millisecond on average, and the argument above holds across a
-// lost counter as long as no node's clock stepped back, or runs behind
-// another node's, by as much as the idle expiry: a raise to T on node n,
-// and every draw there but the last 63, come at least that long before a
-// new start there.
+// uncontended acquisition and a Mutex's hand-off draw with one INCR, which
+// renews the expiry only every 64th token. A counter that does not exist,
+// because it expired or because its node lost its data, starts again from
+// the server's clock: milliseconds since the epoch times 1024. That is
+// above every token it drew before as long as the name drew fewer than
+// 1024 tokens a millisecond on average, and the argument above holds
+// across a lost counter as long as no node's clock stepped back, or runs
+// behind another node's, by as much as the idle expiry: a raise to T on
+// node n, and every draw there but the last 63, come at least that long
+// before a new start there.
 //
 // Assumptions: the servers' clocks, as above; clocks advance at nearly the
 // same rate (the drift factor bounds the difference); a node that lost its
@@ -109,8 +110,9 @@
 // it too); Ping reports a server that may evict (ErrEviction), and the
 // Client's first lease logs it. With persistence (appendfsync always), a
 // node keeps its counters and locks across restarts, and the clock
-// assumption is needed only for idle names. WithFencing(false) drops the extra round
-// trip (when one is needed) and with it the guarantee across holders.
+// assumption is needed only for idle names. WithFencing(false) drops the
+// extra round trip (when one is needed) and with it the guarantee across
+// holders.
 //
 // A reentrant acquisition (WithOwner) also draws a fresh, larger token: use
 // the newest token for fenced writes.
