@@ -129,9 +129,8 @@ func testHandOffCost(t *testing.T, e env) {
 	want = []string{
 		"evalsha", // B's attempt: mutex_acquire.lua, joining the line
 		"get",     // B's ticket: left? (none yet)
-		"get",     // the lock: a later token of B's?
+		"get",     // the lock: held, by whom (a later token of B's?)
 		"get",     // B's ticket: a later token of B's? (none yet)
-		"get",     // the lock: held, by whom
 		"pttl",    // the lock: how long B may wait
 		"zadd",    // the line: B's ticket
 		"set",     // B's ticket: its grant (TTL, token, secret)
@@ -139,9 +138,8 @@ func testHandOffCost(t *testing.T, e env) {
 		"zrank",   // the line: B is first
 		"evalsha", // B's attempt again, now that it watches the lock key: a release in between is not missed
 		"get",     // B's ticket: left?
-		"get",     // the lock: a later token of B's?
+		"get",     // the lock: held, by whom (a later token of B's?)
 		"get",     // B's ticket: a later token of B's?
-		"get",     // the lock: held, by whom
 		"pttl",    // the lock: how long B may wait
 		"zadd",    // the line: B is in it already
 		"set",     // B's ticket: this attempt's grant

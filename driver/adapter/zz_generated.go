@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "62e2c940d2e2c57bab0a82dba90be43c3eb6859b",
+	SHA1:   "52d469f59da640cabdd3d2d535f8bd3435511b0e",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "fc835e225bc1ac9262c450e75e802de963659abb",
+	SHA1:   "67c8c8725174840e13ba362f4ab49bacd42ef38e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -243,7 +243,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "a9f6245c0194ce07017e23a702db656bcb1399e6",
+	SHA1:   "f724ba340f994e44f6b5b080bcb56251b92971ae",
 	Source: lua.Source("multi_acquire.lua"),
 }
 

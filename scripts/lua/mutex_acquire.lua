@@ -62,7 +62,7 @@ if ARGV[8] == '1' and holder == ARGV[1] then
   local fence, bad = currentFence(KEYS[2])
   return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
 end
-if superseded(KEYS[1], KEYS[4], ARGV[7], ARGV[1]) then
+if superseded(holder, KEYS[4], ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0, 0} -- overtaken already
 end
 local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])

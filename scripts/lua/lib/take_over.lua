@@ -55,16 +55,17 @@ local function namedBy(ticket)
 end
 
 -- superseded reports whether an attempt with token was overtaken by a
--- later one of its waiter on this server: the lock, or its ticket (see
--- namedBy), names a later token. Such an attempt landed late (held back on the way,
+-- later one of its waiter on this server: the lock (whose value, held,
+-- the caller read already), or its ticket (see namedBy), names a later
+-- token. Such an attempt landed late (held back on the way,
 -- or on another connection) and is refused: its join would write an older
 -- secret over the newer one, and a grant made with it would not wake the
 -- waiter.
-local function superseded(lock, ticket, stem, token)
+local function superseded(held, ticket, stem, token)
   if stem == '' then
     return false
   end
-  if earlierOf(token, stem, valueOf(lock)) then
+  if earlierOf(token, stem, held) then
     return true
   end
   local named = namedBy(ticket)
