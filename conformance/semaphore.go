@@ -32,8 +32,9 @@ func runSemaphore(t *testing.T, e env) {
 		"ReleaseByIDReported":     testReleaseByIDReported,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
-	if e.strategy == core.Poll { // a read; the wait strategy plays no part
+	if e.strategy == core.Poll { // reads: the wait strategy plays no part
 		cases["State"] = testSemaphoreState
+		cases["TTLByID"] = testSemaphoreTTLByID
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/redlockgo/redlock/internal/quorum"
+)
+
+// TTL returns how long the permits with permit ID id are still held, from
+// any Client, as Lease.TTL reads it: the time a majority of nodes still
+// hold all of them, less the allowance for clock drift. It writes nothing.
+// It returns ErrNotHeld when they expired or were released, ErrNoQuorum
+// when too few nodes answered, and ErrInvalid when id is not a permit ID.
+func (s *Semaphore) TTL(ctx context.Context, id string) (time.Duration, error) {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	o := s.opts
+	o.ttl = h.ttl // the drift allowance is the acquisition's
+	tm := o.timing()
+	start := time.Now()
+	replies := quorum.Fanout(ctx, s.c.q, tm, func(ctx context.Context, _ int, nd *quorum.Node) (time.Duration, error) {
+		return h.left(ctx, nd)
+	})
+	var lefts []time.Duration
+	for _, r := range replies {
+		if r.Err == nil && r.V > 0 {
+			lefts = append(lefts, r.V)
+		}
+	}
+	if len(lefts) >= s.c.q.Quorum {
+		left := quorumth(s.c.q.Quorum, lefts, func(d time.Duration) time.Duration { return d })
+		return max(time.Until(start.Add(left-tm.Drift())), 0), nil
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return 0, err
+	}
+	return 0, ErrNotHeld
+}
