@@ -27,14 +27,17 @@ func runSemaphore(t *testing.T, e env) {
 		"ContextEndsWait":         testSemaphoreContextEndsWait,
 		"FencingIncreases":        testSemaphoreFencing,
 		"SetPermitsWakes":         testSemaphoreSetPermitsWakes,
+		"AddPermitsWakes":         testSemaphoreAddPermitsWakes,
 		"AvailableCountsIt":       testSemaphoreAvailable,
 		"ByID":                    testSemaphoreByID,
 		"ReleaseByIDReported":     testReleaseByIDReported,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
-	if e.strategy == core.Poll { // reads: the wait strategy plays no part
+	if e.strategy == core.Poll { // no one waits: the wait strategy plays no part
 		cases["State"] = testSemaphoreState
 		cases["TTLByID"] = testSemaphoreTTLByID
+		cases["TrySetPermits"] = testSemaphoreTrySetPermits
+		cases["AddPermits"] = testSemaphoreAddPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))

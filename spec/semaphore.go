@@ -53,6 +53,22 @@ var semaphoreOps = []Op{
 		Reply:  []Field{{"Previous", Int, "the number stored before, 0 when none was"}},
 	},
 	{
+		Name:   "SemaphoreTrySetPermits",
+		Script: "semaphore_try_set_permits",
+		Doc:    "stores the number of permits for every client only when none is stored, and wakes the waiter first in line.",
+		Keys:   []Param{{"size", String}, {"queue", String}},
+		Args:   []Param{{"permits", Int}, {"idle", Millis}},
+		Reply:  []Field{{"Set", Bool, "the number was stored; false when one was stored already (nothing written)"}},
+	},
+	{
+		Name:   "SemaphoreAddPermits",
+		Script: "semaphore_add_permits",
+		Doc:    "adds to the number of permits (negative: takes away) and stores the sum; a raise wakes the waiter first in line.",
+		Keys:   []Param{{"size", String}, {"queue", String}},
+		Args:   []Param{{"delta", Int}, {"defaultSize", Int}, {"idle", Millis}},
+		Reply:  []Field{{"Permits", Int, "the number of permits now; 0 when the sum would be out of range (nothing written)"}},
+	},
+	{
 		Name:   "SemaphoreAvailable",
 		Script: "semaphore_available",
 		Doc:    "counts the free permits, purging expired ones.",

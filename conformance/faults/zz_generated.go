@@ -262,6 +262,20 @@ func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue str
 	})
 }
 
+// SemaphoreTrySetPermits asks the hook, then runs the inner driver's SemaphoreTrySetPermits.
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (bool, error) {
+	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue}, func(ctx context.Context) (bool, error) {
+		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, permits, idle)
+	})
+}
+
+// SemaphoreAddPermits asks the hook, then runs the inner driver's SemaphoreAddPermits.
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
+	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue}, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreAddPermits(ctx, size, queue, delta, defaultSize, idle)
+	})
+}
+
 // SemaphoreAvailable asks the hook, then runs the inner driver's SemaphoreAvailable.
 func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error) {
 	return run(ctx, d, "SemaphoreAvailable", "SemaphoreAvailable", []string{permits, holders, size}, func(ctx context.Context) (int64, error) {

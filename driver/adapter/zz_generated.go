@@ -553,6 +553,30 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
+var SemaphoreTrySetPermitsScript = Script{
+	Name:   "semaphore_try_set_permits",
+	SHA1:   "0bc89bad0c3416301ac1464dfc85367138652d7a",
+	Source: lua.Source("semaphore_try_set_permits.lua"),
+}
+
+// DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
+	return v == 1, err
+}
+
+// SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
+var SemaphoreAddPermitsScript = Script{
+	Name:   "semaphore_add_permits",
+	SHA1:   "c8f30664150fb4b4d6737ae6c27a5d31c67df9c4",
+	Source: lua.Source("semaphore_add_permits.lua"),
+}
+
+// DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",

@@ -101,7 +101,8 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 		return nil, errors.Join(err, c.Latch("l").Wait(ctx))
 	case 10:
 		_, err := c.Semaphore("s", 3).Available(ctx)
-		return nil, errors.Join(err, c.Semaphore("s", 3).SetPermits(ctx, 4))
+		_, errTry := c.Semaphore("s", 3).TrySetPermits(ctx, 4)
+		return nil, errors.Join(err, c.Semaphore("s", 3).SetPermits(ctx, 4), errTry, c.Semaphore("s", 3).AddPermits(ctx, -1))
 	case 11:
 		_, err := c.Mutex("m").State(ctx)
 		return nil, err

@@ -1,0 +1,117 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// permitsInForce is the number of permits a majority of nodes has in force.
+func permitsInForce(t *testing.T, ctx context.Context, s *core.Semaphore) int {
+	t.Helper()
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size
+}
+
+// testSemaphoreTrySetPermits: TrySetPermits stores a number only while
+// none is stored, whatever number the Semaphore was made with, and every
+// Client then has it.
+func testSemaphoreTrySetPermits(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	s := e.client(t).Semaphore(n, 2)
+	if set, err := s.TrySetPermits(ctx, 5); err != nil || !set {
+		t.Fatalf("TrySetPermits(5) of a semaphore made with 2 and never set: got (%v, %v), want true", set, err)
+	}
+	other := e.client(t).Semaphore(n, 1)
+	if free, err := other.Available(ctx); err != nil || free != 5 {
+		t.Fatalf("Available after TrySetPermits(5), from a Client made with 1: got (%d, %v), want 5", free, err)
+	}
+	if set, err := other.TrySetPermits(ctx, 3); err != nil || set {
+		t.Fatalf("TrySetPermits(3) once 5 is stored: got (%v, %v), want false", set, err)
+	}
+	if got := permitsInForce(t, ctx, other); got != 5 {
+		t.Fatalf("permits after a refused TrySetPermits(3): %d, want 5", got)
+	}
+	if err := s.SetPermits(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if set, err := s.TrySetPermits(ctx, 1); err != nil || set {
+		t.Fatalf("TrySetPermits(1) after SetPermits(4): got (%v, %v), want false", set, err)
+	}
+	if got := permitsInForce(t, ctx, s); got != 4 {
+		t.Fatalf("permits after a refused TrySetPermits(1): %d, want 4", got)
+	}
+}
+
+// testSemaphoreAddPermits raises and lowers the number of permits: from
+// the one the Semaphore was made with while none is stored; below the
+// permits in use without taking any from their lease; never out of range,
+// which is refused with nothing written.
+func testSemaphoreAddPermits(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	s := e.client(t).Semaphore(n, 2)
+	if err := s.AddPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if free, err := e.client(t).Semaphore(n, 1).Available(ctx); err != nil || free != 5 {
+		t.Fatalf("Available after AddPermits(3) to a semaphore made with 2, from a Client made with 1: got (%d, %v), want 5", free, err)
+	}
+	four, err := s.TryAcquire(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddPermits(ctx, -3); err != nil {
+		t.Fatalf("AddPermits(-3) of 5 with 4 in use: %v", err)
+	}
+	if free, err := s.Available(ctx); err != nil || free != 0 {
+		t.Fatalf("Available with 4 in use of 2: got (%d, %v), want 0", free, err)
+	}
+	if _, err := s.TryAcquire(ctx, 1); !errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("TryAcquire(1) with 4 in use of 2: got %v, want ErrNotAcquired", err)
+	}
+	if err := four.Extend(ctx, 5*time.Second); err != nil {
+		t.Fatalf("Extend of a lease beyond a lowered number: %v", err)
+	}
+	for _, bad := range []int{0, -2, -3, core.MaxSemaphorePermits, core.MaxSemaphorePermits + 1, -core.MaxSemaphorePermits - 1} {
+		if err := s.AddPermits(ctx, bad); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("AddPermits(%d) of 2: got %v, want ErrInvalid", bad, err)
+		}
+	}
+	if got := permitsInForce(t, ctx, s); got != 2 {
+		t.Fatalf("permits after refused AddPermits: %d, want 2", got)
+	}
+	if err := s.AddPermits(ctx, core.MaxSemaphorePermits-2); err != nil {
+		t.Fatalf("AddPermits up to MaxSemaphorePermits: %v", err)
+	}
+	if got := permitsInForce(t, ctx, s); got != core.MaxSemaphorePermits {
+		t.Fatalf("permits after AddPermits up to MaxSemaphorePermits: %d, want %d", got, core.MaxSemaphorePermits)
+	}
+	if err := s.AddPermits(ctx, 1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("AddPermits(1) of MaxSemaphorePermits: got %v, want ErrInvalid", err)
+	}
+	if err := four.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testSemaphoreAddPermitsWakes: a waiter for a permit takes it as soon as
+// AddPermits adds one, as when a release frees one.
+func testSemaphoreAddPermitsWakes(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	s := e.client(t).Semaphore(n, 1)
+	if _, err := s.TryAcquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
+	raised := time.Now()
+	if err := s.AddPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, got, raised).Unlock(ctx)
+}

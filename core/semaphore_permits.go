@@ -1,0 +1,64 @@
+package core
+
+import (
+	"context"
+
+	"github.com/redlockgo/redlock/internal/quorum"
+)
+
+// TrySetPermits stores the number of permits as SetPermits does, but only
+// if none is stored yet, and reports whether it stored it. The number
+// given to Client.Semaphore is never stored: a semaphore has no number set
+// until SetPermits, TrySetPermits or AddPermits stores one, or again once
+// a stored number lapsed (WithIdleExpiry after the semaphore's last use).
+// It returns true when a majority of nodes stored it now; false when a
+// majority answered and fewer stored it, as a number was set there (a
+// node that stored it keeps it: SetPermits sets every node alike). It
+// returns ErrInvalid, writing nothing, for a number below 1 or above
+// MaxSemaphorePermits, and ErrNoQuorum when too few nodes answered.
+func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error) {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return false, err
+	}
+	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
+		return false, invalid("TrySetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
+	}
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
+	})
+	if quorum.Held(replies) >= s.c.q.Quorum {
+		return true, nil
+	}
+	return false, quorum.NoQuorum(ctx, s.c.q, replies)
+}
+
+// AddPermits adds delta permits to the number in force (the stored one,
+// or the one given to Client.Semaphore while none is stored) and stores
+// the sum, atomically on each node; a negative delta takes permits away.
+// A raise wakes the waiter first in line, as a release does. A lowering
+// revokes nothing: leases keep their permits, and new acquisitions wait
+// until enough are released or expire. It returns ErrInvalid, writing
+// nothing, for a delta of 0 or one that would leave fewer than 1 or more
+// than MaxSemaphorePermits permits, and ErrNoQuorum when fewer than a
+// majority applied it; as with Latch.CountDown, its requests may still
+// land later, so send it again after ErrNoQuorum only where adding twice
+// is harmless.
+func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
+	if err := s.check(ctx, 1); err != nil {
+		return err
+	}
+	if delta == 0 || int64(delta) > MaxSemaphorePermits || int64(delta) < -MaxSemaphorePermits {
+		return invalid("AddPermits(%d) on semaphore %q: add from -MaxSemaphorePermits to MaxSemaphorePermits, not 0", delta, s.name)
+	}
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, int64(delta), int64(s.permits), s.opts.idle)
+		return total > 0, err
+	})
+	if quorum.Held(replies) >= s.c.q.Quorum {
+		return nil
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return err
+	}
+	return invalid("AddPermits(%d) on semaphore %q would leave fewer than 1 or more than MaxSemaphorePermits permits; read the number with State", delta, s.name)
+}

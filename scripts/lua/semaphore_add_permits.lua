@@ -1,0 +1,36 @@
+-- Adds to the number of permits of a semaphore (the stored one, or
+-- defaultSize while none is stored) and stores the sum, for every client.
+-- A raise tells the waiter first in line (see semaphore_acquire.lua), as
+-- a release does; a lowering revokes no permit held.
+-- KEYS[1] size: the stored number of permits
+-- KEYS[2] queue: sorted set of waiting tickets, by place
+-- ARGV[1] delta: the permits to add, negative to take away; not 0, and
+-- at most 2^53 either way
+-- ARGV[2] defaultSize: the number of permits while none is stored
+-- ARGV[3] idle: how long the number is kept after the semaphore's last use, in ms
+-- Returns: the number of permits now; 0, writing nothing, when the sum
+-- would be below 1 or above 2^53.
+
+-- #include lib/purge.lua
+-- #include lib/live_head.lua
+-- #include lib/tell.lua
+
+local size = tonumber(ARGV[2])
+local stored = redis.call('get', KEYS[1])
+if isCount(stored) then
+  size = tonumber(stored)
+end
+local delta = tonumber(ARGV[1])
+-- Compared so, every term is exact in a Lua double.
+if delta > 0 and size > 9007199254740992 - delta or delta < 0 and size <= -delta then
+  return 0
+end
+size = size + delta
+redis.call('set', KEYS[1], string.format('%.0f', size), 'PX', ARGV[3])
+if delta > 0 then
+  local head, value = liveHead(KEYS[2], isSemaphoreTicket)
+  if head then
+    tell(head, 0, select(2, semaphoreTicket(value)))
+  end
+end
+return size
