@@ -284,6 +284,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Semaphore.SetPermits":    func() error { return c.Semaphore(n, 2).SetPermits(ctx, 3) },
 		"Semaphore.TrySetPermits": func() error { _, err := c.Semaphore(n, 2).TrySetPermits(ctx, 3); return err },
 		"Semaphore.AddPermits":    func() error { return c.Semaphore(n, 2).AddPermits(ctx, 1) },
+		"Semaphore.DrainPermits":  func() error { l, _, err := c.Semaphore(n, 2).DrainPermits(ctx); return lease(l, err) },
 		"Semaphore.State":         func() error { _, err := c.Semaphore(n, 2).State(ctx); return err },
 		"Semaphore.ForceRelease":  func() error { return c.Semaphore(n, 2).ForceRelease(ctx, rand.Text()) },
 		"MultiLock.TryLock":       func() error { return lease(c.MultiLock([]string{n, n + "/other"}).TryLock(ctx)) },

@@ -146,8 +146,26 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, sent *sentCounter, c 
 		l, err = lease(c.Semaphore(in.name, in.permits, opts...).TryAcquire(call, in.n))
 	case 7:
 		l, err = lease(c.Semaphore(in.name, in.permits, opts...).Acquire(call, in.n))
-	case 8:
-		err = c.Semaphore(in.name, 1, opts...).SetPermits(call, in.permits)
+	case 8: // set the number of permits every way, each checked as a call, then drain them
+		s := c.Semaphore(in.name, 1, opts...)
+		for _, set := range []struct {
+			what         string
+			call         func() error
+			serverJudged bool // only the server knows the number AddPermits adds to
+		}{
+			{"SetPermits", func() error { return s.SetPermits(call, in.permits) }, false},
+			{"TrySetPermits", func() error { _, err := s.TrySetPermits(call, in.permits); return err }, false},
+			{"AddPermits", func() error { return s.AddPermits(call, int(in.count)) },
+				in.count != 0 && in.count >= -core.MaxSemaphorePermits && in.count <= core.MaxSemaphorePermits},
+		} {
+			before = sent.checked.Load()
+			if err = set.call(); errors.Is(err, core.ErrInvalid) && sent.checked.Load() != before && !set.serverJudged {
+				t.Fatalf("%s: %v after %d commands were sent", set.what, err, sent.checked.Load()-before)
+			}
+			in.check(t, ctx, set.what, err)
+		}
+		before = sent.checked.Load()
+		l, _, err = c.Semaphore(in.name, in.permits, opts...).DrainPermits(call)
 	case 9:
 		l, err = lease(c.MultiLock([]string{in.name, in.name + "/b"}, opts...).TryLock(call))
 	case 10:

@@ -210,9 +210,10 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 }
 
 // attempt runs one round (see quorum.Round): every node at once, each giving n
-// slots or none. On failure it returns the time until enough permits
-// expire as a hint. A waiter in Acquire passes its place in line; nil does
-// not join.
+// slots or none; a negative n drains: each node gives every free slot, at
+// most -n, and the lease holds those a majority gave. On failure it
+// returns the time until enough permits expire as a hint. A waiter in
+// Acquire passes its place in line; nil does not join.
 func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
@@ -229,6 +230,11 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// taking the slots took it out.
 	token := rand.Text()
 	h := semaphoreHold{keys: k, token: token, n: int64(n), ticket: k.mark(token), ttl: o.ttl, byID: new(atomic.Bool)}
+	// What a node gave is given back whole, however many a drain took there.
+	undo := h
+	if n < 0 {
+		undo.n = maxPermitsInID
+	}
 	// Every node scans for free slots from the same random one: see
 	// semaphore_acquire.lua.
 	seed := mrand.Int64N(digestBound)
@@ -237,30 +243,30 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		Ask: func(ctx context.Context, i int, nd *quorum.Node) (permitReply, error) {
 			return nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i]})
 		},
-		Granted: func(r permitReply) bool { return r.Status == 1 },
+		Granted: func(r permitReply) bool { return r.Status > 0 },
 		Agree:   func(r permitReply) int64 { return r.Slots },
 		Tally: func(replies []quorum.Reply[permitReply]) quorum.Outcome[permitReply] {
 			t = tallyPermits(replies)
 			// A node that gave other slots than the majority's is not
 			// part of the lease.
-			wins := func(r quorum.Reply[permitReply]) bool { return r.Err == nil && r.V.Status == 1 && r.V.Slots == t.slots }
+			wins := func(r quorum.Reply[permitReply]) bool { return r.Err == nil && r.V.Status > 0 && r.V.Slots == t.slots }
 			return quorum.Outcome[permitReply]{Wins: wins, Fence: t.fence, Hint: t.retry}
 		},
-		MayHold: func(r quorum.Reply[permitReply]) bool { return r.Err != nil || r.V.Status == 1 },
+		MayHold: func(r quorum.Reply[permitReply]) bool { return r.Err != nil || r.V.Status > 0 },
 		Undo: func(ctx context.Context, nd *quorum.Node, _ quorum.Reply[permitReply]) (bool, error) {
-			return h.release(ctx, nd)
+			return undo.release(ctx, nd)
 		},
 		Durable: func(ctx context.Context, _ []quorum.Reply[permitReply], wins func(int) bool, fence int64) bool {
 			return len(c.q.Nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
 		},
 	}
-	holding := func(quorum.Outcome[permitReply]) hold { h.slots = t.slots; return h }
+	holding := func(quorum.Outcome[permitReply]) hold { h.slots, h.n = t.slots, t.taken; return h }
 	l, r := play(ctx, c, o, s.names, p, holding, func(ctx context.Context, l *Lease, replies []quorum.Reply[permitReply], wins func(int) bool) {
 		// Give back the other slots a minority gave, or may have
 		// given where the reply was lost.
-		l.release(ctx, func(i int) bool {
+		releaseOn(ctx, c, o, undo, func(i int) bool {
 			r := replies[i]
-			return !wins(i) && !quorum.StillOut(r) && (r.Err != nil || r.V.Status == 1)
+			return !wins(i) && !quorum.StillOut(r) && (r.Err != nil || r.V.Status > 0)
 		})
 		if w != nil && w.join && len(c.q.Nodes) > 1 {
 			// Where it did not win, it is still in line, and would
@@ -290,6 +296,7 @@ type permitReply = driver.SemaphoreAcquireReply
 type permitTally struct {
 	slots   int64         // the digest of the slots most nodes gave
 	granted int           // nodes that gave those slots
+	taken   int64         // how many slots those are
 	fence   int64         // the highest fencing counter among them
 	tooMany int           // nodes that have fewer permits than asked for
 	retry   time.Duration // the shortest wait for enough permits to expire; -1 unknown
@@ -300,17 +307,17 @@ func tallyPermits(replies []quorum.Reply[permitReply]) permitTally {
 	t := permitTally{retry: -1}
 	given := map[int64]int{} // nodes by the digest of the slots they gave
 	for _, r := range replies {
-		if r.Err == nil && r.V.Status == 1 {
+		if r.Err == nil && r.V.Status > 0 {
 			given[r.V.Slots]++
 			if given[r.V.Slots] > t.granted {
-				t.slots, t.granted = r.V.Slots, given[r.V.Slots]
+				t.slots, t.granted, t.taken = r.V.Slots, given[r.V.Slots], r.V.Status
 			}
 		}
 	}
 	for _, r := range replies {
 		switch {
 		case r.Err != nil:
-		case r.V.Status == 1:
+		case r.V.Status > 0:
 			if r.V.Slots == t.slots {
 				t.fence = max(t.fence, r.V.Fence)
 			}

@@ -443,7 +443,7 @@ type SemaphoreAcquireRequest struct {
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
 type SemaphoreAcquireReply struct {
-	Status int64         // 1 when acquired, 0 when fewer than n permits are free, another waiter is first in line, or the bounded scan from the seed found too few free slots, -1 when n exceeds the number of permits (nothing written)
+	Status int64         // the permits taken when acquired (n, or what a drain took); 0 when fewer than n permits are free (a drain: none), another waiter is first in line, or the bounded scan from the seed found too few free slots; -1 when n exceeds the number of permits (nothing written)
 	Fence  int64         // the fencing counter after this acquisition; 0 when not acquired
 	Retry  time.Duration // when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first; 0 when the scan found too few free slots
 	Size   int64         // the number of permits in force

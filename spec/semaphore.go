@@ -10,7 +10,7 @@ var semaphoreOps = []Op{
 		Keys:   []Param{{"permits", String}, {"holders", String}, {"size", String}, {"fence", String}, {"queue", String}, {"ticket", String}, {"mark", String}},
 		Args:   []Param{{"token", String}, {"n", Int}, {"ttl", Millis}, {"defaultSize", Int}, {"seed", Int}, {"join", Int}, {"place", Int}, {"wait", Millis}, {"idle", Millis}, {"secret", String}},
 		Reply: []Field{
-			{"Status", Int, "1 when acquired, 0 when fewer than n permits are free, another waiter is first in line, or the bounded scan from the seed found too few free slots, -1 when n exceeds the number of permits (nothing written)"},
+			{"Status", Int, "the permits taken when acquired (n, or what a drain took); 0 when fewer than n permits are free (a drain: none), another waiter is first in line, or the bounded scan from the seed found too few free slots; -1 when n exceeds the number of permits (nothing written)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"Retry", Millis, "when not acquired for lack of free permits, the time until enough of them expire; negative when another waiter is first; 0 when the scan found too few free slots"},
 			{"Size", Int, "the number of permits in force"},

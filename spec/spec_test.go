@@ -54,7 +54,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":                "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":             "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":               "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":         "5cc0d90eeb15832ec5faaaab6a2bf2e833cf6f0c",
+	"semaphore_acquire":         "d846c33626e4767d37efc8f0e2007f19a4930ad1",
 	"semaphore_available":       "39b290f8b2658e5b86c9427d6d6538bb67daa116",
 	"semaphore_extend":          "b3de4582868291d45813912232755eb273ea0559",
 	"semaphore_fence_raise":     "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",

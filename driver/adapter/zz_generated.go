@@ -475,7 +475,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "5cc0d90eeb15832ec5faaaab6a2bf2e833cf6f0c",
+	SHA1:   "d846c33626e4767d37efc8f0e2007f19a4930ad1",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 

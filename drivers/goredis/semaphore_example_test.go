@@ -71,3 +71,47 @@ func Example_semaphoreRelease() {
 	fmt.Println("free:", free)
 	// Output: free: 1
 }
+
+// The number of permits set once by whichever process starts first
+// (core.Semaphore.TrySetPermits), raised for a busy hour
+// (core.Semaphore.AddPermits), and every free permit taken at once for
+// maintenance (core.Semaphore.DrainPermits).
+func Example_semaphorePermits() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+	s := c.Semaphore("workers", 1) // 1 until a number is stored
+
+	set, err := s.TrySetPermits(ctx, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	again, _ := s.TrySetPermits(ctx, 10)
+	fmt.Println("set:", set, "set again:", again)
+
+	if err := s.AddPermits(ctx, 2); err != nil {
+		log.Fatal(err)
+	}
+	one, err := s.TryAcquire(ctx, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	all, n, err := s.DrainPermits(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("drained:", n)
+	_, _, err = s.DrainPermits(ctx)
+	fmt.Println("nothing left:", errors.Is(err, core.ErrNotAcquired))
+
+	left, _ := s.TTL(ctx, one.ID()) // by permit ID, from any process
+	fmt.Println("first permit held:", left > 0)
+	one.Unlock(ctx)
+	all.Unlock(ctx)
+
+	// Output:
+	// set: true set again: false
+	// drained: 4
+	// nothing left: true
+	// first permit held: true
+}

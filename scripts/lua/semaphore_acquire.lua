@@ -21,7 +21,8 @@
 -- ("<n>:<secret>", see semaphoreTicket); it lapses unless an attempt refreshes it
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
--- ARGV[2] n: how many permits to take
+-- ARGV[2] n: how many permits to take; -m to take every free one, at
+-- most m, and at least one (a drain: Semaphore.DrainPermits)
 -- ARGV[3] ttl: time to live of the permits in milliseconds
 -- ARGV[4] defaultSize: the number of permits while none is stored
 -- ARGV[5] seed: a random number below 2^52; the scan for free slots starts at slot seed mod size + 1
@@ -30,8 +31,9 @@
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
 -- ARGV[9] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[10] secret: this attempt's secret, which keys the MAC of the waiter's wake-ups (see lib/tell.lua)
--- Returns: {status, fence, retry, size, slots}: status 1 when acquired,
--- 0 when fewer than n permits are free, another waiter is first in line,
+-- Returns: {status, fence, retry, size, slots}: status, when acquired,
+-- the number of permits taken (n, or what a drain took); 0 when fewer
+-- than n permits are free (for a drain: none), another waiter is first in line,
 -- or the scan from the seed found fewer than n free slots within
 -- scanLimit slots past n (retry 0: another seed may find them),
 -- -1 when n exceeds size (nothing written); fence, the counter after an
@@ -71,13 +73,21 @@ end
 if landed(KEYS[7], true, ARGV[3]) then -- the mark is the attempt's own
   local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
   if list then
-    return {1, counter or serverNow() * 1024, 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
+    local taken = select(2, string.gsub(list, '%d+', ''))
+    return {taken, counter or serverNow() * 1024, 0, size, slotsDigest(list)} -- a copy of this attempt, which took permits
   end
   return {0, 0, 0, size, 0} -- released, undone or landed already, landing late
 end
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
 local free = size - redis.call('zcount', KEYS[1], '(' .. now, '+inf')
+local drain = n < 0
+if drain then
+  n = math.min(-n, free)
+  if n < 1 then
+    return {0, 0, 0, size, 0}
+  end
+end
 local ttl = tonumber(ARGV[3])
 local head = liveHead(KEYS[5], isSemaphoreTicket)
 if ARGV[6] == '1' then
@@ -126,6 +136,9 @@ while #slots < n and looked < limit do
     end
   end
 end
+if drain and #slots > 0 then
+  n = #slots -- the scan's limit left the others for another seed
+end
 if #slots < n then
   return {0, 0, 0, size, 0}
 end
@@ -170,4 +183,4 @@ end
 if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
   redis.call('pexpire', KEYS[3], ARGV[9])
 end
-return {1, drawnFrom(KEYS[4], counter, ARGV[9]), 0, size, slotsDigest(list)}
+return {n, drawnFrom(KEYS[4], counter, ARGV[9]), 0, size, slotsDigest(list)}
