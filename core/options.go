@@ -109,11 +109,12 @@ func WithOwner(owner string) Option {
 // WithIdleExpiry sets how long what a name keeps between its uses lasts
 // after its last use (default 10 minutes): its fencing counter, which every
 // acquisition and hand-off renews, and a Semaphore's number of permits
-// stored by SetPermits, which every acquisition renews. A name no one
-// holds, waits for or uses for longer leaves nothing on the servers. A
-// counter that expired starts again from the server's clock (see the
-// package documentation), so tokens still increase as long as no server's
-// clock steps back, or runs behind another's, by as much as d.
+// stored by SetPermits (or TrySetPermits, AddPermits), which every
+// acquisition renews. A name no one holds, waits for or uses for longer
+// leaves nothing on the servers. A counter that expired starts again from
+// the server's clock (see the package documentation), so tokens still
+// increase as long as no server's clock steps back, or runs behind
+// another's, by as much as d.
 func WithIdleExpiry(d time.Duration) Option {
 	return set(optIdleExpiry, func(o *options) { o.idle = d })
 }

@@ -25,8 +25,8 @@ import (
 // clocks say. The lease's Extend and Unlock touch exactly its permits.
 //
 // The number of permits is the one given to Client.Semaphore until
-// SetPermits stores one in Redis; from then on the stored number is in
-// force for every client. A Semaphore is safe for concurrent use and cheap:
+// SetPermits, TrySetPermits or AddPermits stores one in Redis; from then
+// on the stored number is in force for every client. A Semaphore is safe for concurrent use and cheap:
 // make one per name as needed. WithOwner does not apply to it.
 //
 // Permits are numbered slots, and a node gives a slot to one lease at a
@@ -89,7 +89,7 @@ func newSemaphoreKeys(o options, name string) semaphoreKeys {
 func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }
 
 // Semaphore returns the semaphore called name with permits permits (until
-// SetPermits stores another number). Options given here override the
+// a number is stored: see TrySetPermits). Options given here override the
 // Client's. Bad input is reported by its methods.
 func (c *Client) Semaphore(name string, permits int, opts ...Option) *Semaphore {
 	o := c.options("Semaphore", opts)
