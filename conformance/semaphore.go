@@ -46,6 +46,7 @@ func runSemaphore(t *testing.T, e env) {
 	maps.Copy(cases, leaseCheckCases(e, "Semaphore"))
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
+		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 	}
 	if e.eavesdropped() {
@@ -302,6 +303,23 @@ func testSemaphoreBadInput(t *testing.T, e env) {
 		if err := c.Semaphore(n, 3).SetPermits(ctx, p); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("SetPermits(%d): got %v, want ErrInvalid", p, err)
 		}
+	}
+	for _, p := range []int{0, -1, core.MaxSemaphorePermits + 1} {
+		if _, err := c.Semaphore(n, 3).TrySetPermits(ctx, p); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("TrySetPermits(%d): got %v, want ErrInvalid", p, err)
+		}
+	}
+	// -3 of the 3 it was made with: refused by the servers, which write nothing.
+	for _, d := range []int{0, -3, core.MaxSemaphorePermits + 1, -core.MaxSemaphorePermits - 1} {
+		if err := c.Semaphore(n, 3).AddPermits(ctx, d); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("AddPermits(%d) of 3: got %v, want ErrInvalid", d, err)
+		}
+	}
+	if err := c.Semaphore(n, 0).AddPermits(ctx, 1); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("AddPermits of a semaphore of 0 permits: got %v, want ErrInvalid", err)
+	}
+	if _, _, err := c.Semaphore(n, 0).DrainPermits(ctx); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("DrainPermits of a semaphore of 0 permits: got %v, want ErrInvalid", err)
 	}
 	for i := range e.addrs {
 		if k, _ := e.admin(t, i).Exists(ctx, semKeys(n)...).Result(); k != 0 {

@@ -52,3 +52,24 @@ func testSemaphoreDrainPermits(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 }
+
+// testSemaphoreDrainLeavesLine: under Notify, DrainPermits, as TryAcquire,
+// takes nothing while a waiter waits in line for more than is free; the
+// waiter takes its permits once they are released.
+func testSemaphoreDrainLeavesLine(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	s := e.client(t).Semaphore(n, 3)
+	two, err := s.TryAcquire(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 3), 2)
+	if _, none, err := e.client(t).Semaphore(n, 3).DrainPermits(ctx); !errors.Is(err, core.ErrNotAcquired) || none != 0 {
+		t.Fatalf("DrainPermits of the 1 free permit while a waiter for 2 is in line: got (%d, %v), want ErrNotAcquired", none, err)
+	}
+	released := time.Now()
+	if err := two.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, got, released).Unlock(ctx)
+}
