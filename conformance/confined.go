@@ -104,6 +104,22 @@ func testConfinedToPrefix(t *testing.T, e env) {
 	s := c.Semaphore(n, 1)
 	take := func(ctx context.Context) (*core.Lease, error) { return s.Acquire(ctx, 1) }
 	contend("Semaphore", take, take)
+	if _, err := s.TrySetPermits(ctx, 1); err != nil {
+		t.Errorf("Semaphore.TrySetPermits: %v", err)
+	}
+	if err := s.AddPermits(ctx, 1); err != nil {
+		t.Errorf("Semaphore.AddPermits: %v", err)
+	}
+	if l, _, err := s.DrainPermits(ctx); err != nil {
+		t.Errorf("Semaphore.DrainPermits: %v", err)
+	} else {
+		if _, err := s.TTL(ctx, l.ID()); err != nil {
+			t.Errorf("Semaphore.TTL: %v", err)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Errorf("Unlock of the drained permits: %v", err)
+		}
+	}
 	ml := c.MultiLock([]string{n, n + "/other"})
 	contend("MultiLock", ml.Lock, ml.Lock)
 	latch := c.Latch(n)
