@@ -10,7 +10,7 @@ const (
 	MaxLatchCount = 1 << 53
 
 	// MaxSemaphorePermits is the largest number of permits a Semaphore
-	// may have (Client.Semaphore, SetPermits).
+	// may have (Client.Semaphore, SetPermits, TrySetPermits, AddPermits).
 	MaxSemaphorePermits = 1 << 53
 
 	// MaxSemaphoreAcquire is the most permits one acquisition may take:

@@ -72,7 +72,7 @@ type Semaphore struct {
 type semaphoreKeys struct {
 	permits string // sorted set of held slots, scored by expiry
 	holders string // hash: slot → token, and t:<token> → its slots
-	size    string // the number of permits stored by SetPermits
+	size    string // the number of permits stored by SetPermits, TrySetPermits or AddPermits
 	fence   string // fencing counter (see WithIdleExpiry)
 	queue   string // sorted set of the waiters' tickets, by place
 	tickets string // the prefix of the waiters' ticket keys
@@ -120,8 +120,8 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Lease, error) {
 // no permit while it waits. It waits out nodes that fail (ErrNoQuorum,
 // ErrUnavailable, ErrReplicasBehind): when ctx ends first, ctx's error is
 // returned joined with the last of them. It returns ErrInvalid when n is
-// not positive or exceeds the number of permits, also when SetPermits
-// lowers the number below n while it waits.
+// not positive or exceeds the number of permits, also when SetPermits or
+// AddPermits lowers the number below n while it waits.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err

@@ -4,10 +4,12 @@ import "context"
 
 // DrainPermits takes every permit free now, at most MaxSemaphoreAcquire,
 // in one attempt, as one lease, and returns it with the number of permits
-// it holds. Like TryAcquire it does not wait, and takes nothing while
-// waiters wait in line. It returns ErrNotAcquired when no permit is free
-// (or, with a quorum, when no majority of nodes has the same ones free),
-// and TryAcquire's other errors.
+// it holds; it costs what a TryAcquire of as many does. Like TryAcquire it
+// does not wait, and takes nothing while waiters wait in line. When none
+// is free it returns ErrNotAcquired, as TryAcquire does, so that a nil
+// lease never comes with a nil error; with a quorum, also when the nodes
+// of no majority have the same permits free (while leases hold theirs on
+// different majorities). Its other errors are TryAcquire's.
 func (s *Semaphore) DrainPermits(ctx context.Context) (*Lease, int, error) {
 	if err := s.check(ctx, 1); err != nil {
 		return nil, 0, err

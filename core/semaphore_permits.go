@@ -11,11 +11,12 @@ import (
 // given to Client.Semaphore is never stored: a semaphore has no number set
 // until SetPermits, TrySetPermits or AddPermits stores one, or again once
 // a stored number lapsed (WithIdleExpiry after the semaphore's last use).
-// It returns true when a majority of nodes stored it now; false when a
-// majority answered and fewer stored it, as a number was set there (a
-// node that stored it keeps it: SetPermits sets every node alike). It
-// returns ErrInvalid, writing nothing, for a number below 1 or above
-// MaxSemaphorePermits, and ErrNoQuorum when too few nodes answered.
+// It costs one script call per node, and returns true when a majority of
+// nodes stored it now; false when a majority answered but fewer stored
+// it, the others having a number already (where it did store it, it
+// stays: SetPermits makes every node alike). It returns ErrInvalid,
+// writing nothing, for a number below 1 or above MaxSemaphorePermits, and
+// ErrNoQuorum when too few nodes answered.
 func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error) {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return false, err
@@ -34,7 +35,8 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 
 // AddPermits adds delta permits to the number in force (the stored one,
 // or the one given to Client.Semaphore while none is stored) and stores
-// the sum, atomically on each node; a negative delta takes permits away.
+// the sum, in one script call per node; a negative delta takes permits
+// away.
 // A raise wakes the waiter first in line, as a release does. A lowering
 // revokes nothing: leases keep their permits, and new acquisitions wait
 // until enough are released or expire. It returns ErrInvalid, writing

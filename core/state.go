@@ -373,8 +373,9 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 type SemaphoreState struct {
 	// Name is the semaphore's name.
 	Name string
-	// Size is the number of permits: the one SetPermits stored, or, when
-	// none is stored, the one this Semaphore was made with.
+	// Size is the number of permits: the one stored (by SetPermits,
+	// TrySetPermits or AddPermits), or, when none is stored, the one this
+	// Semaphore was made with.
 	Size int
 	// InUse is the number of permits held.
 	InUse int
@@ -395,7 +396,7 @@ type SemaphoreState struct {
 type SemaphoreNodeState struct {
 	// Err is the node's error; the other fields are then zero.
 	Err error
-	// Size is the number of permits SetPermits stored; 0 when none is.
+	// Size is the number of permits stored; 0 when none is.
 	Size int
 	// InUse is the number of permits held on this node.
 	InUse int
