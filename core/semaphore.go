@@ -26,8 +26,9 @@ import (
 //
 // The number of permits is the one given to Client.Semaphore until
 // SetPermits, TrySetPermits or AddPermits stores one in Redis; from then
-// on the stored number is in force for every client. A Semaphore is safe for concurrent use and cheap:
-// make one per name as needed. WithOwner does not apply to it.
+// on the stored number is in force for every client. A Semaphore is safe
+// for concurrent use and cheap: make one per name as needed. WithOwner
+// does not apply to it.
 //
 // Permits are numbered slots, and a node gives a slot to one lease at a
 // time. With a quorum, an acquisition follows Mutex's rules: it asks every
