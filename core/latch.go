@@ -171,7 +171,9 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return err
 	}
 	gens := make([]int64, len(l.c.q.Nodes)) // the generation each node had first; 0 unknown
-	_, err := line.Acquire(ctx, l.c.wait, l.opts.waiting(), func(ctx context.Context) (struct{}, string, time.Duration, error) {
+	o := l.opts.waiting()
+	o.Woken = true // the count-down that opens the latch tells its waiters (latch_count_down.lua)
+	_, err := line.Acquire(ctx, l.c.wait, o, func(ctx context.Context) (struct{}, string, time.Duration, error) {
 		if err := ctx.Err(); err != nil {
 			return struct{}{}, l.key, 0, err
 		}

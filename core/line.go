@@ -132,8 +132,10 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 		g = &t.Grants
 		defer n.DropTicket(t)
 	}
+	lo := wo.waiting()
+	lo.Woken = !ticketed // the release that lets them in tells them on key (rw_release.lua)
 	tried := 0
-	l, err := line.Acquire(ctx, c.wait, wo.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
+	l, err := line.Acquire(ctx, c.wait, lo, func(ctx context.Context) (*Lease, string, time.Duration, error) {
 		if l, _ := grantedLease(ctx, c, o, names, t, out); l != nil {
 			return l, key, 0, nil
 		}
