@@ -33,6 +33,7 @@ func runClient(t *testing.T, e env) {
 		cases["NewWhileServersDown"] = testNewWhileServersDown
 		if e.strategy == core.Notify {
 			cases["ConfigBusyNotKept"] = testConfigBusyNotKept
+			cases["WakesWithoutEvents"] = testWakesWithoutEvents
 		}
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
