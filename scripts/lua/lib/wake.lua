@@ -6,8 +6,10 @@
 -- latch, again, so a forged one costs an attempt at most. Keyspace events
 -- would tell the same, but only where CONFIG may turn them on. A classic
 -- PUBLISH: on a Redis Cluster every server delivers it, and a Client that
--- hears it from several wakes one more waiter at most per copy.
+-- hears it from several wakes one more waiter at most per copy. A user
+-- refused the channel loses the wake-up, never the write before it: the
+-- waiters then retry on their own.
 
 local function wake(key)
-  redis.call('publish', key, 'wake')
+  redis.pcall('publish', key, 'wake')
 end
