@@ -5,34 +5,49 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redlockgo/redlock/core"
 )
 
-// testWakesWithoutEvents: on a server of the case's own that publishes no
-// keyspace events, Clients of a user refused CONFIG (as on most managed
-// services) under Notify: a reader waiting for a writer holds within
-// wokenWithin of the writer's Unlock, and a Latch.Wait returns within
-// wokenWithin of the last CountDown, though their own retries come a
-// quarter TTL and a TTL (a minute) later. Only the library's message can
-// wake them that soon.
+// testWakesWithoutEvents: on servers of the case's own that publish no
+// keyspace events, under Notify, Clients of a user refused CONFIG (as on
+// most managed services; on a Cluster, Clients that leave the flags
+// alone): a reader waiting for a writer holds within wokenWithin of the
+// writer's Unlock, and a Latch.Wait returns within wokenWithin of the
+// last CountDown, though their own retries come a quarter TTL and a TTL
+// (a minute) later. Only the library's message can wake them that soon.
 func testWakesWithoutEvents(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 90*time.Second), name(t)
-	addr := ownNodes(t, ctx, e, 1)[0]
-	admin := plain(t, addr)
-	user, password := "redlock-"+n[:8], "wakes-"+n[:8]
-	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "+@all", "~*", "&*", "-config").Err(); err != nil {
-		t.Fatal(err)
-	}
-	client := func() *core.Client {
-		return e.clientOver(t, []core.Driver{e.h.OpenAs(t, addr, user, password)}, core.WithTTL(time.Minute), unhurried)
+	var (
+		servers []string // every server, whose flags stay off
+		admin   redis.UniversalClient
+		client  func() *core.Client
+	)
+	if e.cluster {
+		lc := ownServers(t, ctx, e, 3)
+		servers, admin = allNodes(lc), plainCluster(t, lc.Masters)
+		client = func() *core.Client { return e.ownClient(t, lc, time.Minute, core.WithNotifyConfig(false)) }
+	} else {
+		addr := ownNodes(t, ctx, e, 1)[0]
+		servers, admin = []string{addr}, plain(t, addr)
+		user, password := "redlock-"+n[:8], "wakes-"+n[:8]
+		if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "+@all", "~*", "&*", "-config").Err(); err != nil {
+			t.Fatal(err)
+		}
+		client = func() *core.Client {
+			return e.clientOver(t, []core.Driver{e.h.OpenAs(t, addr, user, password)}, core.WithTTL(time.Minute), unhurried)
+		}
 	}
 	holder, waiter := client(), client()
-	if err := waiter.Ping(ctx); !errors.Is(err, core.ErrConfigRefused) {
-		t.Fatalf("Ping as a user without CONFIG: got %v, want ErrConfigRefused", err)
+	if err := waiter.Ping(ctx); !e.cluster && !errors.Is(err, core.ErrConfigRefused) || e.cluster && err != nil {
+		t.Fatalf("Ping: got %v, want ErrConfigRefused for a user without CONFIG, nil with WithNotifyConfig(false)", err)
 	}
 	noEvents := func(when string) {
-		if flags := admin.ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
-			t.Fatalf("%s, the server has notify-keyspace-events %q: want none", when, flags)
+		for _, a := range servers {
+			if flags := plain(t, a).ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
+				t.Fatalf("%s, server %s has notify-keyspace-events %q: want none", when, a, flags)
+			}
 		}
 	}
 	noEvents("before the waits")
