@@ -33,6 +33,7 @@ func runClient(t *testing.T, e env) {
 		cases["NewWhileServersDown"] = testNewWhileServersDown
 		if e.strategy == core.Notify {
 			cases["ConfigBusyNotKept"] = testConfigBusyNotKept
+			cases["WakesWithoutEvents"] = testWakesWithoutEvents
 		}
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
@@ -61,6 +62,9 @@ func runClient(t *testing.T, e env) {
 		cases["LateReplicaNotifies"] = testLateReplicaNotifies
 	}
 	if ownCluster && e.strategy == core.Notify {
+		if os.Getenv("REDLOCK_LONG") == "1" { // a Cluster of its own: seconds to start
+			cases["WakesWithoutEvents"] = testWakesWithoutEvents
+		}
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard
 		cases["CloseWhileShardsDropped"] = testCloseWhileShardsDropped
