@@ -56,6 +56,7 @@ func runMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll { // every driver waits by Poll; how it waits does not matter
 		cases["ObserverSeesLeases"] = testObserverSeesLeases
 		cases["FencingAcrossRestarts"] = testFencingAcrossRestarts
+		cases["Resume"] = testMutexResume
 	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost
