@@ -57,6 +57,7 @@ func runMutex(t *testing.T, e env) {
 		cases["ObserverSeesLeases"] = testObserverSeesLeases
 		cases["FencingAcrossRestarts"] = testFencingAcrossRestarts
 		cases["Resume"] = testMutexResume
+		cases["ExtendOrRetake"] = testMutexRetake
 	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost
