@@ -10,9 +10,10 @@ import (
 )
 
 // testMutexResume resumes a lease from another Client by its ID: the
-// resumed lease has the original's ID and fencing token and a validity
-// within the TTL; its Extend reaches the servers, and its Unlock frees the
-// name, which the original then finds lost. A lease whose value another
+// resumed lease has the original's ID and fencing token (0 once the
+// fencing counter is gone) and a validity within the TTL; its Extend
+// reaches the servers, and its Unlock frees the name, which the original
+// then finds lost. A lease whose value another
 // holder replaced (forced free, then taken) is lost to its resumed Lease
 // too, without harm to that holder, and its ID no longer resumes. An ID
 // that never held returns ErrNotHeld; a malformed one, and any ID on a
@@ -54,11 +55,19 @@ func testMutexResume(t *testing.T, e env) {
 	}
 	mustLock(t, ctx, holder.TryLock).Unlock(ctx) // free
 
-	// Another holder replaces the value.
+	// With the fencing counter gone (it expires WithIdleExpiry after its
+	// last draw, also while the name is held), the token is unknown.
 	l = mustLock(t, ctx, holder.TryLock)
-	if r, err = other.Resume(ctx, l.ID()); err != nil {
-		t.Fatal(err)
+	for i := range e.addrs {
+		if err := e.admin(t, i).Del(ctx, fenceKey(n)).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	if r, err = other.Resume(ctx, l.ID()); err != nil || r.Token() != 0 {
+		t.Fatalf("Resume with the fencing counter gone: Token %d, %v; want 0, nil", r.Token(), err)
+	}
+
+	// Another holder replaces the value.
 	if err := holder.ForceUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
