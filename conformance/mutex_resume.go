@@ -103,3 +103,34 @@ func testMutexResume(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 }
+
+// testMutexResumeWaiter resumes the lease a queued waiter won by a
+// hand-off, whose ID is its line's token (Notify): with its fencing token.
+func testMutexResumeWaiter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	c := e.client(t, core.WithTTL(10*time.Second))
+	l := mustLock(t, ctx, c.Mutex(n).TryLock)
+	won := make(chan *core.Lease, 1)
+	go func() {
+		w, err := c.Mutex(n).Lock(ctx)
+		if err != nil {
+			t.Errorf("the waiter's Lock: %v", err)
+		}
+		won <- w
+	}()
+	e.awaitWatching(t, ctx, lockKey(n))
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := <-won
+	if w == nil {
+		t.FailNow()
+	}
+	r, err := e.client(t).Mutex(n).Resume(ctx, w.ID())
+	if err != nil || r.Token() != w.Token() {
+		t.Fatalf("Resume of the waiter's lease %q: Token %d, %v; want %d, nil", w.ID(), r.Token(), err, w.Token())
+	}
+	if err := r.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock of the waiter's resumed lease: %v", err)
+	}
+}
