@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,7 +76,8 @@ func testBadInput(t *testing.T, e env) {
 	n := name(t)
 	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
 		m := c.Mutex(name, opts...)
-		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock}
+		resume := func(ctx context.Context) (*core.Lease, error) { return m.Resume(ctx, rand.Text()) }
+		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock, "Resume": resume}
 	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)},
 		badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)})
 	if k, _ := e.admin(t, 0).Keys(ctx, lockKey(n)+"*").Result(); len(k) != 0 {
@@ -219,6 +221,13 @@ func testNilLease(t *testing.T) {
 		"Err":    func() error { return l.Err() },
 		"Valid":  func() error { _, err := l.Valid(ctx); return err },
 		"TTL":    func() error { _, err := l.TTL(ctx); return err },
+		"ExtendOrRetake": func() error {
+			next, err := l.ExtendOrRetake(ctx, time.Second)
+			if next != nil {
+				return fmt.Errorf("returned a lease, %v", err)
+			}
+			return err
+		},
 	} {
 		if _, err := noPanic(func() (any, error) { return nil, call() }); !errors.Is(err, core.ErrNotHeld) {
 			t.Errorf("%s on a nil *Lease: got %v, want ErrNotHeld", op, err)

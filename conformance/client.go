@@ -33,6 +33,7 @@ func runClient(t *testing.T, e env) {
 		cases["NewWhileServersDown"] = testNewWhileServersDown
 		if e.strategy == core.Notify {
 			cases["ConfigBusyNotKept"] = testConfigBusyNotKept
+			cases["WakesWithoutEvents"] = testWakesWithoutEvents
 		}
 	}
 	// Every node takes the same keys and channels; miniredis has no ACL.
@@ -61,6 +62,9 @@ func runClient(t *testing.T, e env) {
 		cases["LateReplicaNotifies"] = testLateReplicaNotifies
 	}
 	if ownCluster && e.strategy == core.Notify {
+		if os.Getenv("REDLOCK_LONG") == "1" { // a Cluster of its own: seconds to start
+			cases["WakesWithoutEvents"] = testWakesWithoutEvents
+		}
 		cases["NewMasterNotifies"] = testNewMasterNotifies
 		cases["HandOffsStayInShard"] = testHandOffsStayInShard
 		cases["CloseWhileShardsDropped"] = testCloseWhileShardsDropped
@@ -269,6 +273,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Mutex.Lock":              func() error { return lease(c.Mutex(n).Lock(ctx)) },
 		"Mutex.State":             func() error { _, err := c.Mutex(n).State(ctx); return err },
 		"Mutex.ForceUnlock":       func() error { return c.Mutex(n).ForceUnlock(ctx) },
+		"Mutex.Resume":            func() error { return lease(c.Mutex(n).Resume(ctx, rand.Text())) },
 		"FairMutex.TryLock":       func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
 		"FairMutex.Lock":          func() error { return lease(c.FairMutex(n).Lock(ctx)) },
 		"FairMutex.State":         func() error { _, err := c.FairMutex(n).State(ctx); return err },

@@ -254,7 +254,7 @@ func quiet(t *testing.T, spy *scriptSpy) {
 			return
 		}
 	}
-	t.Fatal("the waiter sent script calls for 10s after it joined its line")
+	t.Fatalf("the waiter sent script calls for 10s after it joined its line; the last: %v", spy.last())
 }
 
 // forgedMAC is a MAC made up: of the right length, by no secret.

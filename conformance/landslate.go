@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,6 +142,32 @@ func landsLateCasesFor(e env, p, prefix string) map[string]func(*testing.T, env)
 	return cases
 }
 
+// firstJoin tells, on each node, the first acquisition call that joins
+// a line: one that names a waiter's ticket (see ticketParts) among its
+// keys. A Client joins only once its channel is subscribed on every node,
+// so which attempt that is depends on how soon the last node confirmed.
+type firstJoin struct {
+	mu sync.Mutex
+	n  map[int]int // node → that call's N
+}
+
+// is reports whether call is the first that joins on its node.
+func (f *firstJoin) is(call faults.Call) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n, ok := f.n[call.Node]; ok {
+		return n == call.N
+	}
+	if !slices.ContainsFunc(call.Keys, func(k string) bool { _, _, ok := ticketParts(k); return ok }) {
+		return false
+	}
+	if f.n == nil {
+		f.n = map[int]int{}
+	}
+	f.n[call.Node] = call.N
+	return true
+}
+
 // phantom reports whether the attempt held back is a plain Mutex
 // attempt without a line of its own, which no mark refuses on a free name.
 func (c landsLate) phantom(p string, e env) bool {
@@ -155,16 +183,18 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 		if phantom {
 			ttl = min(ttl, 2*time.Second) // the phantom's hold, waited out
 		}
-		attempt := 1
+		target := func(call faults.Call) bool { return call.N == 1 }
 		if c.joining && x.late && e.strategy == core.Notify {
-			attempt = 2
+			target = (&firstJoin{}).is // its first attempts take no place in line
 		}
 		heldBack := func(node int) bool { return node == len(e.addrs)-1 }
 		if c.onMajority {
 			heldBack = func(node int) bool { return node <= len(e.addrs)/2 }
 		}
+		var hit atomic.Int32
 		w, fds := e.faultyClient(t, func(call faults.Call) faults.Fault {
-			if heldBack(call.Node) && call.Op == x.acquire && call.N == attempt {
+			if heldBack(call.Node) && call.Op == x.acquire && target(call) {
+				hit.Add(1)
 				switch {
 				case c.retried:
 					return faults.Fault{Kind: faults.Retry}
@@ -187,6 +217,9 @@ func (c landsLate) test(p string) func(*testing.T, env) {
 			}
 		}
 		c.call(ctx, t, x, w, n, h)
+		if hit.Load() == 0 {
+			t.Fatal("no attempt was held back")
+		}
 		time.Sleep(300 * time.Millisecond) // the waiter's background leaves and retries ran
 		if phantom {
 			phantomWithinTTL(t, e, ctx, n, ttl, func() { flush(fds) })

@@ -44,6 +44,7 @@ func runMutex(t *testing.T, e env) {
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
 		cases["WakesOnDel"] = testWakesOnDel
+		cases["ResumeWaiter"] = testMutexResumeWaiter
 		// A TryLock's copies land alike under either strategy; the first
 		// attempt of a Lock carries the waiter's token only under Notify.
 		cases["CopyLandsUnderOtherHolder"] = testCopyLandsUnderOtherHolder
@@ -56,6 +57,8 @@ func runMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll { // every driver waits by Poll; how it waits does not matter
 		cases["ObserverSeesLeases"] = testObserverSeesLeases
 		cases["FencingAcrossRestarts"] = testFencingAcrossRestarts
+		cases["Resume"] = testMutexResume
+		cases["ExtendOrRetake"] = testMutexRetake
 	}
 	if !e.cluster && e.server != "miniredis" { // MONITOR, on one server
 		cases["UncontendedCost"] = testUncontendedCost

@@ -19,7 +19,7 @@ import (
 // both attempts are refused first. Undone by handing them on, the grants
 // would go to each other, attempt after attempt. The later waiter must
 // yield instead: A must hold the lock first, and B right after A's
-// release, both within 5s: half their TTL of 10s, which waiting each
+// release, both within 10s: half their TTL of 20s, which waiting each
 // other out would take, and room for A's joins, each held back 1.5s, on a
 // loaded machine. In the second variant A's
 // joins of node 2's line stay held back for 500ms more, so that B, which
@@ -33,7 +33,7 @@ func testSplitGrantsYieldToEarlier(t *testing.T, e env) {
 
 func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	const ttl = 10 * time.Second
+	const ttl = 20 * time.Second
 	var released atomic.Bool
 	var heldUntil atomic.Int64 // A's joins of node 2 are held back until then (unix ns); 0 until the release
 	waiter := func(heldBack bool) *core.Client {
@@ -93,8 +93,8 @@ func splitGrantsYieldToEarlier(t *testing.T, e env, after time.Duration) {
 			if r.err != nil {
 				t.Fatalf("a waiter's Lock: %v", r.err)
 			}
-		case <-time.After(5*time.Second - time.Since(start)):
-			t.Fatalf("the waiters do not both hold the lock in turn 5s after the holder's release (TTL %v): they hand their halves of a split majority to each other, or wait each other out", ttl)
+		case <-time.After(ttl/2 - time.Since(start)):
+			t.Fatalf("the waiters do not both hold the lock in turn %v after the holder's release (TTL %v): they hand their halves of a split majority to each other, or wait each other out", ttl/2, ttl)
 		}
 	}
 	if first := <-order; first != "A" {

@@ -1,6 +1,9 @@
 package conformance
 
 import (
+	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,9 +21,15 @@ type scriptSpy struct {
 	late   atomic.Int64 // calls after closed was set
 	closed atomic.Bool
 	delay  atomic.Int64 // a time.Duration
+
+	mu     sync.Mutex
+	recent []string // the last calls, "Op@node", for a failure's message
 }
 
-func (s *scriptSpy) call() {
+func (s *scriptSpy) call(c faults.Call) {
+	s.mu.Lock()
+	s.recent = append(s.recent[max(0, len(s.recent)-15):], fmt.Sprintf("%s@%d@%s", c.Method, c.Node, time.Now().Format("05.000")))
+	s.mu.Unlock()
 	s.calls.Add(1)
 	if s.closed.Load() {
 		s.late.Add(1)
@@ -46,10 +55,17 @@ func (e env) spyClient(t testing.TB, spy *scriptSpy, opts ...core.Option) *core.
 func (e env) spyDrivers(t testing.TB, spy *scriptSpy) []core.Driver {
 	ds := e.drivers(t, e.addrs)
 	for i, d := range ds {
-		ds[i], _ = faults.Wrap(d, i, func(faults.Call) faults.Fault {
-			spy.call()
+		ds[i], _ = faults.Wrap(d, i, func(c faults.Call) faults.Fault {
+			spy.call(c)
 			return faults.Fault{}
 		})
 	}
 	return ds
+}
+
+// last returns the last calls the spy saw, oldest first.
+func (s *scriptSpy) last() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.recent)
 }

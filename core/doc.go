@@ -154,7 +154,8 @@
 // only the first such message from a node between two of its attempts.
 // So a subscriber of the Clients' channels that cannot read the library's
 // keys can neither give a waiter a lock or a token nor make it attempt
-// (publishing on the keyspace channels, __keyspace@<db>__:<prefix>*, can
+// (publishing on the keyspace channels, __keyspace@<db>__:<prefix>*, or
+// on the readers' and latches' channels, whose wake-ups carry no MAC, can
 // wake a waiter: grant that to no untrusted user). docs/protocol.md
 // describes the keys, scripts and messages of every primitive.
 //
@@ -163,7 +164,9 @@
 // The library's Redis user needs, on every node: read and write access to
 // the keys under its prefix (~redlock:* with the default prefix); EVALSHA
 // and EVAL; PUBLISH and SUBSCRIBE on the channels <prefix>client:* (the
-// Clients' own channels) and, under Notify, __keyspace@<db>__:<prefix>*;
+// Clients' own channels), <prefix>{name}:rw:rq and <prefix>{name}:latch
+// (those of RWMutex readers and Latch waiters) and, under Notify,
+// __keyspace@<db>__:<prefix>*;
 // on a Redis Cluster, SPUBLISH and SSUBSCRIBE on the channels <prefix>*, and CLUSTER KEYSLOT and
 // CLUSTER SLOTS (a hand-off goes first to a channel of the waiter's
 // Client sharded with the lock, <prefix>{name}...:c:<client id>, which

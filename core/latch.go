@@ -129,8 +129,8 @@ func (l *Latch) CountDown(ctx context.Context) error {
 // ctx ended first. It costs one round trip: one script call per node, sent
 // to all at once, each a DEL of a small hash and, where a count was set,
 // a mark of its setting that refuses a late copy of its TrySetCount (with
-// a purge of at most 100 lapsed marks); where the latch existed, the
-// deletion's keyspace event wakes its waiters under Notify.
+// a purge of at most 100 lapsed marks); where the latch existed, a
+// wake-up on the latch's channel wakes its waiters under Notify.
 func (l *Latch) Delete(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
@@ -171,17 +171,20 @@ func (l *Latch) Wait(ctx context.Context) error {
 		return err
 	}
 	gens := make([]int64, len(l.c.q.Nodes)) // the generation each node had first; 0 unknown
-	_, err := line.Acquire(ctx, l.c.wait, l.opts.waiting(), func(ctx context.Context) (struct{}, string, time.Duration, error) {
+	o := l.opts.waiting()
+	o.Woken = true // the count-down that opens the latch tells its waiters (latch_count_down.lua)
+	_, err := line.Acquire(ctx, l.c.wait, o, func(ctx context.Context) (struct{}, string, time.Duration, error) {
 		if err := ctx.Err(); err != nil {
 			return struct{}{}, l.key, 0, err
 		}
 		replies := l.read(ctx)
-		// Nothing but a count-down, which notifies, or the expiry opens the
-		// latch. A server deletes an expired key, and notifies, only when it
-		// samples or touches it, which can take seconds among many keys; a
-		// read after the expiry drops it at once. So look again at the
-		// earliest expiry, and at least every TTL in case a notification was
-		// lost, as a Mutex waiter would at its holder's TTL.
+		// Nothing but a count-down or Delete, which tell the waiters (see
+		// lib/wake.lua), or the expiry opens the latch. A server deletes an
+		// expired key, and notifies, only when it samples or touches it,
+		// which can take seconds among many keys; a read after the expiry
+		// drops it at once. So look again at the earliest expiry, and at
+		// least every TTL in case a message was lost, as a Mutex waiter
+		// would at its holder's TTL.
 		open, recheck := 0, l.opts.ttl
 		for i, r := range replies {
 			switch {

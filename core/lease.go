@@ -71,9 +71,10 @@ func (l *Lease) Token() uint64 {
 }
 
 // ID identifies the acquisition on the servers: the random token its keys
-// hold (a field of the owner's lock, WithOwner). For a semaphore lease it is the permit
-// ID, with which any Client can extend or release its permits
-// (Semaphore.Extend, Semaphore.Release).
+// hold (a field of the owner's lock, WithOwner). For a plain Mutex lease,
+// any Client takes the lease up with it (Mutex.Resume). For a semaphore
+// lease it is the permit ID, with which any Client can extend or release
+// its permits (Semaphore.Extend, Semaphore.Release).
 func (l *Lease) ID() string {
 	if l == nil {
 		return ""

@@ -82,11 +82,11 @@ func waitInLine(ctx context.Context, c *Client, o *options, names leaseNames, ti
 }
 
 // waitOn is waitInLine on key(token): the waiter's ticket when ticketed,
-// else a key whose keyspace events wake the waiter (an RWMutex's waiting
-// readers, see rw_release.lua), which it watches as a Mutex waiter
-// watches its lock; such a waiter hears no grants, and once it holds, it
-// passes the wake-up on to the Client's next waiter of key, as a Latch
-// waiter does. An attempt that returns a rejoinError takes the waiter out of
+// else a key whose release tells the waiter on the key's channel, as its
+// keyspace events do (an RWMutex's waiting readers, see rw_release.lua),
+// which it watches as a Mutex waiter watches its lock; such a waiter
+// hears no grants, and once it holds, it passes the wake-up on to the
+// Client's next waiter of key, as a Latch waiter does. An attempt that returns a rejoinError takes the waiter out of
 // line, and it joins again with a fresh token: at the place it had with a
 // quorum, where the place is the time Lock began; at the back on a single
 // server, which gives the places. After an outage it joins again after
@@ -132,8 +132,10 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 		g = &t.Grants
 		defer n.DropTicket(t)
 	}
+	lo := wo.waiting()
+	lo.Woken = !ticketed // the release that lets them in tells them on key (rw_release.lua)
 	tried := 0
-	l, err := line.Acquire(ctx, c.wait, wo.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
+	l, err := line.Acquire(ctx, c.wait, lo, func(ctx context.Context) (*Lease, string, time.Duration, error) {
 		if l, _ := grantedLease(ctx, c, o, names, t, out); l != nil {
 			return l, key, 0, nil
 		}

@@ -17,7 +17,9 @@ const (
 	// a key they wait on is deleted or expires without the library (a
 	// holder that died). It needs RESP3 connections; where the server
 	// refuses to publish keyspace events (see ErrConfigRefused) it works
-	// without them, more slowly in those cases. It is the default.
+	// without them: the library's own releases and count-downs still wake
+	// by message, and only those cases wait for the waiters' own retry.
+	// It is the default.
 	Notify WaitStrategy = iota
 	// Poll retries with exponential backoff and full jitter. It works with
 	// every driver and server and needs no CONFIG.

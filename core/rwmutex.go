@@ -27,10 +27,11 @@ import (
 // doing so within one TTL, or at once when it leaves. A release that frees
 // the lock grants it to a waiting writer, which under Notify hears so on
 // its ticket and holds the lock without another request; with no writer
-// waiting it wakes every waiting reader at once, by deleting their
-// waiting set, whose keyspace event each of their Clients hears (one
-// message per Client, however many wait). All waiters also retry on
-// their own every quarter TTL or sooner (plus backoff jitter). Under Poll only a waiter's
+// waiting it wakes every waiting reader at once: it deletes their waiting
+// set and publishes a wake-up on the set's channel, which each of their
+// Clients hears (one message per Client, however many wait; no CONFIG
+// needed). All waiters also retry on their own every quarter TTL or
+// sooner (plus backoff jitter). Under Poll only a waiter's
 // own retry notices a release: a writer waits up to the backoff cap after
 // the last reader left.
 //

@@ -421,7 +421,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "172cc7dee87d61aad5260dcaaf5398b88ace198d",
+	SHA1:   "93fc797d4bac5efcdf981fc583f80d4f254cecce",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +433,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "fe18667c60f1e564e1f322f0c4503090abb15cae",
+	SHA1:   "eefbcc8c64259b97ce1683db16541cd6a1e0f2b5",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -644,7 +644,7 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
 	Name:   "latch_count_down",
-	SHA1:   "643d119dc21fbcbb0ac3265cc8422dd3d9d6b002",
+	SHA1:   "f388b6c432597ba94208a95c8de55b37c25c9273",
 	Source: lua.Source("latch_count_down.lua"),
 }
 
@@ -690,7 +690,7 @@ func DecodeLatchUnset(v int64, err error) (bool, error) {
 // LatchDeleteScript is scripts/lua/latch_delete.lua.
 var LatchDeleteScript = Script{
 	Name:   "latch_delete",
-	SHA1:   "753002c89d2a2ecb64dc86bd678f8fbaa1ed36a6",
+	SHA1:   "4781d8788375970f112ed4d12424c6f614acba80",
 	Source: lua.Source("latch_delete.lua"),
 }
 

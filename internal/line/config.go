@@ -25,11 +25,10 @@ const (
 // lack them, unless WithNotifyConfig(false). A refusal (ErrConfigRefused,
 // ErrNotifyUnsupported) does not go away: it is logged once at warn level,
 // kept for Ping, and returned by every later call, which sends nothing
-// more. It stops no wait: the library's own releases wake their waiters by
-// message; the events only wake them where a key vanished without the
-// library (a holder that died, a DEL by hand), and RWMutex readers and
-// Latch waiters, who retry on their own without them. A node that does not
-// answer is tried again at the next call.
+// more. It stops no wait: every wake the library causes travels as a
+// message; the events only wake waiters where a key vanished without the
+// library (a holder that died, a DEL by hand), who then retry on their
+// own. A node that does not answer is tried again at the next call.
 func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
 	if !n.setFlags {
 		return nil
@@ -45,7 +44,7 @@ func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
 		s.mu.Lock()
 		if s.refused == nil {
 			s.refused = err
-			n.log.Warn("redlock: "+err.Error()+"; waiting goes on: releases wake their waiters by message, while a holder that dies wakes them only at its TTL, and RWMutex readers and Latch waiters retry on their own (every quarter TTL, every TTL)",
+			n.log.Warn("redlock: "+err.Error()+"; waiting goes on: releases and count-downs wake their waiters by message, while a holder that dies, or a key deleted by hand, wakes them only at their own retry (the holder's TTL)",
 				"node", s.node, "driver", n.g.Nodes[s.node].Driver.Name())
 		}
 		s.mu.Unlock()

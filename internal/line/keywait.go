@@ -17,6 +17,7 @@ type keyWaiters struct {
 	waiters []*notifyWatch
 	ready   chan struct{} // closed once the key is subscribed
 	leaving chan struct{} // set while the last waiter unsubscribes, closed after
+	woken   bool          // the key's own channel is subscribed too (Options.Woken)
 }
 
 // wakeOne wakes the oldest waiter that heeds an event from node (-1: a

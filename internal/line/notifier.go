@@ -126,7 +126,7 @@ func (n *Notifier) join(ctx context.Context, w *notifyWatch) error {
 		}
 		first := kw == nil
 		if first {
-			kw = &keyWaiters{ready: make(chan struct{})}
+			kw = &keyWaiters{ready: make(chan struct{}), woken: w.o.Woken}
 			n.keys[w.key] = kw
 			n.follow()
 		}
@@ -149,7 +149,7 @@ func (n *Notifier) join(ctx context.Context, w *notifyWatch) error {
 	}
 }
 
-// subscribe subscribes key's channel on every node. A node that fails is
+// subscribe subscribes key's channels on every node. A node that fails is
 // logged and left out: the others' events and the TTL retry still wake
 // the waiters, and the attempt reports a node that is down.
 func (n *Notifier) subscribe(ctx context.Context, o *Options, key string) {
@@ -158,8 +158,18 @@ func (n *Notifier) subscribe(ctx context.Context, o *Options, key string) {
 		if err != nil {
 			return err
 		}
-		return l.Subscribe(ctx, prefix+key)
+		return l.Subscribe(ctx, keyChannels(prefix, key, o)...)
 	})
+}
+
+// keyChannels are the channels that tell of key: its keyspace channel
+// and, for a key that the library's writes free with a message
+// (Options.Woken), the key's own.
+func keyChannels(keyspace, key string, o *Options) []string {
+	if o.Woken {
+		return []string{keyspace + key, key}
+	}
+	return []string{keyspace + key}
 }
 
 func (n *Notifier) unsubscribe(ctx context.Context, o *Options, key string) {
@@ -170,7 +180,7 @@ func (n *Notifier) unsubscribe(ctx context.Context, o *Options, key string) {
 		if l == nil {
 			return nil
 		}
-		return l.Unsubscribe(ctx, prefix+key)
+		return l.Unsubscribe(ctx, keyChannels(prefix, key, o)...)
 	})
 }
 
@@ -232,7 +242,9 @@ func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener
 // the key's holders that listen of it (see Hear). Other events on the key
 // (set, expire: our own acquisitions and extensions) are not releases and
 // wake no one; an expire is told to the holders. A message on the Client's own channel is a
-// release's hand-off to one of its tickets (see tickets.go).
+// release's hand-off to one of its tickets (see tickets.go); one on the
+// channel named as a key whose waiters subscribed it (Options.Woken)
+// wakes one of them as a del would.
 func (n *Notifier) deliverer(node int, prefix string) func(channel, event string) {
 	return func(channel, event string) {
 		tickets, own := n.ownShard(channel)
@@ -248,13 +260,19 @@ func (n *Notifier) deliverer(node int, prefix string) func(channel, event string
 			}
 			return
 		}
-		key, ok := strings.CutPrefix(channel, prefix)
-		if !ok || !vanished[event] {
+		key, keyspace := strings.CutPrefix(channel, prefix)
+		if keyspace && !vanished[event] {
 			return
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if kw := n.keys[key]; kw != nil {
+		switch kw := n.keys[key]; {
+		case kw == nil:
+		case !keyspace:
+			if kw.woken {
+				kw.wakeOne(node)
+			}
+		default:
 			kw.tell(event)
 			if event != "expire" {
 				kw.wakeOne(node)

@@ -97,20 +97,19 @@ func (t *Ticket) signal() {
 }
 
 // ticketWatch waits for a ticket that another primitive (FairMutex,
-// RWMutex) registered: the first wait subscribes the Client's channel and
-// has the caller attempt again at once, so that no grant after its last
-// attempt goes unheard.
+// RWMutex, Semaphore) registered: until every node subscribed the
+// Client's channel, a wait subscribes it, and once it is, has the caller
+// attempt again at once, joining the line, so that no grant after its
+// last attempt goes unheard.
 type ticketWatch struct {
-	n          *Notifier
-	t          *Ticket
-	o          *Options
-	subscribed bool
+	n *Notifier
+	t *Ticket
+	o *Options
 }
 
 func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Duration) error {
-	if !w.subscribed {
-		w.subscribed = true
-		w.n.subscribeTickets(ctx, w.o)
+	if !w.t.Join {
+		w.n.subscribeTickets(ctx, w.o) // until every node subscribed: one that failed may answer now
 		if w.n.ticketsReady(w.o) {
 			w.t.Join = true
 			return nil
@@ -132,7 +131,9 @@ func (n *Notifier) DropTicket(t *Ticket) {
 
 // subscribeTickets subscribes, once per node and key prefix, the Client's
 // own channel, on which releases tell it of its tickets (see
-// lib/tell.lua). Until every node confirmed it, waiters do not queue.
+// lib/tell.lua). Until every node confirmed it, waiters do not queue. It
+// returns once a majority answered; a node that confirms later, the last
+// one, makes the prefix ready then.
 func (n *Notifier) subscribeTickets(ctx context.Context, o *Options) {
 	prefix := o.Prefix
 	n.each(ctx, o, "subscribe", func(ctx context.Context, s *subscriber) error {
@@ -143,20 +144,24 @@ func (n *Notifier) subscribeTickets(ctx context.Context, o *Options) {
 		s.mu.Lock()
 		done := s.tickets[prefix]
 		s.mu.Unlock()
-		if done {
-			return nil
+		if !done {
+			if err := l.Subscribe(ctx, n.channel(prefix)); err != nil {
+				return err
+			}
+			s.mu.Lock()
+			if s.tickets == nil {
+				s.tickets = map[string]bool{}
+			}
+			s.tickets[prefix] = true
+			s.mu.Unlock()
 		}
-		if err := l.Subscribe(ctx, n.channel(prefix)); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		if s.tickets == nil {
-			s.tickets = map[string]bool{}
-		}
-		s.tickets[prefix] = true
-		s.mu.Unlock()
+		n.readyIfAll(prefix)
 		return nil
 	})
+}
+
+// readyIfAll makes prefix ready once every node subscribed its channel.
+func (n *Notifier) readyIfAll(prefix string) {
 	for _, s := range n.subs {
 		s.mu.Lock()
 		ok := s.tickets[prefix]

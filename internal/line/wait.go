@@ -49,6 +49,10 @@ type Options struct {
 	Prefix      string // the keys' prefix, under which the Client's channel tells its tickets
 	Poll        bool   // the primitive waits by Poll, though the Client notifies
 	Fencing     bool   // a lease from grants needs one fencing token on a quorum
+	// Woken: the library's write that frees the watched key for its
+	// waiters also tells them on the channel named as the key
+	// (lib/wake.lua), which they subscribe with its keyspace channel.
+	Woken       bool
 	NodeTimeout time.Duration
 }
 

@@ -1,5 +1,5 @@
 -- Counts a latch down by one. The count-down that reaches zero deletes the
--- latch: its del keyspace event wakes the waiters, and the latch can be
+-- latch and wakes its waiters (see lib/wake.lua), and the latch can be
 -- set again; its setting is marked opened (see lib/opened.lua).
 -- KEYS[1] latch: a hash {count, gen}; absent while no count is set
 -- KEYS[2] opened: sorted set of the latch's settings that opened, by the server time (ms) their mark lapses

@@ -1,6 +1,6 @@
 -- Deletes a latch, whether or not a count is set. A deleted latch is open:
--- its del keyspace event wakes the waiters, as the count-down that reaches
--- zero does, its setting is marked opened (see lib/opened.lua), and the
+-- its waiters are woken (see lib/wake.lua), as by the count-down that
+-- reaches zero, its setting is marked opened (see lib/opened.lua), and the
 -- latch can be set again. The marks of undone settings (latch_unset.lua)
 -- stay: each refuses only its own setting's requests.
 -- KEYS[1] latch: a hash {count, gen}; absent while no count is set

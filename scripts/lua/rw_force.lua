@@ -18,6 +18,7 @@
 -- #include lib/line_head.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/wake.lua
 
 local now = serverNow()
 local freed = 0
@@ -43,5 +44,7 @@ if writer ~= nil then
   end
   return 1
 end
-redis.call('unlink', KEYS[4])
+if redis.call('unlink', KEYS[4]) == 1 then
+  wake(KEYS[4])
+end
 return 1

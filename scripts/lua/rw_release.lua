@@ -1,9 +1,9 @@
 -- Gives up a read or write lease, or a wait, and hands on to who may go
 -- next when the lock is free: it grants the lock to a waiting writer once
 -- no reader is left (see lib/grant.lua), or else wakes every waiting
--- reader at once: it deletes their waiting set, whose keyspace event each
--- of their Clients hears once (see RWMutex in package core), so that a release
--- costs the same however many readers wait. A lease or a waiter that
+-- reader at once: it deletes their waiting set and tells each of their
+-- Clients once, on the set's channel (see lib/wake.lua), so that a release
+-- costs the same however many readers wait, and nothing when none waits. A lease or a waiter that
 -- leaves for good marks its ticket as left, so that its attempts that land
 -- later are refused (see lib/left.lua).
 -- KEYS[1] writer: the write lock, a string holding the writer's token
@@ -24,6 +24,7 @@
 -- #include lib/line_head.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/wake.lua
 
 local now = serverNow()
 local released = 0
@@ -52,5 +53,7 @@ if writer ~= nil then
   return released
 end
 -- UNLINK: a large set is freed off the server's main thread.
-redis.call('unlink', KEYS[4])
+if redis.call('unlink', KEYS[4]) == 1 then
+  wake(KEYS[4])
+end
 return released

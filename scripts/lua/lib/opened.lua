@@ -6,12 +6,16 @@
 
 -- #include lib/now.lua
 -- #include lib/purge.lua
+-- #include lib/wake.lua
 
--- openLatch deletes latch and marks its setting opened for ms; it returns
--- what DEL returns.
+-- openLatch deletes latch, wakes its waiters (see wake.lua) and marks its
+-- setting opened for ms; it returns what DEL returns.
 local function openLatch(latch, opened, ms)
   local gen = redis.call('type', latch).ok == 'hash' and redis.call('hget', latch, 'gen')
   local deleted = redis.call('del', latch)
+  if deleted == 1 then
+    wake(latch)
+  end
   if gen then
     local now = serverNow()
     purgeLapsed(now, opened)

@@ -1,0 +1,105 @@
+package conformance
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// testWakesWithoutEvents: on servers of the case's own that publish no
+// keyspace events, under Notify, Clients of a user refused CONFIG (as on
+// most managed services; on a Cluster, Clients that leave the flags
+// alone): a reader waiting for a writer holds within wokenWithin of the
+// writer's Unlock, and a Latch.Wait returns within wokenWithin of the
+// last CountDown, though their own retries come a quarter TTL and a TTL
+// (a minute) later. Only the library's message can wake them that soon.
+func testWakesWithoutEvents(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 90*time.Second), name(t)
+	var (
+		servers []string // every server, whose flags stay off
+		admin   redis.UniversalClient
+		client  func() *core.Client
+	)
+	if e.cluster {
+		lc := ownServers(t, ctx, e, 3)
+		servers, admin = allNodes(lc), plainCluster(t, lc.Masters)
+		client = func() *core.Client { return e.ownClient(t, lc, time.Minute, core.WithNotifyConfig(false)) }
+	} else {
+		addr := ownNodes(t, ctx, e, 1)[0]
+		servers, admin = []string{addr}, plain(t, addr)
+		user, password := "redlock-"+n[:8], "wakes-"+n[:8]
+		if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "+@all", "~*", "&*", "-config").Err(); err != nil {
+			t.Fatal(err)
+		}
+		client = func() *core.Client {
+			return e.clientOver(t, []core.Driver{e.h.OpenAs(t, addr, user, password)}, core.WithTTL(time.Minute), unhurried)
+		}
+	}
+	holder, waiter := client(), client()
+	if err := waiter.Ping(ctx); !e.cluster && !errors.Is(err, core.ErrConfigRefused) || e.cluster && err != nil {
+		t.Fatalf("Ping: got %v, want ErrConfigRefused for a user without CONFIG, nil with WithNotifyConfig(false)", err)
+	}
+	noEvents := func(when string) {
+		for _, a := range servers {
+			if flags := plain(t, a).ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
+				t.Fatalf("%s, server %s has notify-keyspace-events %q: want none", when, a, flags)
+			}
+		}
+	}
+	noEvents("before the waits")
+
+	// A reader waits for a writer.
+	w := mustLock(t, ctx, holder.RWMutex(n).Lock)
+	got := startLock(ctx, waiter.RWMutex(n).RLock)
+	// The reader registered, then subscribed and attempted once more.
+	for admin.ZCard(ctx, rwKey(n, ":rq")).Val() == 0 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	unlocked := time.Now()
+	if err := w.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiting RLock: %v", r.err)
+	}
+	t.Logf("the reader held %v after the writer's Unlock", r.at.Sub(unlocked).Round(time.Millisecond))
+	if d := r.at.Sub(unlocked); d > wokenWithin {
+		t.Errorf("the reader held %v after the writer's Unlock, want within %v: no message woke it", d.Round(time.Millisecond), wokenWithin)
+	}
+	r.l.Unlock(ctx)
+
+	// A Latch waiter waits for the last count-down.
+	latch := holder.Latch(n)
+	if ok, err := latch.TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1): got (%v, %v), want true", ok, err)
+	}
+	opened := make(chan time.Time, 1)
+	waited := make(chan error, 1)
+	go func() {
+		err := waiter.Latch(n).Wait(ctx)
+		opened <- time.Now()
+		waited <- err
+	}()
+	// The waiter has read the latch shut and listens once the Wait's
+	// first recheck of it ran; a count-down before then is seen by that.
+	time.Sleep(300 * time.Millisecond)
+	countedDown := time.Now()
+	if err := latch.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := <-opened
+	if err := <-waited; err != nil {
+		t.Fatalf("Latch.Wait: %v", err)
+	}
+	t.Logf("Latch.Wait returned %v after the last CountDown", at.Sub(countedDown).Round(time.Millisecond))
+	if d := at.Sub(countedDown); d > wokenWithin {
+		t.Errorf("Latch.Wait returned %v after the last CountDown, want within %v: no message woke it", d.Round(time.Millisecond), wokenWithin)
+	}
+	noEvents("after the waits")
+}
