@@ -99,19 +99,3 @@ func testSemaphoreAddPermits(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 }
-
-// testSemaphoreAddPermitsWakes: a waiter for a permit takes it as soon as
-// AddPermits adds one, as when a release frees one.
-func testSemaphoreAddPermitsWakes(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	s := e.client(t).Semaphore(n, 1)
-	if _, err := s.TryAcquire(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
-	raised := time.Now()
-	if err := s.AddPermits(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	expectWoken(t, got, raised).Unlock(ctx)
-}

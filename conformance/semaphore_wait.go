@@ -9,20 +9,23 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// testSemaphoreSetPermitsWakes checks that raising the number wakes a
-// waiter at once, not at the holder's TTL.
-func testSemaphoreSetPermitsWakes(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	s := e.client(t).Semaphore(n, 1)
-	if _, err := s.TryAcquire(ctx, 1); err != nil {
-		t.Fatal(err)
+// testSemaphoreRaiseWakes checks that raising the number of permits (by
+// SetPermits or AddPermits) wakes a waiter at once, as a release does, not
+// at the holder's TTL.
+func testSemaphoreRaiseWakes(raise func(context.Context, *core.Semaphore) error) func(*testing.T, env) {
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		s := e.client(t).Semaphore(n, 1)
+		if _, err := s.TryAcquire(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
+		raised := time.Now()
+		if err := raise(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		expectWoken(t, got, raised).Unlock(ctx)
 	}
-	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
-	raised := time.Now()
-	if err := s.SetPermits(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	expectWoken(t, got, raised).Unlock(ctx)
 }
 
 // semWaiter starts s.Acquire(n) in a goroutine and returns once it waits:
