@@ -129,6 +129,10 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	if p == "Semaphore" && e.strategy == core.Poll {
 		cases["ForceUnknownHolder"] = testForceUnknownHolder
 	}
+	// A Mutex's release differs by strategy; the others' do not.
+	if p == "Mutex" || e.strategy == core.Poll && (p == "FairMutex" || p == "RWMutex") {
+		cases["ForceLostSaysForced"+suffix] = func(t *testing.T, e env) { testForceLostSaysForced(t, e, f) }
+	}
 	if e.strategy == core.Poll {
 		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }
 		cases["ForceFreeName"+suffix] = func(t *testing.T, e env) { testForceFreeName(t, e, f) }
