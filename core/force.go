@@ -147,8 +147,8 @@ func (f forcedFlag) lostWhy() error {
 }
 
 // askForced asks n, after a release found the lock not token's, whether a
-// force-release freed token's hold, noting it in f. It reports the
-// release's own outcome, not held, either way.
+// force-release freed token's hold, and notes it in f; a failed ask
+// leaves f as it was (the release still found nothing).
 func (f forcedFlag) askForced(ctx context.Context, n *quorum.Node, lock, token string) {
 	if forced, err := n.Driver.WasForced(ctx, forcedKey(lock), token); err == nil && forced {
 		f.heard(leaseForced)
