@@ -120,14 +120,20 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	cases := map[string]func(*testing.T, env){
 		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
 	}
-	if p == "Mutex" && e.strategy == core.Notify {
+	if p == "Mutex" && e.strategy == core.Notify { // a line to leave as it is
 		cases["ForceClosesDone"] = testForceClosesDone
+		cases["ForceLockTakesOver"] = testForceLockTakesOver
+		cases["ForceLockCopyRefused"] = testForceLockCopyRefused
 	}
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation
 	}
 	if p == "Semaphore" && e.strategy == core.Poll {
 		cases["ForceUnknownHolder"] = testForceUnknownHolder
+	}
+	// A Mutex's release differs by strategy; the others' do not.
+	if p == "Mutex" || e.strategy == core.Poll && (p == "FairMutex" || p == "RWMutex") {
+		cases["ForceLostSaysForced"+suffix] = func(t *testing.T, e env) { testForceLostSaysForced(t, e, f) }
 	}
 	if e.strategy == core.Poll {
 		cases["ForceFrees"+suffix] = func(t *testing.T, e env) { testForceFrees(t, e, f) }

@@ -194,3 +194,26 @@ func testFirstCopyAndGrantedLease(t *testing.T, e env) {
 		})
 	}
 }
+
+// testTryLockCopyAfterForceUnlock: a TryLock wins on every node, where its
+// acquisition was sent twice; an operator's ForceUnlock frees the name,
+// and the copies land after it, on the free name, under the lease's own
+// token. The lease must stay lost, as SAFETY.md promises of a forced
+// release (its next Extend returns ErrLost), not come back on every node
+// for as long as it extends.
+func testTryLockCopyAfterForceUnlock(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	w, fds := e.copyEveryNode(t, core.WithTTL(2*time.Second))
+	defer flush(fds)
+	l, err := w.Mutex(n).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock: %v", err)
+	}
+	if err := e.client(t).Mutex(n).ForceUnlock(ctx); err != nil {
+		t.Fatalf("ForceUnlock: %v", err)
+	}
+	flush(fds) // the copies land on the free name
+	if err := l.Extend(ctx, 2*time.Second); !errors.Is(err, core.ErrLost) {
+		t.Fatalf("Extend of a lease freed by ForceUnlock, copies of its acquisition having landed since: got %v, want ErrLost", err)
+	}
+}

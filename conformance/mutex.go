@@ -49,6 +49,7 @@ func runMutex(t *testing.T, e env) {
 		// attempt of a Lock carries the waiter's token only under Notify.
 		cases["CopyLandsUnderOtherHolder"] = testCopyLandsUnderOtherHolder
 		cases["FirstCopyAndGrantedLease"] = testFirstCopyAndGrantedLease
+		cases["TryLockCopyAfterForceUnlock"] = testTryLockCopyAfterForceUnlock
 		if !e.cluster {
 			cases["LateGrantIgnored"] = testLateGrantIgnored
 		}

@@ -34,7 +34,9 @@ var (
 	// closes, when the lease lost its lock before it was released: its key
 	// was deleted or expired on a majority of nodes, or its validity ran out
 	// before an extension reached a majority. errors.Is(err, ErrNotHeld)
-	// holds for it too.
+	// holds for it too. Where ForceUnlock freed the lease (a Mutex's
+	// plain lease, a FairMutex's, an RWMutex writer's), the error returned
+	// says so, and errors.Is(err, ErrLost) holds for it.
 	ErrLost = fmt.Errorf("%w: the lease was lost before release (its key expired or was deleted); stop using what it protected", ErrNotHeld)
 
 	// ErrNoQuorum is returned, joined with each node's error, when too many

@@ -127,7 +127,7 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 }
 
 func (m *FairMutex) hold(token string, keep bool) fairHold {
-	return fairHold{keys: m.keys, lineHold: newLineHold(&m.opts, token, keep)}
+	return fairHold{keys: m.keys, lineHold: newLineHold(&m.opts, token, keep), forcedFlag: newForcedFlag()}
 }
 
 // fairHold is a FairMutex lease's hold: its token in the lock key. keep
@@ -135,15 +135,20 @@ func (m *FairMutex) hold(token string, keep bool) fairHold {
 type fairHold struct {
 	keys fairKeys
 	lineHold
+	forcedFlag // a node said a force-release freed it
 }
 
 func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
-	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, forcedKey(h.keys.lock), h.token, ttl)
+	h.heard(v)
 	return v == 1, err
 }
 
 func (h fairHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	v, err := n.Driver.FairMutexRelease(ctx, driver.FairMutexReleaseRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
+	if err == nil && v == 0 && !h.keep {
+		h.askForced(ctx, n, k.lock, h.token) // only a release that found the lock gone asks
+	}
 	return v == 1, err
 }

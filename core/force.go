@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 
 	"github.com/redlockgo/redlock/driver"
 	"github.com/redlockgo/redlock/internal/quorum"
@@ -12,8 +14,9 @@ import (
 // waiter as a release does. It is an operator's tool, for a holder that
 // is stuck, and it breaks mutual exclusion by design: the former holder
 // may go on working on the resource until its next Extend or Unlock,
-// which returns ErrLost (with WithAutoExtend, its watchdog closes Done
-// within a third of its TTL). Only fencing tokens (Lease.Token), checked
+// which returns ErrLost saying that the lease was force-released (with
+// WithAutoExtend, its watchdog closes Done within a third of its TTL,
+// Err saying so too). Only fencing tokens (Lease.Token), checked
 // by the resource, keep its late writes out: the next holder's is
 // higher. It returns nil when a majority of nodes answered, the name then
 // free there or handed on (a name that was free is no error); else, as
@@ -25,7 +28,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) error {
 	}
 	k, o := m.keys, &m.opts
 	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
-		return nd.Driver.MutexForce(ctx, k.lock, k.fence, k.queue, o.reserve(), o.idle)
+		return nd.Driver.MutexForce(ctx, k.lock, k.fence, k.queue, forcedKey(k.lock), o.reserve(), o.idle)
 	})
 }
 
@@ -38,7 +41,7 @@ func (m *FairMutex) ForceUnlock(ctx context.Context) error {
 	}
 	k, o := m.keys, &m.opts
 	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
-		return nd.Driver.FairMutexForce(ctx, driver.FairMutexForceRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Idle: o.idle, Left: o.ttl})
+		return nd.Driver.FairMutexForce(ctx, driver.FairMutexForceRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Forced: forcedKey(k.lock), Idle: o.idle, Left: o.ttl})
 	})
 }
 
@@ -51,7 +54,7 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) error {
 	}
 	k, o := m.keys, &m.opts
 	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
-		return nd.Driver.RWMutexForce(ctx, driver.RWMutexForceRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Idle: o.idle, Left: o.ttl})
+		return nd.Driver.RWMutexForce(ctx, driver.RWMutexForceRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Forced: forcedKey(k.writer), Idle: o.idle, Left: o.ttl})
 	})
 }
 
@@ -107,4 +110,47 @@ func force(ctx context.Context, c *Client, o *options, op func(ctx context.Conte
 		return op(ctx, nd)
 	})
 	return quorum.NoQuorum(ctx, c.q, replies)
+}
+
+// forcedKey is the forced marker of a lock key: the tokens whose hold a
+// force-release freed, for as long as each had left (see lib/forced.lua).
+func forcedKey(lock string) string { return lock + ":forced" }
+
+// errForced is the ErrLost of a lease whose hold a force-release freed.
+var errForced = fmt.Errorf("%w (an operator force-released it with ForceUnlock or ForceLock; it did not expire)", ErrLost)
+
+// forcedFlag is set once a node answered that a force-release freed the
+// lease's hold; the hold's copies share it.
+type forcedFlag struct{ p *atomic.Bool }
+
+func newForcedFlag() forcedFlag { return forcedFlag{new(atomic.Bool)} }
+
+// heard notes v, a script's answer, and reports whether it says that a
+// force-release freed the hold.
+func (f forcedFlag) heard(v int64) bool {
+	if v != leaseForced {
+		return false
+	}
+	if f.p != nil {
+		f.p.Store(true)
+	}
+	return true
+}
+
+// lostWhy is errForced once a node said that a force-release freed the
+// hold; else nil.
+func (f forcedFlag) lostWhy() error {
+	if f.p != nil && f.p.Load() {
+		return errForced
+	}
+	return nil
+}
+
+// askForced asks n, after a release found the lock not token's, whether a
+// force-release freed token's hold, and notes it in f; a failed ask
+// leaves f as it was (the release still found nothing).
+func (f forcedFlag) askForced(ctx context.Context, n *quorum.Node, lock, token string) {
+	if forced, err := n.Driver.WasForced(ctx, forcedKey(lock), token); err == nil && forced {
+		f.heard(leaseForced)
+	}
 }

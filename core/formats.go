@@ -17,6 +17,10 @@ const (
 	marksAll    = 2 // a queued waiter's lease: its attempts share its token
 )
 
+// leaseForced is what the scripts that confirm a plain lock's lease
+// answer for a token whose hold a force-release freed (see lib/forced.lua).
+const leaseForced = -2
+
 // digestBound bounds slot digests and scan seeds: 2^52, exact in a Lua
 // double.
 const digestBound = 1 << (4 * digestHexDigits)

@@ -23,6 +23,7 @@ func TestFormatsMatchSpec(t *testing.T) {
 		"marksNone":       strconv.Itoa(marksNone),
 		"marksMissed":     strconv.Itoa(marksMissed),
 		"marksAll":        strconv.Itoa(marksAll),
+		"leaseForced":     strconv.Itoa(leaseForced),
 	}
 	for _, f := range spec.Formats {
 		if got, ok := ours[f.Name]; !ok || got != f.Value {

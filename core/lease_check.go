@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/redlockgo/redlock/driver"
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
@@ -86,7 +87,7 @@ func (h mutexHold) left(ctx context.Context, n *quorum.Node) (time.Duration, err
 	if h.owned() {
 		return n.Driver.OwnedTTL(ctx, h.keys.lock, h.holder)
 	}
-	return lockLeft(ctx, n, h.keys.lock, h.holder)
+	return lockLeft(ctx, n, h.keys.lock, h.holder, h.forcedFlag)
 }
 
 func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
@@ -104,14 +105,14 @@ func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, err
 }
 
 func (h fairHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
-	return lockLeft(ctx, n, h.keys.lock, h.token)
+	return lockLeft(ctx, n, h.keys.lock, h.token, h.forcedFlag)
 }
 
 func (h rwHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
 	if h.read {
 		return n.Driver.RWMutexReadTTL(ctx, h.keys.readers, h.token)
 	}
-	return lockLeft(ctx, n, h.keys.writer, h.token)
+	return lockLeft(ctx, n, h.keys.writer, h.token, h.forcedFlag)
 }
 
 func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration, error) {
@@ -123,11 +124,18 @@ func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration
 }
 
 // lockLeft is how long token still holds the lock key on n, 0 when it
-// does not; a key that someone made persistent holds for as long as Until
-// allows. It reads the lock key alone, as an extension may: a Cluster
-// slot that migrates refuses a script over the name's other keys.
-func lockLeft(ctx context.Context, n *quorum.Node, lock, token string) (time.Duration, error) {
-	ttl, err := n.Driver.LockTTL(ctx, lock, token)
+// does not or a force-release freed it (noted in f); a key that someone
+// made persistent holds for as long as Until allows. Where a Cluster slot
+// migrates and refuses a script over the lock and its forced marker, it
+// reads the lock key alone, as an extension may.
+func lockLeft(ctx context.Context, n *quorum.Node, lock, token string, f forcedFlag) (time.Duration, error) {
+	ttl, err := n.Driver.LockTTL(ctx, lock, forcedKey(lock), token)
+	if n.Cluster && driver.IsTryAgain(err) {
+		ttl, err = n.Driver.LockTTL(ctx, lock, lock, token) // the marker unread (see lock_ttl.lua)
+	}
+	if f.heard(ttl.Milliseconds()) {
+		return 0, err
+	}
 	if ttl < 0 {
 		return math.MaxInt32 * time.Millisecond, err
 	}

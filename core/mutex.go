@@ -240,7 +240,7 @@ func (m *Mutex) hold(holder string) mutexHold { return newMutexHold(m.keys, hold
 // makes it (reentrant for an owner; releasing through the queue under
 // Notify).
 func newMutexHold(k keyNames, holder string, o *options) mutexHold {
-	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle, ttl: o.ttl, timeout: o.perNodeTimeout()}
+	return mutexHold{keys: k, holder: holder, owner: o.owner, wake: o.wait == Notify, reserve: o.reserve(), idle: o.idle, ttl: o.ttl, timeout: o.perNodeTimeout(), forcedFlag: newForcedFlag()}
 }
 
 // mutexHold is a Mutex lease's hold: its random token in a string key, or,
@@ -257,6 +257,7 @@ type mutexHold struct {
 	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
 	ttl     time.Duration // how long such a mark stays
 	timeout time.Duration // the node timeout
+	forcedFlag            // a plain lease's: a node said a force-release freed it
 }
 
 func (h mutexHold) owned() bool { return h.owner != "" }
@@ -318,7 +319,8 @@ func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), forcedKey(h.keys.lock), h.holder, ttl)
+	h.heard(v)
 	return v == 1, err
 }
 
@@ -346,7 +348,8 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 		return left >= 0, err
 	}
 	if h.always {
-		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		h.heard(v)
 		return v == 1, err
 	}
 	released, err := h.releaseOnly(ctx, n)
@@ -355,7 +358,8 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	_, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	h.heard(v)
 	if err != nil {
 		return false, err
 	}
@@ -368,8 +372,9 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		if !n.Cluster || !driver.IsTryAgain(err) {
+			h.heard(v)
 			return v == 1, err
 		}
 		// The slot migrates, and its masters split the lock from its
@@ -377,6 +382,11 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 		// released, and its keyspace event wakes the waiters.
 	}
 	v, err := n.Release(ctx, k.lock, h.holder)
+	if err == nil && v == 0 {
+		// Neither a native compare-and-delete nor release.lua reads the
+		// forced marker: only a release that found the lock gone asks.
+		h.askForced(ctx, n, k.lock, h.holder)
+	}
 	return v == 1, err
 }
 

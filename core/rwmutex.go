@@ -158,7 +158,7 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
-	return rwHold{keys: m.keys, read: read, lineHold: newLineHold(&m.opts, token, keep)}
+	return rwHold{keys: m.keys, read: read, lineHold: newLineHold(&m.opts, token, keep), forcedFlag: newForcedFlag()}
 }
 
 // rwHold is a read or write lease's hold: its token in the readers' set or
@@ -168,6 +168,7 @@ type rwHold struct {
 	keys rwKeys
 	read bool
 	lineHold
+	forcedFlag // a writer's: a node said a force-release freed it
 }
 
 func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
@@ -175,12 +176,16 @@ func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (
 		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, forcedKey(h.keys.writer), h.token, ttl)
+	h.heard(v)
 	return v == 1, err
 }
 
 func (h rwHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	v, err := n.Driver.RWMutexRelease(ctx, driver.RWMutexReleaseRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
+	if err == nil && v == 0 && !h.read && !h.keep {
+		h.askForced(ctx, n, k.writer, h.token) // only a release that found the lock gone asks
+	}
 	return v == 1, err
 }

@@ -37,7 +37,7 @@ type Scripts interface {
 	ReleaseOrMark(ctx context.Context, r ReleaseOrMarkRequest) (int64, error)
 	// Extend lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
-	Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error)
+	Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error)
 	// ExtendLock lengthens a plain lock's expiry to at least ttl only when it holds token, leaving the mark of its attempt to KeepMark: Extend in two calls, where a Cluster slot's migration split the two keys between masters.
 	// It runs scripts/lua/extend_lock.lua.
 	ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
@@ -53,15 +53,21 @@ type Scripts interface {
 	// OwnedTTL reads how long a lease of a reentrant lock still holds it, writing nothing.
 	// It runs scripts/lua/owned_ttl.lua.
 	OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error)
-	// LockTTL reads how long a token still holds a lock key, in one key, writing nothing.
+	// LockTTL reads how long a token still holds a lock key, and whether a force-release freed it (forced: the lock key again to leave the marker unread), writing nothing.
 	// It runs scripts/lua/lock_ttl.lua.
-	LockTTL(ctx context.Context, lock string, token string) (time.Duration, error)
+	LockTTL(ctx context.Context, lock string, forced string, token string) (time.Duration, error)
 	// FenceRaise makes a quorum-chosen fencing token durable while holder still holds the lock.
 	// It runs scripts/lua/fence_raise.lua.
 	FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error)
+	// WasForced reads whether a force-release freed a token's hold on a lock, writing nothing: asked after a compare-and-delete found the lock not the token's.
+	// It runs scripts/lua/was_forced.lua.
+	WasForced(ctx context.Context, forced string, token string) (bool, error)
+	// MutexForceLock takes a plain lock whoever holds it and draws a fencing token, leaving the line as it is (an operator's ForceLock).
+	// It runs scripts/lua/mutex_force_lock.lua.
+	MutexForceLock(ctx context.Context, r MutexForceLockRequest) (int64, error)
 	// MutexForce frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).
 	// It runs scripts/lua/mutex_force.lua.
-	MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error)
+	MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error)
 	// MutexState reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.
 	// It runs scripts/lua/mutex_state.lua.
 	MutexState(ctx context.Context, lock string, fence string, queue string) (MutexStateReply, error)
@@ -205,6 +211,7 @@ type ReleaseWakeRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
+	Forced  string        // KEYS[4]
 	Token   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
@@ -231,6 +238,7 @@ type ReleaseOrMarkRequest struct {
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
 	Ticket  string        // KEYS[4]
+	Forced  string        // KEYS[5]
 	Token   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
@@ -250,6 +258,17 @@ type ReleaseOwnedRequest struct {
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
 	Always  int64         // ARGV[5]
+}
+
+// MutexForceLockRequest holds the keys and arguments of MutexForceLock, in the order of scripts/lua/mutex_force_lock.lua.
+type MutexForceLockRequest struct {
+	Lock   string        // KEYS[1]
+	Fence  string        // KEYS[2]
+	Forced string        // KEYS[3]
+	Ticket string        // KEYS[4]
+	Token  string        // ARGV[1]
+	TTL    time.Duration // ARGV[2]
+	Idle   time.Duration // ARGV[3]
 }
 
 // MutexStateReply is the reply of scripts/lua/mutex_state.lua.
@@ -327,6 +346,7 @@ type FairMutexForceRequest struct {
 	Queue   string        // KEYS[3]
 	Lapse   string        // KEYS[4]
 	Tickets string        // KEYS[5]
+	Forced  string        // KEYS[6]
 	Idle    time.Duration // ARGV[1]
 	Left    time.Duration // ARGV[2]
 }
@@ -405,6 +425,7 @@ type RWMutexForceRequest struct {
 	Waiting string        // KEYS[4]
 	Tickets string        // KEYS[5]
 	Fence   string        // KEYS[6]
+	Forced  string        // KEYS[7]
 	Idle    time.Duration // ARGV[1]
 	Left    time.Duration // ARGV[2]
 }

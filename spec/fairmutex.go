@@ -28,7 +28,7 @@ var fairMutexOps = []Op{
 		Name:   "FairMutexForce",
 		Script: "fair_force",
 		Doc:    "frees a fair lock whoever holds it and grants it to the waiter first in line (an operator's force-release).",
-		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}, {"forced", String}},
 		Args:   []Param{{"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Freed", Int, "1 when the lock was held and is freed, 0 when it was free"}},
 	},

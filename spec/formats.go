@@ -20,5 +20,6 @@ var Formats = []Format{
 	{"marksNone", "0", "how a release marks its attempt's tickets (multi_release.lua's mark, lib/left.lua): none, for the undo of a queued waiter's attempt, which waits on with them"},
 	{"marksMissed", "1", "how a release marks its attempt's tickets: those of the names its token does not hold, for an attempt with tickets of its own"},
 	{"marksAll", "2", "how a release marks its attempt's tickets: all, for a queued waiter's lease, whose attempts share its token"},
+	{"leaseForced", "-2", "what the scripts that confirm a plain lock's lease (extend.lua, lock_ttl.lua, the releases) answer for a token whose hold a force-release freed (lib/forced.lua)"},
 	{"digestHexDigits", "13", "a Semaphore lease's slots are known by a digest of 13 hex digits (52 bits), exact in a Lua double and an int64; core draws its scan seeds below 2^52 too"},
 }

@@ -57,7 +57,7 @@ var rwMutexOps = []Op{
 		Name:   "RWMutexForce",
 		Script: "rw_force",
 		Doc:    "frees a reader/writer lock, its writer and every read lease, and hands on to who may go next (an operator's force-release).",
-		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}, {"forced", String}},
 		Args:   []Param{{"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Freed", Int, "1 when a writer or a live read lease held the lock and it is freed, 0 when it was free"}},
 	},

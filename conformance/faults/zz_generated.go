@@ -47,7 +47,7 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 
 // ReleaseWake asks the hook, then runs the inner driver's ReleaseWake.
 func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
-	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{r.Lock, r.Fence, r.Queue}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{r.Lock, r.Fence, r.Queue, r.Forced}, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseWake(ctx, r)
 	})
 }
@@ -61,15 +61,15 @@ func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (in
 
 // ReleaseOrMark asks the hook, then runs the inner driver's ReleaseOrMark.
 func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
-	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Forced}, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseOrMark(ctx, r)
 	})
 }
 
 // Extend asks the hook, then runs the inner driver's Extend.
-func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "Extend", "Extend", []string{lock, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.Extend(ctx, lock, ticket, token, ttl)
+func (d *Driver) Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "Extend", "Extend", []string{lock, ticket, forced}, func(ctx context.Context) (int64, error) {
+		return d.inner.Extend(ctx, lock, ticket, forced, token, ttl)
 	})
 }
 
@@ -109,9 +109,9 @@ func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.
 }
 
 // LockTTL asks the hook, then runs the inner driver's LockTTL.
-func (d *Driver) LockTTL(ctx context.Context, lock string, token string) (time.Duration, error) {
-	return run(ctx, d, "LockTTL", "LockTTL", []string{lock}, func(ctx context.Context) (time.Duration, error) {
-		return d.inner.LockTTL(ctx, lock, token)
+func (d *Driver) LockTTL(ctx context.Context, lock string, forced string, token string) (time.Duration, error) {
+	return run(ctx, d, "LockTTL", "LockTTL", []string{lock, forced}, func(ctx context.Context) (time.Duration, error) {
+		return d.inner.LockTTL(ctx, lock, forced, token)
 	})
 }
 
@@ -122,10 +122,24 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	})
 }
 
+// WasForced asks the hook, then runs the inner driver's WasForced.
+func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bool, error) {
+	return run(ctx, d, "WasForced", "WasForced", []string{forced}, func(ctx context.Context) (bool, error) {
+		return d.inner.WasForced(ctx, forced, token)
+	})
+}
+
+// MutexForceLock asks the hook, then runs the inner driver's MutexForceLock.
+func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
+	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexForceLock(ctx, r)
+	})
+}
+
 // MutexForce asks the hook, then runs the inner driver's MutexForce.
-func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return run(ctx, d, "MutexForce", "MutexForce", []string{lock, fence, queue}, func(ctx context.Context) (int64, error) {
-		return d.inner.MutexForce(ctx, lock, fence, queue, reserve, idle)
+func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return run(ctx, d, "MutexForce", "MutexForce", []string{lock, fence, queue, forced}, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexForce(ctx, lock, fence, queue, forced, reserve, idle)
 	})
 }
 
@@ -166,7 +180,7 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 
 // FairMutexForce asks the hook, then runs the inner driver's FairMutexForce.
 func (d *Driver) FairMutexForce(ctx context.Context, r driver.FairMutexForceRequest) (int64, error) {
-	return run(ctx, d, "FairMutexForce", "FairMutexForce", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "FairMutexForce", "FairMutexForce", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets, r.Forced}, func(ctx context.Context) (int64, error) {
 		return d.inner.FairMutexForce(ctx, r)
 	})
 }
@@ -215,7 +229,7 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // RWMutexForce asks the hook, then runs the inner driver's RWMutexForce.
 func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
-	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexForce(ctx, r)
 	})
 }

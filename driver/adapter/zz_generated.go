@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "52d469f59da640cabdd3d2d535f8bd3435511b0e",
+	SHA1:   "22c0a4c1dea0506fa031c32dd3c6d2fa00cf5abb",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "879ba21b7ab589a8b7cc84ed7e67509d8ae689c2",
+	SHA1:   "b8119c135e61822c1e32b86e6716943d65b4145b",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "9b9d07101d5a2cd82857b4e5cb49ed60d5d9421a",
+	SHA1:   "8de3f6c36441a64b4ca80a4270b873fdacca45f2",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "67c8c8725174840e13ba362f4ab49bacd42ef38e",
+	SHA1:   "1f442421af88b3262d1e4bb04afd00eb49137310",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "7bd8a005a3177180284144695ae5487919911a46",
+	SHA1:   "077e1f94f1f6efe75edf959bad26a538ce345f9a",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "a27431564aec3a3e47ec87494219c6487ad15e63",
+	SHA1:   "d84fac66454956790735e35217a7b32e0a574aac",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "3c50c17eab6808489202566d6910d7a9561f431e",
+	SHA1:   "ebf90badd56ce2cc8057d4c1beffc24770c08c34",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "79c637fab32152274f2434d113a114676753dfae",
+	SHA1:   "9a5c014693ac41f48cf576c2ee09579af79abbd9",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "ffd34983f81977826b4a95a68ebd0763a129bdb2",
+	SHA1:   "1e694b3c00d5527ce98676ef11407317117a27b3",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 // LockTTLScript is scripts/lua/lock_ttl.lua.
 var LockTTLScript = Script{
 	Name:   "lock_ttl",
-	SHA1:   "974fa73fce847547b0d1b9bf543fa30045166d23",
+	SHA1:   "24c930c9ee449120cc674ba626f285884baa03d1",
 	Source: lua.Source("lock_ttl.lua"),
 }
 
@@ -199,10 +199,34 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// WasForcedScript is scripts/lua/was_forced.lua.
+var WasForcedScript = Script{
+	Name:   "was_forced",
+	SHA1:   "adc54e806cc6c2baae2ff3d7db49db1f3fd69e66",
+	Source: lua.Source("was_forced.lua"),
+}
+
+// DecodeWasForced turns the reply of was_forced.lua, or the error that came instead, into its Go form.
+func DecodeWasForced(v int64, err error) (bool, error) {
+	return v == 1, err
+}
+
+// MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
+var MutexForceLockScript = Script{
+	Name:   "mutex_force_lock",
+	SHA1:   "248aca04a5a619dfc941afd8d7401762085870f2",
+	Source: lua.Source("mutex_force_lock.lua"),
+}
+
+// DecodeMutexForceLock turns the reply of mutex_force_lock.lua, or the error that came instead, into its Go form.
+func DecodeMutexForceLock(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "282add6485fc37a0b13dcd5c2bea73d39ae861c9",
+	SHA1:   "201efcb30edfcd2cd51c3e9996bd07988c71d419",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -243,7 +267,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "f724ba340f994e44f6b5b080bcb56251b92971ae",
+	SHA1:   "00b2d8fa1ea80460f2492989e61ba4ba542463a7",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -267,7 +291,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "10dee713ac393bc8869a16d9787a9542c0487243",
+	SHA1:   "bfd420fa59a044f3717afe248dba93f380683682",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -279,7 +303,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "1e2de762aa9b5bf5796cdece5d9674ecd57beeb4",
+	SHA1:   "e315c4f8b47a5a03d34fc081a4a82e0d8db38754",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -301,7 +325,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "28f69c1a2d3417946c9fb70ec5bffa8fd1b67ed4",
+	SHA1:   "a5dca7a7f858c19a2da0f6c78a2d775d7ddf8dc6",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -313,7 +337,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "aa047670bab8fae5745e42d43cfdffc7c5981371",
+	SHA1:   "88143b43def8a8cc153a80f592f791d0d1cec1be",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -353,7 +377,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "82bd96287ee918f4606a9d7240d3cbdcca95b49c",
+	SHA1:   "ffee5487891605f769d48a827356cc14c3d2c6ec",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -375,7 +399,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "5e851677ad6fcb6a0ece8b077d960751a00fafbb",
+	SHA1:   "15eae890f2af5c795c9eda49e96433f00d61a09f",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -421,7 +445,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "93fc797d4bac5efcdf981fc583f80d4f254cecce",
+	SHA1:   "03fdf8f59538a2772dc6f3883a45ccbdfbafa837",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -433,7 +457,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "eefbcc8c64259b97ce1683db16541cd6a1e0f2b5",
+	SHA1:   "0199466fa2fa743f426c12c68a3b7ff2526c5964",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -475,7 +499,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "d846c33626e4767d37efc8f0e2007f19a4930ad1",
+	SHA1:   "f99e1811cc39fd46ee665ace4a4e0b17efb982c5",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -499,7 +523,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "6c0a0e384234a756ee8435f854dd3f6af6857d62",
+	SHA1:   "3a0de4677fc07350d71d2123078d4da248bbeb43",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -511,7 +535,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "b3de4582868291d45813912232755eb273ea0559",
+	SHA1:   "43596a64bb536eac0d7cdd12c9392ea2a1a22fdc",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -523,7 +547,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "e15f8da98e4d5fea07e46a56bed7ab88b6e776c3",
+	SHA1:   "6d880e1f67c629d641591cd83a19d81216fa114a",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 
@@ -544,7 +568,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "10f2f23e3ef983cb1af6c4aa5528377d222d6b0d",
+	SHA1:   "eb2920ec306f6c669ef4c91a9767b8fc95520c3a",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -556,7 +580,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:   "semaphore_try_set_permits",
-	SHA1:   "0bc89bad0c3416301ac1464dfc85367138652d7a",
+	SHA1:   "a78aaf464436403569bd8041944db3f7ce14045c",
 	Source: lua.Source("semaphore_try_set_permits.lua"),
 }
 
@@ -568,7 +592,7 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:   "semaphore_add_permits",
-	SHA1:   "c8f30664150fb4b4d6737ae6c27a5d31c67df9c4",
+	SHA1:   "b60a0aa7e02ee6b27ef79306278731c7187a59c3",
 	Source: lua.Source("semaphore_add_permits.lua"),
 }
 

@@ -40,7 +40,7 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
 func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
-	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Ahead, 10)))
+	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue, r.Forced}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Ahead, 10)))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
@@ -50,12 +50,12 @@ func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (in
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
 func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
-	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
+	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Forced}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
 }
 
 // Extend runs scripts/lua/extend.lua.
-func (d *Driver) Extend(ctx context.Context, lock string, ticket string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket, forced}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
 }
 
 // ExtendLock runs scripts/lua/extend_lock.lua.
@@ -84,8 +84,8 @@ func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.
 }
 
 // LockTTL runs scripts/lua/lock_ttl.lua.
-func (d *Driver) LockTTL(ctx context.Context, lock string, token string) (time.Duration, error) {
-	return adapter.DecodeLockTTL(d.evalInt(ctx, adapter.LockTTLScript, []string{lock}, token))
+func (d *Driver) LockTTL(ctx context.Context, lock string, forced string, token string) (time.Duration, error) {
+	return adapter.DecodeLockTTL(d.evalInt(ctx, adapter.LockTTLScript, []string{lock, forced}, token))
 }
 
 // FenceRaise runs scripts/lua/fence_raise.lua.
@@ -93,9 +93,19 @@ func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, hold
 	return adapter.DecodeFenceRaise(d.evalInt(ctx, adapter.FenceRaiseScript, []string{lock, fence}, holder, strconv.FormatInt(chosen, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
+// WasForced runs scripts/lua/was_forced.lua.
+func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bool, error) {
+	return adapter.DecodeWasForced(d.evalInt(ctx, adapter.WasForcedScript, []string{forced}, token))
+}
+
+// MutexForceLock runs scripts/lua/mutex_force_lock.lua.
+func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
+	return adapter.DecodeMutexForceLock(d.evalInt(ctx, adapter.MutexForceLockScript, []string{r.Lock, r.Fence, r.Forced, r.Ticket}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+}
+
 // MutexForce runs scripts/lua/mutex_force.lua.
-func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue}, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
+	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue, forced}, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
 // MutexState runs scripts/lua/mutex_state.lua.
@@ -125,7 +135,7 @@ func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexRelease
 
 // FairMutexForce runs scripts/lua/fair_force.lua.
 func (d *Driver) FairMutexForce(ctx context.Context, r driver.FairMutexForceRequest) (int64, error) {
-	return adapter.DecodeFairMutexForce(d.evalInt(ctx, adapter.FairMutexForceScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
+	return adapter.DecodeFairMutexForce(d.evalInt(ctx, adapter.FairMutexForceScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets, r.Forced}, strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
 }
 
 // FairMutexState runs scripts/lua/fair_state.lua.
@@ -160,7 +170,7 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 
 // RWMutexForce runs scripts/lua/rw_force.lua.
 func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
-	return adapter.DecodeRWMutexForce(d.evalInt(ctx, adapter.RWMutexForceScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
+	return adapter.DecodeRWMutexForce(d.evalInt(ctx, adapter.RWMutexForceScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10)))
 }
 
 // RWMutexState runs scripts/lua/rw_state.lua.

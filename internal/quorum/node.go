@@ -77,14 +77,16 @@ func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 }
 
 // Extend lengthens a plain lock that token holds, and the mark of its
-// attempt (ticket), in one script; on a Cluster whose slot migrates with
-// the two keys on different masters (TRYAGAIN), one key after the other,
-// so that a lease outlives a migration longer than its TTL. The mark goes
+// attempt (ticket), in one script that first reads the lock's forced
+// marker; on a Cluster whose slot migrates with the keys on different
+// masters (TRYAGAIN), the lock and the mark one after the other, the
+// marker unread, so that a lease outlives a migration longer than its
+// TTL. The mark goes
 // first, and for twice the TTL: a lock lengthened without its mark would
 // let a late copy of the attempt take the name again after the release,
 // and the lock's extension may land late.
-func (n *Node) Extend(ctx context.Context, lock, ticket, token string, ttl time.Duration) (int64, error) {
-	v, err := n.Driver.Extend(ctx, lock, ticket, token, ttl)
+func (n *Node) Extend(ctx context.Context, lock, ticket, forced, token string, ttl time.Duration) (int64, error) {
+	v, err := n.Driver.Extend(ctx, lock, ticket, forced, token, ttl)
 	if !n.Cluster || !driver.IsTryAgain(err) {
 		return v, err
 	}

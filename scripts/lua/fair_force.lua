@@ -1,11 +1,15 @@
 -- Frees a fair lock whoever holds it (an operator's force-release): the
 -- holder leaves the line for good, as its release would (see
 -- fair_release.lua), and the lock is granted to the waiter first in line.
+-- Its token goes into the forced marker for as long as its hold had left
+-- (see lib/forced.lua), so that its Extend and Unlock answer that it was
+-- forced.
 -- KEYS[1] lock: the lock key, a string holding the holder's token
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[6] forced: the lock's forced marker
 -- ARGV[1] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[2] left: how long the holder's ticket stays marked as left, in ms
 -- Returns: 1 when the lock was held and is freed; 0 when it was free.
@@ -14,12 +18,17 @@
 -- #include lib/line_head.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/forced.lua
 
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end
 local holder = redis.call('get', KEYS[1])
+local left = redis.call('pttl', KEYS[1])
 redis.call('del', KEYS[1])
+if left > 0 then
+  markForced(KEYS[6], holder, left)
+end
 leaveForGood(KEYS[5] .. holder, ARGV[2], holder, KEYS[3], KEYS[4])
 local now = serverNow()
 purgeLine(KEYS[3], KEYS[4], now)

@@ -5,6 +5,7 @@
 -- KEYS[1] lock: the lock key
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
+-- KEYS[4] forced: the lock's forced marker, read only where the lock is not the token's (see lib/forced.lua)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
@@ -13,12 +14,18 @@
 -- with the waiter unless a live waiter is ahead of it: two waiters that
 -- each got one node of a split quorum would otherwise hand their nodes to
 -- each other at every attempt; this way the later one yields.
--- Returns: 1 when released; 2 when kept for the waiter; 0 when the key is absent or not this holder's.
+-- Returns: 1 when released; 2 when kept for the waiter; 0 when the key is
+-- absent or not this holder's; leaseForced when, so, a force-release freed
+-- the token.
 
 -- #include lib/hand_on.lua
 -- #include lib/value.lua
+-- #include lib/forced.lua
 
 if valueOf(KEYS[1]) ~= ARGV[1] then
+  if wasForced(KEYS[4], ARGV[1]) then
+    return leaseForced
+  end
   return 0
 end
 if ARGV[4] ~= '0' then

@@ -2,13 +2,16 @@
 -- lease (an operator's force-release), and hands on as rw_release.lua
 -- does: it grants the lock to the first waiting writer, or else wakes
 -- every waiting reader. The writer leaves the line for good, as its
--- release would.
+-- release would, and its token goes into the forced marker for as long as
+-- its hold had left (see lib/forced.lua), so that its Extend and Unlock
+-- answer that it was forced; the readers' do not.
 -- KEYS[1] writer: the write lock, a string holding the writer's token
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
 -- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
 -- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
+-- KEYS[7] forced: the write lock's forced marker
 -- ARGV[1] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[2] left: how long the writer's ticket stays marked as left, in ms
 -- Returns: 1 when the writer or a live read lease held the lock and it is
@@ -18,13 +21,18 @@
 -- #include lib/line_head.lua
 -- #include lib/left.lua
 -- #include lib/now.lua
+-- #include lib/forced.lua
 -- #include lib/wake.lua
 
 local now = serverNow()
 local freed = 0
 if redis.call('type', KEYS[1]).ok == 'string' then
   local writer = redis.call('get', KEYS[1])
+  local left = redis.call('pttl', KEYS[1])
   redis.call('del', KEYS[1])
+  if left > 0 then
+    markForced(KEYS[7], writer, left)
+  end
   leaveForGood(KEYS[5] .. writer, ARGV[2], writer, KEYS[3], KEYS[4])
   freed = 1
 end

@@ -8,3 +8,4 @@ local marksNone = 0
 local marksMissed = 1
 local marksAll = 2
 local digestHexDigits = 13
+local leaseForced = -2

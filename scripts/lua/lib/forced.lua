@@ -1,0 +1,26 @@
+-- A lock's forced marker (KEYS "<lock>:forced") is a sorted set of the
+-- tokens whose hold an operator's force-release freed, each scored with
+-- the server time at which that hold would have expired. The scripts that
+-- confirm a lease read it, so that the lease stays lost, and says why,
+-- even where a late copy of its own attempt took the free name back under
+-- its token. Tokens are random and never reused: an entry past its score
+-- is harmless, and the next force-release clears it.
+
+-- #include lib/formats.lua
+-- #include lib/now.lua
+
+-- wasForced reports whether a force-release freed token's hold: one ZSCORE.
+local function wasForced(forced, token)
+  return redis.call('zscore', forced, token) ~= false
+end
+
+-- markForced notes that a force-release freed token's hold, which had
+-- left ms to go; the marker lasts as long as its longest entry.
+local function markForced(forced, token, left)
+  local now = serverNow()
+  redis.call('zremrangebyscore', forced, '-inf', now)
+  redis.call('zadd', forced, now + left, token)
+  if redis.call('pttl', forced) < left then
+    redis.call('pexpire', forced, left)
+  end
+end
