@@ -38,6 +38,7 @@ var pinnedSHA1 = map[string]string{
 	"fair_state":            "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
 	"rw_lock":               "5e851677ad6fcb6a0ece8b077d960751a00fafbb",
 	"rw_release":            "93fc797d4bac5efcdf981fc583f80d4f254cecce",
+	"rw_downgrade":          "5378a7b0a26883e5b67e3e8eaf3c032eeda9cbc9",
 	"extend_lock":           "8564acc297b4e5eea0b33c2c81a19981dbc05d16",
 	"keep_mark":             "3c50c17eab6808489202566d6910d7a9561f431e",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",

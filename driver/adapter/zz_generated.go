@@ -430,6 +430,18 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
+var RWMutexDowngradeScript = Script{
+	Name:   "rw_downgrade",
+	SHA1:   "5378a7b0a26883e5b67e3e8eaf3c032eeda9cbc9",
+	Source: lua.Source("rw_downgrade.lua"),
+}
+
+// DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
