@@ -221,6 +221,13 @@ func testNilLease(t *testing.T) {
 		"Err":    func() error { return l.Err() },
 		"Valid":  func() error { _, err := l.Valid(ctx); return err },
 		"TTL":    func() error { _, err := l.TTL(ctx); return err },
+		"Downgrade": func() error {
+			read, err := l.Downgrade(ctx)
+			if read != nil {
+				return fmt.Errorf("returned a lease, %v", err)
+			}
+			return err
+		},
 		"ExtendOrRetake": func() error {
 			next, err := l.ExtendOrRetake(ctx, time.Second)
 			if next != nil {

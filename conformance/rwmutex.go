@@ -30,6 +30,7 @@ func runRWMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll { // a read; the wait strategy plays no part
 		cases["State"] = testRWState
 	}
+	maps.Copy(cases, downgradeCases(e))
 	maps.Copy(cases, forceCases(e, "RWMutex", ""))
 	if e.strategy == core.Poll {
 		cases["ForceFreesReaders"] = testForceFreesReaders

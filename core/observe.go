@@ -13,10 +13,12 @@ import (
 // concurrent use and return quickly; they must not call the Client.
 type Observer interface {
 	// Acquired follows every acquisition call that reached the servers:
-	// a TryLock, Lock, RLock, TryAcquire, Acquire, won or not.
+	// a TryLock, Lock, RLock, TryAcquire, Acquire, won or not, and a
+	// Downgrade.
 	Acquired(AcquireEvent)
 	// Released follows every Unlock of a lease that was not unlocked
-	// before (a lost one's included, with ErrLost).
+	// before (a lost one's included, with ErrLost), and the write lease
+	// that a Downgrade turned into a read lease.
 	Released(ReleaseEvent)
 	// Extended follows every Extend that reached the servers, the
 	// watchdog's (WithAutoExtend) included.

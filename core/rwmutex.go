@@ -19,7 +19,7 @@ import (
 // or WithAutoExtend), so a reader or writer that died frees its share at
 // its TTL. An RWMutex is safe for concurrent use and cheap: make one per
 // name as needed. It is not reentrant: a holder that asks again waits for
-// itself.
+// itself; a writer that wants to go on reading calls Lease.Downgrade.
 //
 // Waiting readers and writers register in Redis with entries that lapse
 // unless their attempts refresh them, as FairMutex waiters do; a writer's
@@ -38,7 +38,8 @@ import (
 // Tokens. Every lease draws a fencing token from the name's counter. A
 // write lease's token is greater than every token of a lease that ended
 // before it was granted, as for a Mutex; a read lease's token is greater
-// than every write lease's token before it. With a quorum, read tokens are
+// than every write lease's token before it, but for one that Lease.Downgrade
+// made of a write lease, which keeps that lease's token. With a quorum, read tokens are
 // not made durable (readers do not exclude each other, so nothing is fenced
 // between them); a later write token is only guaranteed to exceed earlier
 // write tokens.

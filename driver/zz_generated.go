@@ -104,6 +104,9 @@ type Scripts interface {
 	// RWMutexRelease gives up a read or write lease, or a wait, and hands on to who may go next.
 	// It runs scripts/lua/rw_release.lua.
 	RWMutexRelease(ctx context.Context, r RWMutexReleaseRequest) (int64, error)
+	// RWMutexDowngrade turns a write lease into a read lease of the same token at once, waking waiting readers when no writer waits; writes nothing unless the token holds the write lock.
+	// It runs scripts/lua/rw_downgrade.lua.
+	RWMutexDowngrade(ctx context.Context, r RWMutexDowngradeRequest) (int64, error)
 	// RWMutexForce frees a reader/writer lock, its writer and every read lease, and hands on to who may go next (an operator's force-release).
 	// It runs scripts/lua/rw_force.lua.
 	RWMutexForce(ctx context.Context, r RWMutexForceRequest) (int64, error)
@@ -415,6 +418,17 @@ type RWMutexReleaseRequest struct {
 	Keep    int64         // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
+}
+
+// RWMutexDowngradeRequest holds the keys and arguments of RWMutexDowngrade, in the order of scripts/lua/rw_downgrade.lua.
+type RWMutexDowngradeRequest struct {
+	Writer  string        // KEYS[1]
+	Readers string        // KEYS[2]
+	Writers string        // KEYS[3]
+	Waiting string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Token   string        // ARGV[1]
+	TTL     time.Duration // ARGV[2]
 }
 
 // RWMutexForceRequest holds the keys and arguments of RWMutexForce, in the order of scripts/lua/rw_force.lua.

@@ -3,7 +3,8 @@ package spec
 // rwMutexOps are the operations of RWMutex. A write lease extends with
 // Extend (the write lock is a string holding the token) and makes its
 // fencing token durable with FenceRaise; a read lease extends with
-// RWMutexReadExtend.
+// RWMutexReadExtend; a write lease that RWMutexDowngrade turned into a read
+// lease keeps its token.
 var rwMutexOps = []Op{
 	{
 		Name:   "RWMutexReadAcquire",
@@ -52,6 +53,14 @@ var rwMutexOps = []Op{
 		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}, {"fence", String}},
 		Args:   []Param{{"token", String}, {"keep", Int}, {"idle", Millis}, {"left", Millis}},
 		Reply:  []Field{{"Released", Int, "1 when the token held the write lock or a live read lease here, 0 otherwise"}},
+	},
+	{
+		Name:   "RWMutexDowngrade",
+		Script: "rw_downgrade",
+		Doc:    "turns a write lease into a read lease of the same token at once, waking waiting readers when no writer waits; writes nothing unless the token holds the write lock.",
+		Keys:   []Param{{"writer", String}, {"readers", String}, {"writers", String}, {"waiting", String}, {"tickets", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}},
+		Reply:  []Field{{"Downgraded", Int, "1 when the token held the write lock here and now holds a read lease, 0 otherwise"}},
 	},
 	{
 		Name:   "RWMutexForce",

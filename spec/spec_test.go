@@ -44,6 +44,7 @@ var pinnedSHA1 = map[string]string{
 	"keep_mark":             "ebf90badd56ce2cc8057d4c1beffc24770c08c34",
 	"rw_rextend":            "f9d164cba064816b8127e5e8bddea58c3b1a994a",
 	"rw_rlock":              "ffee5487891605f769d48a827356cc14c3d2c6ec",
+	"rw_downgrade":          "f70d3f58782dc0c687a6f1cee72f4d52517d7b05",
 	"rw_state":              "9ca532242523ef566a478190c991c86ab4bf2e57",
 	"release":               "d36620724c79f5456e3040d735002186abdb83bf",
 	"release_wake":          "8de3f6c36441a64b4ca80a4270b873fdacca45f2",

@@ -227,6 +227,13 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 	})
 }
 
+// RWMutexDowngrade asks the hook, then runs the inner driver's RWMutexDowngrade.
+func (d *Driver) RWMutexDowngrade(ctx context.Context, r driver.RWMutexDowngradeRequest) (int64, error) {
+	return run(ctx, d, "RWMutexDowngrade", "RWMutexDowngrade", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets}, func(ctx context.Context) (int64, error) {
+		return d.inner.RWMutexDowngrade(ctx, r)
+	})
+}
+
 // RWMutexForce asks the hook, then runs the inner driver's RWMutexForce.
 func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
 	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, func(ctx context.Context) (int64, error) {

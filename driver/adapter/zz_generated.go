@@ -454,6 +454,18 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
+var RWMutexDowngradeScript = Script{
+	Name:   "rw_downgrade",
+	SHA1:   "f70d3f58782dc0c687a6f1cee72f4d52517d7b05",
+	Source: lua.Source("rw_downgrade.lua"),
+}
+
+// DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
+func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",

@@ -71,7 +71,7 @@ func FuzzServerReplies(f *testing.F) {
 	})
 }
 
-const fuzzReplyOps = 16
+const fuzzReplyOps = 17
 
 // fuzzReplyOp makes one call of a primitive; a call that returns no lease
 // returns nil.
@@ -115,8 +115,14 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 	case 14:
 		_, err := c.Semaphore("s", 3).State(ctx)
 		return nil, err
-	default:
+	case 15:
 		return c.Semaphore("s", 3).Acquire(ctx, 1)
+	default:
+		w, err := c.RWMutex("rw").TryLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return w.Downgrade(ctx)
 	}
 }
 

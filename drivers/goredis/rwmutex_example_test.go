@@ -42,3 +42,33 @@ func Example_rwMutex() {
 	// read beside a writer: true
 	// write token above the reads': true
 }
+
+// A writer turns its write lease into a read lease (Lease.Downgrade): no
+// other writer gets in between, and other readers may join it.
+func Example_rwMutexDowngrade() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	rw := c.RWMutex("catalog")
+	w, err := rw.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// ... write the catalog, then go on reading what was written.
+	r, err := w.Downgrade(ctx)
+	if err != nil {
+		log.Fatal(err) // the write lease ended too
+	}
+	defer r.Unlock(ctx)
+	_, err = rw.TryLock(ctx)
+	fmt.Println("write beside the downgraded lease:", errors.Is(err, core.ErrNotAcquired))
+	other, err := rw.TryRLock(ctx)
+	fmt.Println("another reader joins:", err == nil)
+	other.Unlock(ctx)
+	fmt.Println("same token:", r.Token() == w.Token())
+	// Output:
+	// write beside the downgraded lease: true
+	// another reader joins: true
+	// same token: true
+}

@@ -168,6 +168,11 @@ func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequ
 	return adapter.DecodeRWMutexRelease(d.evalInt(ctx, adapter.RWMutexReleaseScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.Keep, r.Idle.Milliseconds(), r.Left.Milliseconds()))
 }
 
+// RWMutexDowngrade runs scripts/lua/rw_downgrade.lua.
+func (d *Driver) RWMutexDowngrade(ctx context.Context, r driver.RWMutexDowngradeRequest) (int64, error) {
+	return adapter.DecodeRWMutexDowngrade(d.evalInt(ctx, adapter.RWMutexDowngradeScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets}, r.Token, r.TTL.Milliseconds()))
+}
+
 // RWMutexForce runs scripts/lua/rw_force.lua.
 func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
 	return adapter.DecodeRWMutexForce(d.evalInt(ctx, adapter.RWMutexForceScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, r.Idle.Milliseconds(), r.Left.Milliseconds()))
