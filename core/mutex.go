@@ -161,7 +161,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
+			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
