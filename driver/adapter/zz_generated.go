@@ -211,18 +211,6 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 	return v == 1, err
 }
 
-// MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
-var MutexForceLockScript = Script{
-	Name:   "mutex_force_lock",
-	SHA1:   "248aca04a5a619dfc941afd8d7401762085870f2",
-	Source: lua.Source("mutex_force_lock.lua"),
-}
-
-// DecodeMutexForceLock turns the reply of mutex_force_lock.lua, or the error that came instead, into its Go form.
-func DecodeMutexForceLock(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
