@@ -55,6 +55,9 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 		"MultiLock": {},
 	}[p]
 	maps.Copy(cases, fenceCases(e, p))
+	if p == "Mutex" && e.strategy == core.Poll { // no one waits
+		cases["HostileForcedMarker"] = testHostileForcedMarker
+	}
 	if p == "Mutex" && e.strategy == core.Notify { // only Notify waiters queue
 		cases["HostileGiveUpDropsTicket"] = testHostileGiveUpDropsTicket
 	}

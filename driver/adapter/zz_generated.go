@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "8de3f6c36441a64b4ca80a4270b873fdacca45f2",
+	SHA1:   "cae8647ac2ce477baf637f9f8fcc78c9ac358c06",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "077e1f94f1f6efe75edf959bad26a538ce345f9a",
+	SHA1:   "e23094fd64227cea9f776ba03533043a85b3abd4",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "d84fac66454956790735e35217a7b32e0a574aac",
+	SHA1:   "628d4e2ee1b8afe8ee6558bf491aeed29055d589",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 // LockTTLScript is scripts/lua/lock_ttl.lua.
 var LockTTLScript = Script{
 	Name:   "lock_ttl",
-	SHA1:   "24c930c9ee449120cc674ba626f285884baa03d1",
+	SHA1:   "b6579005212f79e5664941bef7a6b507a12cc996",
 	Source: lua.Source("lock_ttl.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // WasForcedScript is scripts/lua/was_forced.lua.
 var WasForcedScript = Script{
 	Name:   "was_forced",
-	SHA1:   "adc54e806cc6c2baae2ff3d7db49db1f3fd69e66",
+	SHA1:   "5df21699b7421f0e20753cb4855c8f2820b3d38c",
 	Source: lua.Source("was_forced.lua"),
 }
 
@@ -214,7 +214,7 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "201efcb30edfcd2cd51c3e9996bd07988c71d419",
+	SHA1:   "2bdcdf2184d5c55d4cdfa67bc54b0888055eeaee",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -325,7 +325,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "88143b43def8a8cc153a80f592f791d0d1cec1be",
+	SHA1:   "68ba51647c1c1af9fa96f436dcb17f3946afa1c8",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -457,7 +457,7 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "0199466fa2fa743f426c12c68a3b7ff2526c5964",
+	SHA1:   "74c4413a2e5a50eea9ad64d165a5a44db6e0bdff",
 	Source: lua.Source("rw_force.lua"),
 }
 

@@ -20,6 +20,10 @@
 -- #include lib/now.lua
 -- #include lib/forced.lua
 
+local bad = badForced(KEYS[6])
+if bad then
+  return bad
+end
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end

@@ -19,6 +19,10 @@
 -- #include lib/hand_on.lua
 -- #include lib/forced.lua
 
+local bad = badForced(KEYS[4])
+if bad then
+  return bad
+end
 local kind = redis.call('type', KEYS[1]).ok
 if kind == 'none' then
   return 0

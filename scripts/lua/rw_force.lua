@@ -24,6 +24,10 @@
 -- #include lib/forced.lua
 -- #include lib/wake.lua
 
+local bad = badForced(KEYS[7])
+if bad then
+  return bad
+end
 local now = serverNow()
 local freed = 0
 if redis.call('type', KEYS[1]).ok == 'string' then

@@ -9,6 +9,18 @@
 -- #include lib/formats.lua
 -- #include lib/now.lua
 
+-- badForced is the error reply for a marker that another program made
+-- something other than a sorted set, nil for a good one: the
+-- force-release that finds it writes nothing.
+local function badForced(forced)
+  local kind = redis.call('type', forced).ok
+  if kind == 'zset' or kind == 'none' then
+    return nil
+  end
+  return redis.error_reply('BADFORCED the forced marker ' .. forced .. ' is a ' .. kind ..
+    ', not a sorted set: delete it')
+end
+
 -- wasForced reports whether a force-release freed token's hold: one ZSCORE.
 local function wasForced(forced, token)
   return redis.call('zscore', forced, token) ~= false
