@@ -23,6 +23,12 @@ import (
 // of the holding nodes still keep it there (the counter expires
 // WithIdleExpiry after its last draw, also while a lease holds the name).
 //
+// What holds the name with id may be a late copy of the original's
+// acquisition, landed after its Unlock or ForceUnlock (see SAFETY.md):
+// Resume then returns a lease for that hold, exclusive as any, whose
+// Token is the copy's, higher than the original's; the original lease
+// stays ended.
+//
 // It returns ErrNotHeld when id does not hold the name on a majority
 // (released, expired, or another holder's now), ErrNoQuorum when too few
 // nodes answered to tell, and ErrInvalid, writing nothing, when id is not

@@ -16,7 +16,9 @@ import (
 // it, the others having a number already (where it did store it, it
 // stays: SetPermits makes every node alike). It returns ErrInvalid,
 // writing nothing, for a number below 1 or above MaxSemaphorePermits, and
-// ErrNoQuorum when too few nodes answered.
+// ErrNoQuorum when too few nodes answered. A request the network delivers
+// twice finds the number its first copy stored: its answer is then false,
+// though the number in force is this call's (Available tells).
 func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error) {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return false, err
@@ -42,9 +44,11 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 // until enough are released or expire. It returns ErrInvalid, writing
 // nothing, for a delta of 0 or one that would leave fewer than 1 or more
 // than MaxSemaphorePermits permits, and ErrNoQuorum when fewer than a
-// majority applied it; as with Latch.CountDown, its requests may still
-// land later, so send it again after ErrNoQuorum only where adding twice
-// is harmless.
+// majority applied it. Like Latch.CountDown it is not idempotent: a
+// request the network delivers twice (a client that resends it on a
+// broken connection) adds twice, and after ErrNoQuorum its requests may
+// still land, so send it again only where adding twice is harmless; where
+// it is not, SetPermits, which stores a number, is.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
 	if err := s.check(ctx, 1); err != nil {
 		return err
