@@ -246,18 +246,18 @@ func newMutexHold(k keyNames, holder string, o *options) mutexHold {
 // mutexHold is a Mutex lease's hold: its random token in a string key, or,
 // for a reentrant lock, a field of its own in the owner's hash.
 type mutexHold struct {
-	keys    keyNames
-	holder  string // the lease's random token
-	owner   string // the reentrant lock's owner; "" for a plain lock
-	wake    bool   // release wakes the next queued waiter (Notify)
-	reserve time.Duration
-	idle    time.Duration // how long the fencing counter outlives its last draw
-	mark    string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
-	own     string        // the attempt's own mark (an owner's sets it as it lands, see lib/left.lua); "" for a plain waiter's, which shares its ticket
-	always  bool          // a release marks it also when it finds the lock: a queued waiter's ticket
-	ttl     time.Duration // how long such a mark stays
-	timeout time.Duration // the node timeout
-	forcedFlag            // a plain lease's: a node said a force-release freed it
+	keys       keyNames
+	holder     string // the lease's random token
+	owner      string // the reentrant lock's owner; "" for a plain lock
+	wake       bool   // release wakes the next queued waiter (Notify)
+	reserve    time.Duration
+	idle       time.Duration // how long the fencing counter outlives its last draw
+	mark       string        // the ticket of its attempt, which a release that finds nothing marks; "" for none
+	own        string        // the attempt's own mark (an owner's sets it as it lands, see lib/left.lua); "" for a plain waiter's, which shares its ticket
+	always     bool          // a release marks it also when it finds the lock: a queued waiter's ticket
+	ttl        time.Duration // how long such a mark stays
+	timeout    time.Duration // the node timeout
+	forcedFlag               // a plain lease's: a node said a force-release freed it
 }
 
 func (h mutexHold) owned() bool { return h.owner != "" }
