@@ -120,8 +120,10 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	cases := map[string]func(*testing.T, env){
 		"ForceHandsOn" + suffix: func(t *testing.T, e env) { testForceHandsOn(t, e, f) },
 	}
-	if p == "Mutex" && e.strategy == core.Notify {
+	if p == "Mutex" && e.strategy == core.Notify { // a line to leave as it is
 		cases["ForceClosesDone"] = testForceClosesDone
+		cases["ForceLockTakesOver"] = testForceLockTakesOver
+		cases["ForceLockCopyRefused"] = testForceLockCopyRefused
 	}
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation

@@ -117,7 +117,7 @@ func force(ctx context.Context, c *Client, o *options, op func(ctx context.Conte
 func forcedKey(lock string) string { return lock + ":forced" }
 
 // errForced is the ErrLost of a lease whose hold a force-release freed.
-var errForced = fmt.Errorf("%w (an operator force-released it with ForceUnlock; it did not expire)", ErrLost)
+var errForced = fmt.Errorf("%w (an operator force-released it with ForceUnlock or ForceLock; it did not expire)", ErrLost)
 
 // forcedFlag is set once a node answered that a force-release freed the
 // lease's hold; the hold's copies share it.

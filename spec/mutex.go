@@ -138,6 +138,14 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Forced", Bool, "a force-release freed the token's hold"}},
 	},
 	{
+		Name:   "MutexForceLock",
+		Script: "mutex_force_lock",
+		Doc:    "takes a plain lock whoever holds it and draws a fencing token, leaving the line as it is (an operator's ForceLock).",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"forced", String}, {"ticket", String}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"idle", Millis}},
+		Reply:  []Field{{"Fence", Int, "the fencing token drawn; 0 for a copy of a request that landed before"}},
+	},
+	{
 		Name:   "MutexForce",
 		Script: "mutex_force",
 		Doc:    "frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).",

@@ -129,6 +129,13 @@ func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bo
 	})
 }
 
+// MutexForceLock asks the hook, then runs the inner driver's MutexForceLock.
+func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
+	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced, r.Ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexForceLock(ctx, r)
+	})
+}
+
 // MutexForce asks the hook, then runs the inner driver's MutexForce.
 func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
 	return run(ctx, d, "MutexForce", "MutexForce", []string{lock, fence, queue, forced}, func(ctx context.Context) (int64, error) {

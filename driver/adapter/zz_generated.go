@@ -211,6 +211,18 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 	return v == 1, err
 }
 
+// MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
+var MutexForceLockScript = Script{
+	Name:   "mutex_force_lock",
+	SHA1:   "75a6692425c88010305444bb26a677875f23f456",
+	Source: lua.Source("mutex_force_lock.lua"),
+}
+
+// DecodeMutexForceLock turns the reply of mutex_force_lock.lua, or the error that came instead, into its Go form.
+func DecodeMutexForceLock(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",

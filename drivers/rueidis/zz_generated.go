@@ -98,6 +98,11 @@ func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bo
 	return adapter.DecodeWasForced(d.evalInt(ctx, adapter.WasForcedScript, []string{forced}, token))
 }
 
+// MutexForceLock runs scripts/lua/mutex_force_lock.lua.
+func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
+	return adapter.DecodeMutexForceLock(d.evalInt(ctx, adapter.MutexForceLockScript, []string{r.Lock, r.Fence, r.Forced, r.Ticket}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
+}
+
 // MutexForce runs scripts/lua/mutex_force.lua.
 func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
 	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue, forced}, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))

@@ -1,0 +1,77 @@
+package conformance
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockgo/redlock/conformance/faults"
+	"github.com/redlockgo/redlock/core"
+)
+
+// testForceLockTakesOver has an operator take a held Mutex over while a
+// waiter waits in line: ForceLock returns a lease with a higher token at
+// once, the former holder's Extend is ErrLost saying it was
+// force-released, the waiter waits on (a TryLock finds the name taken),
+// and the operator's Unlock hands the name on to the waiter, with a
+// higher token still.
+func testForceLockTakesOver(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held := mustLock(t, ctx, e.client(t, unhurried, core.WithTTL(10*time.Second)).Mutex(n).Lock)
+	got := e.inLine(t, ctx, queueKey(n), 1, e.client(t, unhurried, core.WithTTL(time.Minute)).Mutex(n).Lock)
+	taken, err := e.client(t, unhurried).Mutex(n, core.WithTTL(10*time.Second)).ForceLock(ctx)
+	if err != nil {
+		t.Fatalf("ForceLock of a held name: %v", err)
+	}
+	if taken.Token() <= held.Token() {
+		t.Fatalf("ForceLock's token %d after the holder's %d: not increasing", taken.Token(), held.Token())
+	}
+	if err := held.Extend(ctx, 10*time.Second); !errors.Is(err, core.ErrLost) || !strings.Contains(err.Error(), "force") {
+		t.Fatalf("the former holder's Extend: %v; want ErrLost saying it was force-released", err)
+	}
+	if l, err := e.client(t, unhurried).Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		t.Fatalf("TryLock after ForceLock: %v, want ErrNotAcquired", err)
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the waiter returned while ForceLock's lease held the name: %v", r.err)
+	default:
+	}
+	released := time.Now()
+	unlockOnce(t, ctx, taken)
+	w := expectWoken(t, got, released)
+	if w.Token() <= taken.Token() {
+		t.Fatalf("the waiter's token %d after ForceLock's %d: not increasing", w.Token(), taken.Token())
+	}
+	unlockOnce(t, ctx, w)
+}
+
+// testForceLockCopyRefused: ForceLock's request, sent twice on every
+// node, lands once; its lease is released and another takes the name;
+// then the copies land. They must take nothing: a copy that forced the
+// name again would end the later, innocent holder's lease.
+func testForceLockCopyRefused(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "MutexForceLock" && c.N == 1 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{}
+	}, unhurried)
+	defer flush(fds)
+	taken, err := w.Mutex(n, core.WithTTL(10*time.Second)).ForceLock(ctx)
+	if err != nil {
+		t.Fatalf("ForceLock of a free name: %v", err)
+	}
+	unlockOnce(t, ctx, taken)
+	later := mustLock(t, ctx, e.client(t, unhurried).Mutex(n, core.WithTTL(10*time.Second)).TryLock)
+	flush(fds) // the copies land
+	if err := later.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("the later holder's Extend once copies of an earlier ForceLock landed: %v, want nil", err)
+	}
+	unlockOnce(t, ctx, later)
+}
