@@ -128,6 +128,9 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation
 	}
+	if p == "Mutex" && e.strategy == core.Poll { // either release leaves the request unmarked
+		cases["ForceLockLateCopyRefused"] = testForceLockLateCopyRefused
+	}
 	if p == "Semaphore" && e.strategy == core.Poll {
 		cases["ForceUnknownHolder"] = testForceUnknownHolder
 	}

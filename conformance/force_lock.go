@@ -75,3 +75,31 @@ func testForceLockCopyRefused(t *testing.T, e env) {
 	}
 	unlockOnce(t, ctx, later)
 }
+
+// testForceLockLateCopyRefused: as testForceLockCopyRefused, but the
+// copies land later than ForceLock's TTL after the request: a copy that
+// arrives late is late by however long the network or a paused server
+// held it, and must still take nothing from the later holder.
+func testForceLockLateCopyRefused(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 1500 * time.Millisecond
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "MutexForceLock" && c.N == 1 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{}
+	}, unhurried)
+	defer flush(fds)
+	taken, err := w.Mutex(n, core.WithTTL(ttl)).ForceLock(ctx)
+	if err != nil {
+		t.Fatalf("ForceLock of a free name: %v", err)
+	}
+	unlockOnce(t, ctx, taken)
+	later := mustLock(t, ctx, e.client(t, unhurried).Mutex(n, core.WithTTL(10*time.Second)).TryLock)
+	time.Sleep(ttl + 200*time.Millisecond)
+	flush(fds) // the copies land, later than ForceLock's TTL
+	if err := later.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("the later holder's Extend once copies of an earlier ForceLock landed %v after it: %v, want nil: a late copy of ForceLock must never take the name from a later holder", ttl+200*time.Millisecond, err)
+	}
+	unlockOnce(t, ctx, later)
+}
