@@ -103,3 +103,31 @@ func testForceLockLateCopyRefused(t *testing.T, e env) {
 	}
 	unlockOnce(t, ctx, later)
 }
+
+// testForceLockRetried: ForceLock's request is sent twice on every node,
+// one after the other, as a client does that lost the first reply (its
+// connection broke). The first takes the name over from its holder; the
+// second is the same request, and ForceLock must return the lease that
+// the first won, not fail while its token holds the name on every node,
+// where nobody's lease can release it and the former holder was put out.
+func testForceLockRetried(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held := mustLock(t, ctx, e.client(t, unhurried, core.WithTTL(10*time.Second)).Mutex(n).TryLock)
+	defer held.Unlock(ctx)
+	w, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "MutexForceLock" {
+			return faults.Fault{Kind: faults.Retry}
+		}
+		return faults.Fault{}
+	}, unhurried)
+	taken, err := w.Mutex(n, core.WithTTL(10*time.Second)).ForceLock(ctx)
+	if err == nil {
+		unlockOnce(t, ctx, taken)
+		return
+	}
+	st, serr := e.client(t).Mutex(n).State(ctx)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	t.Fatalf("ForceLock of a held name, its request sent again on every node after a lost reply: %v; yet a token that is neither the holder's nor anyone's lease holds the name on %d nodes for %v more (the former holder's Extend: %v): ForceLock took the name without returning a lease", err, st.Nodes, st.TTL.Round(time.Second), held.Extend(ctx, 10*time.Second))
+}
