@@ -131,6 +131,7 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	if p == "Mutex" && e.strategy == core.Poll { // either release leaves the request unmarked
 		cases["ForceLockLateCopyRefused"] = testForceLockLateCopyRefused
 		cases["ForceLockRetried"] = testForceLockRetried
+		cases["ForceLockCopyDuringResumedLease"] = testForceLockCopyDuringResumedLease
 	}
 	if p == "Semaphore" && e.strategy == core.Poll {
 		cases["ForceUnknownHolder"] = testForceUnknownHolder

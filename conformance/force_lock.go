@@ -131,3 +131,43 @@ func testForceLockRetried(t *testing.T, e env) {
 	}
 	t.Fatalf("ForceLock of a held name, its request sent again on every node after a lost reply: %v; yet a token that is neither the holder's nor anyone's lease holds the name on %d nodes for %v more (the former holder's Extend: %v): ForceLock took the name without returning a lease", err, st.Nodes, st.TTL.Round(time.Second), held.Extend(ctx, 10*time.Second))
 }
+
+// testForceLockCopyDuringResumedLease: ForceLock's request, sent twice
+// on every node, lands once; another process resumes its lease by ID
+// (Mutex.Resume) and extends it. The copies land while that lease holds,
+// later than ForceLock's TTL: they must take nothing, and above all not
+// cut the lease's lock short, or another TryLock wins while the resumed
+// lease is still valid.
+func testForceLockCopyDuringResumedLease(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	const ttl = 1500 * time.Millisecond
+	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "MutexForceLock" && c.N == 1 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{}
+	}, unhurried)
+	defer flush(fds)
+	taken, err := w.Mutex(n, core.WithTTL(ttl)).ForceLock(ctx)
+	if err != nil {
+		t.Fatalf("ForceLock of a free name: %v", err)
+	}
+	resumed, err := e.client(t, unhurried).Mutex(n).Resume(ctx, taken.ID())
+	if err != nil {
+		t.Fatalf("Resume of ForceLock's lease: %v", err)
+	}
+	defer resumed.Unlock(ctx)
+	if err := resumed.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("Extend of the resumed lease: %v", err)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	flush(fds) // the copies land while the resumed lease holds
+	time.Sleep(ttl + 100*time.Millisecond)
+	other, err := e.client(t, unhurried).Mutex(n).TryLock(ctx)
+	if err == nil {
+		defer other.Unlock(ctx)
+		if left := time.Until(resumed.Until()); left > 0 {
+			t.Fatalf("a TryLock won the name while the resumed ForceLock lease is valid for %v more, copies of ForceLock's request having landed during it: two valid leases of one name", left.Round(time.Millisecond))
+		}
+	}
+}
