@@ -123,12 +123,12 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 	if p == "Mutex" && e.strategy == core.Notify { // a line to leave as it is
 		cases["ForceClosesDone"] = testForceClosesDone
 		cases["ForceLockTakesOver"] = testForceLockTakesOver
-		cases["ForceLockCopyRefused"] = testForceLockCopyRefused
 	}
 	if p == "MutexOwned" && e.strategy == core.Notify {
 		cases["ForceKeepsReservation"] = testForceKeepsReservation
 	}
-	if p == "Mutex" && e.strategy == core.Poll { // either release leaves the request unmarked
+	if p == "Mutex" && e.strategy == core.Poll { // no line: the strategy does not matter
+		cases["ForceLockCopyRefused"] = testForceLockCopyRefused
 		cases["ForceLockLateCopyRefused"] = testForceLockLateCopyRefused
 		cases["ForceLockRetried"] = testForceLockRetried
 		cases["ForceLockCopyDuringResumedLease"] = testForceLockCopyDuringResumedLease

@@ -3,21 +3,33 @@ package core
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/redlockgo/redlock/driver"
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
-// ForceLock takes the lock whoever holds it, on every node at once, with a
-// fencing token higher than every one drawn before, and returns its
+// ForceLock takes the lock from whoever holds it, on every node at once,
+// with a fencing token higher than the former holder's, and returns its
 // lease; the line of waiters stays as it is, and the lease's Unlock hands
 // the lock on to it as any release does. It is an operator's tool, as
 // ForceUnlock is, and breaks mutual exclusion by design: the former
-// holder's next Extend or Unlock returns ErrLost saying that it was
-// force-released (an owner's lease's does not say why), and only fencing
-// tokens, checked by the resource, keep its late writes out. It returns
-// ErrInvalid, writing nothing, for a Mutex with an owner (WithOwner);
-// else the errors of TryLock but ErrNotAcquired.
+// holder may go on working until its next Extend or Unlock, which returns
+// ErrLost saying that it was force-released (its watchdog closes Done
+// with that error), and only fencing tokens, checked by the resource,
+// keep its late writes out.
+//
+// It reads each node's holder, as State does, then asks each node to swap
+// that holder, and only that one, for the new lease: a copy or retry of
+// the request that lands once the name changed hands takes nothing. When
+// the holder changes between the read and the swap on too many nodes, it
+// reads again, a few times; then it returns errHolderKeptChanging, an
+// ErrNotAcquired. It returns ErrInvalid, writing nothing, for a Mutex
+// with an owner (WithOwner) or a name that an owner holds (ForceUnlock
+// it first); else the errors of TryLock. It costs two round trips, and a
+// third to make the token durable where the nodes drew different ones.
 func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
@@ -25,25 +37,38 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 	if m.opts.owner != "" {
 		return nil, invalid("ForceLock takes a plain lock: use a Mutex without WithOwner")
 	}
-	o := &m.opts
-	h := m.hold(rand.Text())
-	// Its own ticket, marked as the request lands: a copy is refused (see
-	// mutex_force_lock.lua), and extensions keep the mark.
-	h.mark = h.keys.noTicket + rand.Text()
-	k := h.keys
-	p := quorum.Round[grant]{
-		Ask: func(ctx context.Context, _ int, n *quorum.Node) (grant, error) {
-			fence, err := n.Driver.MutexForceLock(ctx, driver.MutexForceLockRequest{Lock: k.lock, Fence: k.fence, Forced: forcedKey(k.lock), Ticket: h.mark, Token: h.holder, TTL: o.ttl, Idle: o.idle})
-			return grant{Acquired: err == nil && fence > 0, Fence: fence}, err
-		},
-		Granted: acquired, Tally: countGrants, MayHold: mayHoldGrant,
-		Undo: func(ctx context.Context, n *quorum.Node, _ quorum.Reply[grant]) (bool, error) {
-			return h.release(ctx, n)
-		},
-		Durable: func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
-			return h.makeFenceDurable(ctx, m.c, o, replies, fence)
-		},
+	o, k := &m.opts, m.keys
+	h := m.hold(rand.Text()) // one token for every try: a late request of an earlier try is then its own
+	h.mark = k.noTicket + rand.Text()
+	durable := func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
+		return h.makeFenceDurable(ctx, m.c, o, replies, fence)
 	}
-	l, r := play(ctx, m.c, o, m.names, p, func(quorum.Outcome[grant]) hold { return h }, nil)
-	return l, r.Err
+	for range forceLockTries {
+		seen := quorum.Fanout(ctx, m.c.q, o.timing(), func(ctx context.Context, _ int, n *quorum.Node) (driver.MutexStateReply, error) {
+			return n.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
+		})
+		if err := quorum.NoQuorum(ctx, m.c.q, seen); err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(seen, func(r quorum.Reply[driver.MutexStateReply]) bool { return r.Err == nil && r.V.Owned }); i >= 0 {
+			return nil, invalid("ForceLock takes a plain lock, and owner %q holds %q: ForceUnlock it first", seen[i].V.Holder, m.name)
+		}
+		swap := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
+			if seen[i].Err != nil {
+				return grant{}, seen[i].Err
+			}
+			fence, err := n.Driver.MutexForceLock(ctx, driver.MutexForceLockRequest{Lock: k.lock, Fence: k.fence, Forced: forcedKey(k.lock), Token: h.holder, Holder: seen[i].V.Holder, TTL: o.ttl, Idle: o.idle})
+			return grant{Acquired: err == nil && fence > 0, Fence: fence}, err
+		}
+		l, _, err := grantRound(ctx, m.c, o, m.names, h, h, false, swap, durable)
+		if !errors.Is(err, ErrNotAcquired) {
+			return l, err
+		}
+	}
+	return nil, errHolderKeptChanging
 }
+
+// forceLockTries is how many times ForceLock reads the holders and swaps.
+const forceLockTries = 3
+
+var errHolderKeptChanging = fmt.Errorf("%w: the holder kept changing between ForceLock's read and its swap; call ForceLock again", ErrNotAcquired)

@@ -62,7 +62,7 @@ type Scripts interface {
 	// WasForced reads whether a force-release freed a token's hold on a lock, writing nothing: asked after a compare-and-delete found the lock not the token's.
 	// It runs scripts/lua/was_forced.lua.
 	WasForced(ctx context.Context, forced string, token string) (bool, error)
-	// MutexForceLock takes a plain lock whoever holds it and draws a fencing token, leaving the line as it is (an operator's ForceLock).
+	// MutexForceLock takes a plain lock from the holder that was read on the node and draws a fencing token, leaving the line as it is (an operator's ForceLock).
 	// It runs scripts/lua/mutex_force_lock.lua.
 	MutexForceLock(ctx context.Context, r MutexForceLockRequest) (int64, error)
 	// MutexForce frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).
@@ -268,10 +268,10 @@ type MutexForceLockRequest struct {
 	Lock   string        // KEYS[1]
 	Fence  string        // KEYS[2]
 	Forced string        // KEYS[3]
-	Ticket string        // KEYS[4]
 	Token  string        // ARGV[1]
-	TTL    time.Duration // ARGV[2]
-	Idle   time.Duration // ARGV[3]
+	Holder string        // ARGV[2]
+	TTL    time.Duration // ARGV[3]
+	Idle   time.Duration // ARGV[4]
 }
 
 // MutexStateReply is the reply of scripts/lua/mutex_state.lua.

@@ -140,10 +140,10 @@ var mutexOps = []Op{
 	{
 		Name:   "MutexForceLock",
 		Script: "mutex_force_lock",
-		Doc:    "takes a plain lock whoever holds it and draws a fencing token, leaving the line as it is (an operator's ForceLock).",
-		Keys:   []Param{{"lock", String}, {"fence", String}, {"forced", String}, {"ticket", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"idle", Millis}},
-		Reply:  []Field{{"Fence", Int, "the fencing token drawn; 0 for a copy of a request that landed before"}},
+		Doc:    "takes a plain lock from the holder that was read on the node and draws a fencing token, leaving the line as it is (an operator's ForceLock).",
+		Keys:   []Param{{"lock", String}, {"fence", String}, {"forced", String}},
+		Args:   []Param{{"token", String}, {"holder", String}, {"ttl", Millis}, {"idle", Millis}},
+		Reply:  []Field{{"Fence", Int, "the fencing token drawn, or the counter when the lock holds token already; 0 when the lock holds other than holder"}},
 	},
 	{
 		Name:   "MutexForce",

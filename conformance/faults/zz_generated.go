@@ -131,7 +131,7 @@ func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bo
 
 // MutexForceLock asks the hook, then runs the inner driver's MutexForceLock.
 func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
-	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced, r.Ticket}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced}, func(ctx context.Context) (int64, error) {
 		return d.inner.MutexForceLock(ctx, r)
 	})
 }

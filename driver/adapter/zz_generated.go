@@ -214,7 +214,7 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 // MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
 var MutexForceLockScript = Script{
 	Name:   "mutex_force_lock",
-	SHA1:   "75a6692425c88010305444bb26a677875f23f456",
+	SHA1:   "dcdfd7155c59ced5e21ffa1e5a8f6e2b6f5eaf9d",
 	Source: lua.Source("mutex_force_lock.lua"),
 }
 

@@ -99,7 +99,7 @@ func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bo
 
 // MutexForceLock runs scripts/lua/mutex_force_lock.lua.
 func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
-	return adapter.DecodeMutexForceLock(d.evalInt(ctx, adapter.MutexForceLockScript, []string{r.Lock, r.Fence, r.Forced, r.Ticket}, r.Token, r.TTL.Milliseconds(), r.Idle.Milliseconds()))
+	return adapter.DecodeMutexForceLock(d.evalInt(ctx, adapter.MutexForceLockScript, []string{r.Lock, r.Fence, r.Forced}, r.Token, r.Holder, r.TTL.Milliseconds(), r.Idle.Milliseconds()))
 }
 
 // MutexForce runs scripts/lua/mutex_force.lua.
