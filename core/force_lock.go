@@ -23,10 +23,12 @@ import (
 //
 // It reads each node's holder, as State does, then asks each node to swap
 // that holder, and only that one, for the new lease: a copy or retry of
-// the request that lands once the name changed hands takes nothing. When
-// the holder changes between the read and the swap on too many nodes, it
-// reads again, a few times; then it returns errHolderKeptChanging, an
-// ErrNotAcquired. It returns ErrInvalid, writing nothing, for a Mutex
+// the request that lands once the name changed hands takes nothing, and
+// one that finds this lease writes nothing. A copy that lands once the
+// name is free again, as it was when read, takes it as a late TryLock
+// does: for at most the TTL, as a lease that nobody has. When the holder
+// changes between the read and the swap on too many nodes, it reads
+// again, a few times, then returns ErrNotAcquired saying so. It returns ErrInvalid, writing nothing, for a Mutex
 // with an owner (WithOwner) or a name that an owner holds (ForceUnlock
 // it first); else the errors of TryLock. It costs two round trips, and a
 // third to make the token durable where the nodes drew different ones.
