@@ -273,6 +273,7 @@ func testCancelledSendsNone(t *testing.T, e env) {
 		"Mutex.Lock":              func() error { return lease(c.Mutex(n).Lock(ctx)) },
 		"Mutex.State":             func() error { _, err := c.Mutex(n).State(ctx); return err },
 		"Mutex.ForceUnlock":       func() error { return c.Mutex(n).ForceUnlock(ctx) },
+		"Mutex.ForceLock":         func() error { return lease(c.Mutex(n).ForceLock(ctx)) },
 		"Mutex.Resume":            func() error { return lease(c.Mutex(n).Resume(ctx, rand.Text())) },
 		"FairMutex.TryLock":       func() error { return lease(c.FairMutex(n).TryLock(ctx)) },
 		"FairMutex.Lock":          func() error { return lease(c.FairMutex(n).Lock(ctx)) },

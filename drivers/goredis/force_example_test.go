@@ -37,3 +37,28 @@ func Example_forceUnlock() {
 	// next token is higher: true
 	// stuck holder lost it: true
 }
+
+// An operator takes a stuck holder's lock over at once; the waiters keep
+// their places. The stuck holder hears at its next Extend, and the
+// resource refuses its writes by the operator's higher fencing token.
+func Example_forceLock() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	stuck, err := c.Mutex("payouts").TryLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	taken, err := c.Mutex("payouts").ForceLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer taken.Unlock(ctx)
+	fmt.Println("operator's token is higher:", taken.Token() > stuck.Token())
+	fmt.Println("stuck holder lost it:", errors.Is(stuck.Extend(ctx, 10*time.Second), core.ErrLost))
+
+	// Output:
+	// operator's token is higher: true
+	// stuck holder lost it: true
+}
