@@ -29,7 +29,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_read_ttl":           "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
 	"semaphore_ttl":         "6d880e1f67c629d641591cd83a19d81216fa114a",
 	"fence_raise":           "97194305bbc9cd4feff302140f359e2c486542fc",
-	"mutex_force_lock":      "dcdfd7155c59ced5e21ffa1e5a8f6e2b6f5eaf9d",
+	"mutex_force_lock":      "8a543d5cfc713346111ae1e5d49a5eb3b71d9e1a",
 	"was_forced":            "5df21699b7421f0e20753cb4855c8f2820b3d38c",
 	"mutex_acquire":         "22c0a4c1dea0506fa031c32dd3c6d2fa00cf5abb",
 	"mutex_acquire_owned":   "b8119c135e61822c1e32b86e6716943d65b4145b",

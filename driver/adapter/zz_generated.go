@@ -214,7 +214,7 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 // MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
 var MutexForceLockScript = Script{
 	Name:   "mutex_force_lock",
-	SHA1:   "dcdfd7155c59ced5e21ffa1e5a8f6e2b6f5eaf9d",
+	SHA1:   "8a543d5cfc713346111ae1e5d49a5eb3b71d9e1a",
 	Source: lua.Source("mutex_force_lock.lua"),
 }
 

@@ -15,10 +15,10 @@
 -- ARGV[3] ttl: the lease's time to live, in ms
 -- ARGV[4] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: the fencing token drawn, or the counter when the lock holds
--- token already; 0 when the lock holds other than holder; or BADFENCE
--- (see lib/fence.lua) or BADFORCED (see lib/forced.lua), writing nothing.
+-- token already (see currentFence in lib/fence.lua); 0 when the lock
+-- holds other than holder; or BADFENCE (see lib/fence.lua) or BADFORCED
+-- (see lib/forced.lua), writing nothing.
 
--- #include lib/value.lua
 -- #include lib/fence.lua
 -- #include lib/forced.lua
 
@@ -34,7 +34,8 @@ elseif kind ~= 'none' then
   return 0
 end
 if current == ARGV[1] then
-  return tonumber(valueOf(KEYS[2]) or '0') or 0
+  local fence, bad = currentFence(KEYS[2])
+  return bad or fence
 end
 if current ~= ARGV[2] then
   return 0
