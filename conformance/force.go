@@ -132,6 +132,8 @@ func forceCases(e env, p, suffix string) map[string]func(*testing.T, env) {
 		cases["ForceLockLateCopyRefused"] = testForceLockLateCopyRefused
 		cases["ForceLockRetried"] = testForceLockRetried
 		cases["ForceLockCopyDuringResumedLease"] = testForceLockCopyDuringResumedLease
+		cases["ForceLockHolderKeptChanging"] = testForceLockHolderKeptChanging
+		cases["ForceLockOwnedRefused"] = testForceLockOwnedRefused
 	}
 	if p == "Semaphore" && e.strategy == core.Poll {
 		cases["ForceUnknownHolder"] = testForceUnknownHolder
