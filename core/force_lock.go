@@ -73,4 +73,6 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 // forceLockTries is how many times ForceLock reads the holders and swaps.
 const forceLockTries = 3
 
+// errHolderKeptChanging is ForceLock's ErrNotAcquired once every try
+// found another holder than it read on too many nodes.
 var errHolderKeptChanging = fmt.Errorf("%w: the holder kept changing between ForceLock's read and its swap; call ForceLock again", ErrNotAcquired)
