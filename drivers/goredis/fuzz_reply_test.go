@@ -71,7 +71,7 @@ func FuzzServerReplies(f *testing.F) {
 	})
 }
 
-const fuzzReplyOps = 17
+const fuzzReplyOps = 18
 
 // fuzzReplyOp makes one call of a primitive; a call that returns no lease
 // returns nil.
@@ -117,6 +117,8 @@ func fuzzReplyOp(ctx context.Context, c *core.Client, op uint8) (*core.Lease, er
 		return nil, err
 	case 15:
 		return c.Semaphore("s", 3).Acquire(ctx, 1)
+	case 16:
+		return c.Mutex("m").ForceLock(ctx)
 	default:
 		w, err := c.RWMutex("rw").TryLock(ctx)
 		if err != nil {
