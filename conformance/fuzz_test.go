@@ -181,7 +181,7 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, sent *sentCounter, c 
 		if err == nil {
 			err = l.Extend(call, in.ttl)
 		}
-	case 17: // read every primitive's state, each checked as a call
+	case 17: // read every primitive's state, each checked as a call, then ForceLock
 		for _, state := range []func() error{
 			func() error { _, err := c.Mutex(in.name, opts...).State(call); return err },
 			func() error { _, err := c.FairMutex(in.name, opts...).State(call); return err },
@@ -198,6 +198,8 @@ func (in fuzzInput) run(t *testing.T, ctx context.Context, sent *sentCounter, c 
 			}
 			in.check(t, ctx, "State", err)
 		}
+		before = sent.checked.Load()
+		l, err = c.Mutex(in.name, opts...).ForceLock(call)
 	case 15, 16: // wait, through the fuzzed backoff, on a lock held or a latch set
 		holder, herr := c.Mutex(in.name).TryLock(setup)
 		if herr == nil {
