@@ -17,9 +17,9 @@ import (
 // the lock on to it as any release does. It is an operator's tool, as
 // ForceUnlock is, and breaks mutual exclusion by design: the former
 // holder may go on working until its next Extend or Unlock, which returns
-// ErrLost saying that it was force-released (its watchdog closes Done
-// with that error), and only fencing tokens, checked by the resource,
-// keep its late writes out.
+// ErrLost saying that it was force-released (with WithAutoExtend, its
+// watchdog closes Done, Err saying so), and only fencing tokens, checked
+// by the resource, keep its late writes out.
 //
 // It reads each node's holder, as State does, then asks each node to swap
 // that holder, and only that one, for the new lease: a copy or retry of
@@ -28,10 +28,11 @@ import (
 // name is free again, as it was when read, takes it as a late TryLock
 // does: for at most the TTL, as a lease that nobody has. When the holder
 // changes between the read and the swap on too many nodes, it reads
-// again, a few times, then returns ErrNotAcquired saying so. It returns ErrInvalid, writing nothing, for a Mutex
-// with an owner (WithOwner) or a name that an owner holds (ForceUnlock
-// it first); else the errors of TryLock. It costs two round trips, and a
-// third to make the token durable where the nodes drew different ones.
+// again, a few times, then returns ErrNotAcquired saying so. It returns
+// ErrInvalid, writing nothing, for a Mutex with an owner (WithOwner) or a
+// name that an owner holds (ForceUnlock it first); else the errors of
+// TryLock. It costs two round trips, and a third to make the token
+// durable where the nodes drew different ones.
 func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return nil, err
