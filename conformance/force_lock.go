@@ -50,18 +50,24 @@ func testForceLockTakesOver(t *testing.T, e env) {
 	unlockOnce(t, ctx, w)
 }
 
+// forceLockCopied is a Client whose first ForceLock request on every
+// node also runs again at flush, as a copy sent twice.
+func (e env) forceLockCopied(t *testing.T) (*core.Client, []*faults.Driver) {
+	return e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "MutexForceLock" && c.N == 1 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{}
+	}, unhurried)
+}
+
 // testForceLockCopyRefused: ForceLock's request, sent twice on every
 // node, lands once; its lease is released and another takes the name;
 // then the copies land. They must take nothing: a copy that forced the
 // name again would end the later, innocent holder's lease.
 func testForceLockCopyRefused(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "MutexForceLock" && c.N == 1 {
-			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
-		}
-		return faults.Fault{}
-	}, unhurried)
+	w, fds := e.forceLockCopied(t)
 	defer flush(fds)
 	taken, err := w.Mutex(n, core.WithTTL(10*time.Second)).ForceLock(ctx)
 	if err != nil {
@@ -83,12 +89,7 @@ func testForceLockCopyRefused(t *testing.T, e env) {
 func testForceLockLateCopyRefused(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = 1500 * time.Millisecond
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "MutexForceLock" && c.N == 1 {
-			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
-		}
-		return faults.Fault{}
-	}, unhurried)
+	w, fds := e.forceLockCopied(t)
 	defer flush(fds)
 	taken, err := w.Mutex(n, core.WithTTL(ttl)).ForceLock(ctx)
 	if err != nil {
@@ -141,12 +142,7 @@ func testForceLockRetried(t *testing.T, e env) {
 func testForceLockCopyDuringResumedLease(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	const ttl = 1500 * time.Millisecond
-	w, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "MutexForceLock" && c.N == 1 {
-			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
-		}
-		return faults.Fault{}
-	}, unhurried)
+	w, fds := e.forceLockCopied(t)
 	defer flush(fds)
 	taken, err := w.Mutex(n, core.WithTTL(ttl)).ForceLock(ctx)
 	if err != nil {
