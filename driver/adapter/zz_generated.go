@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "cae8647ac2ce477baf637f9f8fcc78c9ac358c06",
+	SHA1:   "c90cd9a0afd791f028f359c24dd5d1d5f9ce490f",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "e23094fd64227cea9f776ba03533043a85b3abd4",
+	SHA1:   "de6ee02f74bfc82111730b4bc01d504913075e54",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "628d4e2ee1b8afe8ee6558bf491aeed29055d589",
+	SHA1:   "f3daf993831923f145756132a5f119d14896234f",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 // LockTTLScript is scripts/lua/lock_ttl.lua.
 var LockTTLScript = Script{
 	Name:   "lock_ttl",
-	SHA1:   "b6579005212f79e5664941bef7a6b507a12cc996",
+	SHA1:   "f6b07cd84867b3ed4471ac83912ace6cbe8ac91c",
 	Source: lua.Source("lock_ttl.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // WasForcedScript is scripts/lua/was_forced.lua.
 var WasForcedScript = Script{
 	Name:   "was_forced",
-	SHA1:   "5df21699b7421f0e20753cb4855c8f2820b3d38c",
+	SHA1:   "0d8ef17788effe2a049d889ce891b6cd10cd8bad",
 	Source: lua.Source("was_forced.lua"),
 }
 
@@ -214,7 +214,7 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 // MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
 var MutexForceLockScript = Script{
 	Name:   "mutex_force_lock",
-	SHA1:   "8a543d5cfc713346111ae1e5d49a5eb3b71d9e1a",
+	SHA1:   "8e57316ddc44a51bcf6200a82d47d01e531826a3",
 	Source: lua.Source("mutex_force_lock.lua"),
 }
 
@@ -226,7 +226,7 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "2bdcdf2184d5c55d4cdfa67bc54b0888055eeaee",
+	SHA1:   "d70d68a9be2af00de8cafb672106518ef9ecba86",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -337,7 +337,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "68ba51647c1c1af9fa96f436dcb17f3946afa1c8",
+	SHA1:   "5d3ebb34572af1a97abd17f41dd37aa16d471faf",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -469,7 +469,7 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "74c4413a2e5a50eea9ad64d165a5a44db6e0bdff",
+	SHA1:   "bba3f95d952c878cc0f385dbfe300b4711b2b45d",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "f99e1811cc39fd46ee665ace4a4e0b17efb982c5",
+	SHA1:   "ca33c9aa130fe9109261fe0b33303dcd3d9ebf76",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -535,7 +535,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "3a0de4677fc07350d71d2123078d4da248bbeb43",
+	SHA1:   "06ef6b81df24677ff2e13845452cd35c067a266c",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -580,7 +580,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "eb2920ec306f6c669ef4c91a9767b8fc95520c3a",
+	SHA1:   "dcbfb4adbc3b30fcbf42c20c00f47419716fe395",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -592,7 +592,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:   "semaphore_try_set_permits",
-	SHA1:   "a78aaf464436403569bd8041944db3f7ce14045c",
+	SHA1:   "af2e3877cc91b7c02476ae988a26cbc72867a17c",
 	Source: lua.Source("semaphore_try_set_permits.lua"),
 }
 
@@ -604,7 +604,7 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:   "semaphore_add_permits",
-	SHA1:   "b60a0aa7e02ee6b27ef79306278731c7187a59c3",
+	SHA1:   "11026dc915e4104facd1840f0430c51f541539be",
 	Source: lua.Source("semaphore_add_permits.lua"),
 }
 
@@ -616,7 +616,7 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "39b290f8b2658e5b86c9427d6d6538bb67daa116",
+	SHA1:   "8c88f72d29a137ced0655b10a3c42cc892f61dee",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

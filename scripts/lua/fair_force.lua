@@ -30,9 +30,7 @@ end
 local holder = redis.call('get', KEYS[1])
 local left = redis.call('pttl', KEYS[1])
 redis.call('del', KEYS[1])
-if left > 0 then
-  markForced(KEYS[6], holder, left)
-end
+markForced(KEYS[6], holder, left)
 leaveForGood(KEYS[5] .. holder, ARGV[2], holder, KEYS[3], KEYS[4])
 local now = serverNow()
 purgeLine(KEYS[3], KEYS[4], now)

@@ -36,7 +36,7 @@ if kind == 'string' then
   left = redis.call('pttl', KEYS[1])
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
-if holder and left > 0 then
+if holder then
   markForced(KEYS[4], holder, left)
 end
 return 1

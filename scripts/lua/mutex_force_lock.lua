@@ -46,10 +46,7 @@ if bad then
   return bad
 end
 if current ~= '' then
-  local left = redis.call('pttl', KEYS[1])
-  if left > 0 then
-    markForced(KEYS[3], current, left)
-  end
+  markForced(KEYS[3], current, redis.call('pttl', KEYS[1]))
 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return fence

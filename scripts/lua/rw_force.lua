@@ -34,9 +34,7 @@ if redis.call('type', KEYS[1]).ok == 'string' then
   local writer = redis.call('get', KEYS[1])
   local left = redis.call('pttl', KEYS[1])
   redis.call('del', KEYS[1])
-  if left > 0 then
-    markForced(KEYS[7], writer, left)
-  end
+  markForced(KEYS[7], writer, left)
   leaveForGood(KEYS[5] .. writer, ARGV[2], writer, KEYS[3], KEYS[4])
   freed = 1
 end

@@ -46,6 +46,7 @@
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
+-- #include lib/permits.lua
 -- #include lib/slots_digest.lua
 -- #include lib/fence.lua
 -- #include lib/now.lua
@@ -61,11 +62,7 @@ local counter, bad = readFence(KEYS[4])
 if bad then
   return bad
 end
-local size = tonumber(ARGV[4])
-local stored = redis.call('get', KEYS[3])
-if isCount(stored) then
-  size = tonumber(stored)
-end
+local size, stored = permitsInForce(KEYS[3], ARGV[4])
 local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}

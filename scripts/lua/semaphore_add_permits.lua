@@ -11,15 +11,9 @@
 -- Returns: the number of permits now; 0, writing nothing, when the sum
 -- would be below 1 or above 2^53.
 
--- #include lib/purge.lua
--- #include lib/live_head.lua
--- #include lib/tell.lua
+-- #include lib/permits.lua
 
-local size = tonumber(ARGV[2])
-local stored = redis.call('get', KEYS[1])
-if isCount(stored) then
-  size = tonumber(stored)
-end
+local size = permitsInForce(KEYS[1], ARGV[2])
 local delta = tonumber(ARGV[1])
 -- Compared so, every term is exact in a Lua double.
 if delta > 0 and size > 9007199254740992 - delta or delta < 0 and size <= -delta then
@@ -28,9 +22,6 @@ end
 size = size + delta
 redis.call('set', KEYS[1], string.format('%.0f', size), 'PX', ARGV[3])
 if delta > 0 then
-  local head, value = liveHead(KEYS[2], isSemaphoreTicket)
-  if head then
-    tell(head, 0, select(2, semaphoreTicket(value)))
-  end
+  tellHead(KEYS[2])
 end
 return size

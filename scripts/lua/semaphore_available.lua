@@ -7,14 +7,10 @@
 -- Returns: the free permits, 0 when more are held than exist (after
 -- SetPermits lowered the number).
 
--- #include lib/purge.lua
+-- #include lib/permits.lua
 -- #include lib/now.lua
 
 local now = serverNow()
 purgePermits(KEYS[1], KEYS[2], now)
-local size = tonumber(ARGV[1])
-local stored = redis.call('get', KEYS[3])
-if isCount(stored) then
-  size = tonumber(stored)
-end
+local size = permitsInForce(KEYS[3], ARGV[1])
 return math.max(size - redis.call('zcount', KEYS[1], '(' .. now, '+inf'), 0)

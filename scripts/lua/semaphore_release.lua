@@ -25,6 +25,7 @@
 
 -- #include lib/live_head.lua
 -- #include lib/tell.lua
+-- #include lib/permits.lua
 -- #include lib/now.lua
 -- #include lib/left.lua
 
@@ -81,10 +82,7 @@ if left == 1 then
   redis.call('del', KEYS[4])
 end
 if expired + held + left > 0 then
-  local head, value = liveHead(KEYS[3], isSemaphoreTicket)
-  if head then
-    tell(head, 0, select(2, semaphoreTicket(value)))
-  end
+  tellHead(KEYS[3])
 end
 if held == n or ARGV[4] == '2' and gave then
   return 1

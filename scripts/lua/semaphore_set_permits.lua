@@ -7,13 +7,9 @@
 -- ARGV[2] idle: how long the number is kept after the semaphore's last use, in ms
 -- Returns: the number stored before; 0 when none was.
 
--- #include lib/live_head.lua
--- #include lib/tell.lua
+-- #include lib/permits.lua
 
 local prev = tonumber(redis.call('get', KEYS[1]) or '0')
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local head, value = liveHead(KEYS[2], isSemaphoreTicket)
-if head then
-  tell(head, 0, select(2, semaphoreTicket(value)))
-end
+tellHead(KEYS[2])
 return prev

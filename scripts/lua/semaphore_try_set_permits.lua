@@ -8,14 +8,10 @@
 -- Returns: 1 when it stored the number; 0, writing nothing, when one was
 -- stored already.
 
--- #include lib/live_head.lua
--- #include lib/tell.lua
+-- #include lib/permits.lua
 
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
-local head, value = liveHead(KEYS[2], isSemaphoreTicket)
-if head then
-  tell(head, 0, select(2, semaphoreTicket(value)))
-end
+tellHead(KEYS[2])
 return 1

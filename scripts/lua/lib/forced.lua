@@ -27,8 +27,12 @@ local function wasForced(forced, token)
 end
 
 -- markForced notes that a force-release freed token's hold, which had
--- left ms to go; the marker lasts as long as its longest entry.
+-- left ms to go (none for a hold without an expiry, or gone); the marker
+-- lasts as long as its longest entry.
 local function markForced(forced, token, left)
+  if left <= 0 then
+    return
+  end
   local now = serverNow()
   redis.call('zremrangebyscore', forced, '-inf', now)
   redis.call('zadd', forced, now + left, token)
