@@ -19,20 +19,9 @@ func (s *Semaphore) TTL(ctx context.Context, id string) (time.Duration, error) {
 	}
 	o := s.opts
 	o.ttl = h.ttl // the drift allowance is the acquisition's
-	tm := o.timing()
-	start := time.Now()
-	replies := quorum.Fanout(ctx, s.c.q, tm, func(ctx context.Context, _ int, nd *quorum.Node) (time.Duration, error) {
-		return h.left(ctx, nd)
-	})
-	var lefts []time.Duration
-	for _, r := range replies {
-		if r.Err == nil && r.V > 0 {
-			lefts = append(lefts, r.V)
-		}
-	}
-	if len(lefts) >= s.c.q.Quorum {
-		left := quorumth(s.c.q.Quorum, lefts, func(d time.Duration) time.Duration { return d })
-		return max(time.Until(start.Add(left-tm.Drift())), 0), nil
+	until, replies, _ := heldUntil(ctx, s.c, o.timing(), h.left)
+	if !until.IsZero() {
+		return max(time.Until(until), 0), nil
 	}
 	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
 		return 0, err
