@@ -38,6 +38,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["TTLByID"] = testSemaphoreTTLByID
 		cases["TrySetPermits"] = testSemaphoreTrySetPermits
 		cases["AddPermits"] = testSemaphoreAddPermits
+		cases["AddPermitsCopy"] = testSemaphoreAddPermitsCopy
 		cases["DrainPermits"] = testSemaphoreDrainPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))

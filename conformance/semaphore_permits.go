@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -97,5 +98,32 @@ func testSemaphoreAddPermits(t *testing.T, e env) {
 	}
 	if err := four.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testSemaphoreAddPermitsCopy: AddPermits(1) succeeds on every node, and
+// a copy of its request, sent twice by the network, lands later. The
+// number in force must be the one the caller asked for: a copy that
+// added again would let more permits be held than the operator allowed.
+func testSemaphoreAddPermitsCopy(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "SemaphoreAddPermits" && c.N == 1 {
+			return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
+		}
+		return faults.Fault{}
+	})
+	defer flush(fds)
+	if err := c.Semaphore(n, 2).AddPermits(ctx, 1); err != nil {
+		t.Fatalf("AddPermits(1): %v", err)
+	}
+	flush(fds) // the copies land
+	s := e.client(t).Semaphore(n, 2)
+	if got := permitsInForce(t, ctx, s); got != 3 {
+		l, err := s.TryAcquire(ctx, got)
+		if err == nil {
+			defer l.Unlock(ctx)
+		}
+		t.Fatalf("permits in force after one AddPermits(1) to 2, its request copied on every node: %d, want 3 (TryAcquire(%d): %v): more permits may be held than the total the caller set", got, got, err)
 	}
 }
