@@ -39,6 +39,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["TrySetPermits"] = testSemaphoreTrySetPermits
 		cases["AddPermits"] = testSemaphoreAddPermits
 		cases["AddPermitsCopy"] = testSemaphoreAddPermitsCopy
+		cases["TrySetPermitsRetried"] = testSemaphoreTrySetPermitsRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))

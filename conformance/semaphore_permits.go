@@ -127,3 +127,21 @@ func testSemaphoreAddPermitsCopy(t *testing.T, e env) {
 		t.Fatalf("permits in force after one AddPermits(1) to 2, its request copied on every node: %d, want 3 (TryAcquire(%d): %v): more permits may be held than the total the caller set", got, got, err)
 	}
 }
+
+// testSemaphoreTrySetPermitsRetried: TrySetPermits(3) on a semaphore with
+// no number stored, its request sent again on every node after a lost
+// reply. It stored the number, so it must say so: a false tells the
+// caller that another had stored one first.
+func testSemaphoreTrySetPermitsRetried(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	c, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == "SemaphoreTrySetPermits" {
+			return faults.Fault{Kind: faults.Retry}
+		}
+		return faults.Fault{}
+	})
+	ok, err := c.Semaphore(n, 2).TrySetPermits(ctx, 3)
+	if err != nil || !ok {
+		t.Fatalf("TrySetPermits(3) where none was stored, its request sent again after a lost reply: got (%v, %v), want (true, nil): %d permits are in force, which it stored itself", ok, err, permitsInForce(t, ctx, e.client(t).Semaphore(n, 2)))
+	}
+}
