@@ -112,7 +112,8 @@ func WithOwner(owner string) Option {
 // after its last use (default 10 minutes): its fencing counter, which every
 // acquisition and hand-off renews, and a Semaphore's number of permits
 // stored by SetPermits (or TrySetPermits, AddPermits), which every
-// acquisition renews. A name no one holds, waits for or uses for longer
+// acquisition renews, and the mark each AddPermits or TrySetPermits call
+// leaves where it wrote, which nothing renews. A name no one holds, waits for or uses for longer
 // leaves nothing on the servers. A counter that expired starts again from
 // the server's clock (see the package documentation), so tokens still
 // increase as long as no server's clock steps back, or runs behind

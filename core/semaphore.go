@@ -77,14 +77,19 @@ type semaphoreKeys struct {
 	fence   string // fencing counter (see WithIdleExpiry)
 	queue   string // sorted set of the waiters' tickets, by place
 	tickets string // the prefix of the waiters' ticket keys
+	calls   string // the prefix of the marks of AddPermits and TrySetPermits calls
 }
 
 func newSemaphoreKeys(o options, name string) semaphoreKeys {
 	k := keyOf(o, name)
 	return semaphoreKeys{permits: k(":semaphore"), holders: k(":semaphore:holders"),
 		size: k(":semaphore:size"), fence: k(":semaphore:fence"), queue: k(":semaphore:q"),
-		tickets: k(":semaphore" + ticketInfix)}
+		tickets: k(":semaphore" + ticketInfix), calls: k(":semaphore:call:")}
 }
+
+// call is the key that marks a call of AddPermits or TrySetPermits where
+// it wrote, so that a copy of its request writes nothing more.
+func (k semaphoreKeys) call() string { return k.calls + rand.Text() }
 
 // mark is the key that marks the attempt of token as released or undone.
 func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }

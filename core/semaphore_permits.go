@@ -12,13 +12,17 @@ import (
 // until SetPermits, TrySetPermits or AddPermits stores one, or again once
 // a stored number lapsed (WithIdleExpiry after the semaphore's last use).
 // It costs one script call per node, and returns true when a majority of
-// nodes stored it now; false when a majority answered but fewer stored
-// it, the others having a number already (where it did store it, it
-// stays: SetPermits makes every node alike). It returns ErrInvalid,
-// writing nothing, for a number below 1 or above MaxSemaphorePermits, and
-// ErrNoQuorum when too few nodes answered. A request the network delivers
-// twice finds the number its first copy stored: its answer is then false,
-// though the number in force is this call's (Available tells).
+// nodes stored it; false when a majority answered but fewer stored it,
+// the others having a number already (where it did store it, it stays:
+// SetPermits makes every node alike). It returns ErrInvalid, writing
+// nothing, for a number below 1 or above MaxSemaphorePermits, and
+// ErrNoQuorum when too few nodes answered. Where it stores the number, a
+// node also keeps a small mark of the call for WithIdleExpiry (10 minutes
+// by default), so that a copy of its request that the network delivers
+// meanwhile (a client that resends it on a broken connection) still
+// answers that the call stored it. Calling TrySetPermits again after
+// ErrNoQuorum makes a new call, which answers false where the first one's
+// requests stored the number.
 func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error) {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return false, err
@@ -26,8 +30,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
 		return false, invalid("TrySetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
 	}
+	call := s.keys.call()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
+		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, call, int64(permits), s.opts.idle)
 	})
 	if quorum.Held(replies) >= s.c.q.Quorum {
 		return true, nil
@@ -44,11 +49,15 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 // until enough are released or expire. It returns ErrInvalid, writing
 // nothing, for a delta of 0 or one that would leave fewer than 1 or more
 // than MaxSemaphorePermits permits, and ErrNoQuorum when fewer than a
-// majority applied it. Like Latch.CountDown it is not idempotent: a
-// request the network delivers twice (a client that resends it on a
-// broken connection) adds twice, and after ErrNoQuorum its requests may
-// still land, so send it again only where adding twice is harmless; where
-// it is not, SetPermits, which stores a number, is.
+// majority applied it.
+// Each call adds at most once on each node: where it adds, the node keeps
+// a small mark of the call for WithIdleExpiry (10 minutes by default), and
+// a copy of its request that the network delivers meanwhile (a client that
+// resends it on a broken connection) adds nothing, and answers as the call
+// did. Calling AddPermits again after ErrNoQuorum makes a new call, which
+// adds again wherever the first one's requests landed or still land; so
+// call it again only where adding twice is harmless, and otherwise use
+// SetPermits, which stores a number.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
 	if err := s.check(ctx, 1); err != nil {
 		return err
@@ -56,8 +65,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
 	if delta == 0 || int64(delta) > MaxSemaphorePermits || int64(delta) < -MaxSemaphorePermits {
 		return invalid("AddPermits(%d) on semaphore %q: add from -MaxSemaphorePermits to MaxSemaphorePermits, not 0", delta, s.name)
 	}
+	call := s.keys.call()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, int64(delta), int64(s.permits), s.opts.idle)
+		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, call, int64(delta), int64(s.permits), s.opts.idle)
 		return total > 0, err
 	})
 	if quorum.Held(replies) >= s.c.q.Quorum {

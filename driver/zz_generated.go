@@ -128,12 +128,12 @@ type Scripts interface {
 	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
 	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error)
-	// SemaphoreTrySetPermits stores the number of permits for every client only when none is stored, and wakes the waiter first in line.
+	// SemaphoreTrySetPermits stores the number of permits for every client only when none is stored, marking the call, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_try_set_permits.lua.
-	SemaphoreTrySetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (bool, error)
-	// SemaphoreAddPermits adds to the number of permits (negative: takes away) and stores the sum; a raise wakes the waiter first in line.
+	SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error)
+	// SemaphoreAddPermits adds to the number of permits (negative: takes away) and stores the sum, once per call; a raise wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_add_permits.lua.
-	SemaphoreAddPermits(ctx context.Context, size string, queue string, delta int64, defaultSize int64, idle time.Duration) (int64, error)
+	SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error)
 	// SemaphoreAvailable counts the free permits, purging expired ones.
 	// It runs scripts/lua/semaphore_available.lua.
 	SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error)

@@ -65,8 +65,8 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_set_permits": "dcbfb4adbc3b30fcbf42c20c00f47419716fe395",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 
-	"semaphore_add_permits":     "11026dc915e4104facd1840f0430c51f541539be",
-	"semaphore_try_set_permits": "af2e3877cc91b7c02476ae988a26cbc72867a17c",
+	"semaphore_add_permits":     "0b3a5fca69aa3289c5dae1fd156c29079e878fed",
+	"semaphore_try_set_permits": "9f98105ecc4e83549174b35bf26663e85c956b13",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {

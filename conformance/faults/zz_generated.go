@@ -284,16 +284,16 @@ func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue str
 }
 
 // SemaphoreTrySetPermits asks the hook, then runs the inner driver's SemaphoreTrySetPermits.
-func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (bool, error) {
-	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue}, func(ctx context.Context) (bool, error) {
-		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, permits, idle)
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
+	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue, call}, func(ctx context.Context) (bool, error) {
+		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, call, permits, idle)
 	})
 }
 
 // SemaphoreAddPermits asks the hook, then runs the inner driver's SemaphoreAddPermits.
-func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue}, func(ctx context.Context) (int64, error) {
-		return d.inner.SemaphoreAddPermits(ctx, size, queue, delta, defaultSize, idle)
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
+	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue, call}, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreAddPermits(ctx, size, queue, call, delta, defaultSize, idle)
 	})
 }
 

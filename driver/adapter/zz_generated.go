@@ -592,7 +592,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:   "semaphore_try_set_permits",
-	SHA1:   "af2e3877cc91b7c02476ae988a26cbc72867a17c",
+	SHA1:   "9f98105ecc4e83549174b35bf26663e85c956b13",
 	Source: lua.Source("semaphore_try_set_permits.lua"),
 }
 
@@ -604,7 +604,7 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:   "semaphore_add_permits",
-	SHA1:   "11026dc915e4104facd1840f0430c51f541539be",
+	SHA1:   "0b3a5fca69aa3289c5dae1fd156c29079e878fed",
 	Source: lua.Source("semaphore_add_permits.lua"),
 }
 

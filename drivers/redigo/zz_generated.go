@@ -208,13 +208,13 @@ func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue str
 }
 
 // SemaphoreTrySetPermits runs scripts/lua/semaphore_try_set_permits.lua.
-func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (bool, error) {
-	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue}, permits, idle.Milliseconds()))
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
+	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue, call}, permits, idle.Milliseconds()))
 }
 
 // SemaphoreAddPermits runs scripts/lua/semaphore_add_permits.lua.
-func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{size, queue}, delta, defaultSize, idle.Milliseconds()))
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
+	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{size, queue, call}, delta, defaultSize, idle.Milliseconds()))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.

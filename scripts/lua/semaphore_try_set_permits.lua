@@ -1,17 +1,21 @@
 -- Stores the number of permits of a semaphore, for every client, only
 -- when none is stored, and then tells the waiter first in line (see
--- semaphore_acquire.lua), which may fit now.
+-- semaphore_acquire.lua), which may fit now. The call's mark lets a copy
+-- of its request tell the number its own.
 -- KEYS[1] size: the stored number of permits
 -- KEYS[2] queue: sorted set of waiting tickets, by place
+-- KEYS[3] call: the mark of this call, set where it stored the number
 -- ARGV[1] permits: the number of permits to store
--- ARGV[2] idle: how long the number is kept after the semaphore's last use, in ms
--- Returns: 1 when it stored the number; 0, writing nothing, when one was
--- stored already.
+-- ARGV[2] idle: how long the number, and the call's mark, are kept after
+-- the semaphore's last use, in ms
+-- Returns: 1 when it stored the number, now or by an earlier copy of this
+-- call; 0, writing nothing, when another had stored one.
 
 -- #include lib/permits.lua
 
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 0
+  return redis.call('exists', KEYS[3])
 end
+redis.call('set', KEYS[3], '1', 'PX', ARGV[2])
 tellHead(KEYS[2])
 return 1
