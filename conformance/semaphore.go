@@ -40,6 +40,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["AddPermits"] = testSemaphoreAddPermits
 		cases["AddPermitsCopy"] = testSemaphoreAddPermitsCopy
 		cases["TrySetPermitsRetried"] = testSemaphoreTrySetPermitsRetried
+		cases["AddPermitsRetried"] = testSemaphoreAddPermitsRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
