@@ -105,16 +105,23 @@ func (l *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 }
 
 // CountDown lowers the count by one; the count-down that reaches zero
-// wakes every waiter. On a latch with no count set it does nothing. It
-// returns ErrNoQuorum when fewer than a majority applied it; its requests
-// may still land later, so a CountDown sent again after ErrNoQuorum may
-// count down twice: send it again only where that is harmless.
+// wakes every waiter. On a latch with no count set it does nothing. Each
+// call counts down at most once on each node: the node keeps a small mark
+// of the call as long as the marks of opened settings (WithLatchExpiry,
+// at least 24 hours), and a copy of its request that the network delivers
+// meanwhile (a client that resends it on a broken connection) does
+// nothing, even once the latch was set again. It returns ErrNoQuorum when
+// fewer than a majority applied it; its requests may still land later,
+// and calling CountDown again makes a new call, so a CountDown called
+// again after ErrNoQuorum may count down twice: call it again only where
+// that is harmless.
 func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
+	call := l.key + ":down:" + strconv.FormatUint(rand.Uint64(), 36)
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
-		return nd.Driver.LatchCountDown(ctx, l.key, l.opened(), l.markedFor())
+		return nd.Driver.LatchCountDown(ctx, l.key, l.opened(), call, l.markedFor())
 	})
 	return quorum.NoQuorum(ctx, l.c.q, replies)
 }

@@ -146,9 +146,9 @@ type Scripts interface {
 	// LatchTrySet sets a latch's count and generation, only when no count is set and this setting was not undone, and did not open, already.
 	// It runs scripts/lua/latch_try_set.lua.
 	LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error)
-	// LatchCountDown counts a latch down by one; reaching zero deletes it, which wakes the waiters, and marks its setting opened.
+	// LatchCountDown counts a latch down by one, once per call; reaching zero deletes it, which wakes the waiters, and marks its setting opened.
 	// It runs scripts/lua/latch_count_down.lua.
-	LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error)
+	LatchCountDown(ctx context.Context, latch string, opened string, call string, expiry time.Duration) (int64, error)
 	// LatchRead reads a latch's count, generation and remaining time.
 	// It runs scripts/lua/latch_read.lua.
 	LatchRead(ctx context.Context, latch string) (LatchReadReply, error)

@@ -13,10 +13,10 @@ var latchOps = []Op{
 	{
 		Name:   "LatchCountDown",
 		Script: "latch_count_down",
-		Doc:    "counts a latch down by one; reaching zero deletes it, which wakes the waiters, and marks its setting opened.",
-		Keys:   []Param{{"latch", String}, {"opened", String}},
+		Doc:    "counts a latch down by one, once per call; reaching zero deletes it, which wakes the waiters, and marks its setting opened.",
+		Keys:   []Param{{"latch", String}, {"opened", String}, {"call", String}},
 		Args:   []Param{{"expiry", Millis}},
-		Reply:  []Field{{"Left", Int, "the count left, 0 when the latch opened or had no count"}},
+		Reply:  []Field{{"Left", Int, "the count left, also to a copy of the call; 0 when the latch opened or had no count"}},
 	},
 	{
 		Name:   "LatchRead",

@@ -52,7 +52,7 @@ var pinnedSHA1 = map[string]string{
 	"mutex_leave":           "1f442421af88b3262d1e4bb04afd00eb49137310",
 	"mutex_state":           "a0e88683721471db92a914e0771656bfa3a90b6c",
 	"release_owned":         "9a5c014693ac41f48cf576c2ee09579af79abbd9",
-	"latch_count_down":      "f388b6c432597ba94208a95c8de55b37c25c9273",
+	"latch_count_down":      "3b3944d77b89f32ffd1dd810fe7865ba181b0313",
 	"latch_delete":          "4781d8788375970f112ed4d12424c6f614acba80",
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",

@@ -326,9 +326,9 @@ func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, o
 }
 
 // LatchCountDown asks the hook, then runs the inner driver's LatchCountDown.
-func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error) {
-	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch, opened}, func(ctx context.Context) (int64, error) {
-		return d.inner.LatchCountDown(ctx, latch, opened, expiry)
+func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, call string, expiry time.Duration) (int64, error) {
+	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch, opened, call}, func(ctx context.Context) (int64, error) {
+		return d.inner.LatchCountDown(ctx, latch, opened, call, expiry)
 	})
 }
 

@@ -680,7 +680,7 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
 	Name:   "latch_count_down",
-	SHA1:   "f388b6c432597ba94208a95c8de55b37c25c9273",
+	SHA1:   "3b3944d77b89f32ffd1dd810fe7865ba181b0313",
 	Source: lua.Source("latch_count_down.lua"),
 }
 

@@ -239,8 +239,8 @@ func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, o
 }
 
 // LatchCountDown runs scripts/lua/latch_count_down.lua.
-func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, expiry time.Duration) (int64, error) {
-	return adapter.DecodeLatchCountDown(d.evalInt(ctx, adapter.LatchCountDownScript, []string{latch, opened}, expiry.Milliseconds()))
+func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, call string, expiry time.Duration) (int64, error) {
+	return adapter.DecodeLatchCountDown(d.evalInt(ctx, adapter.LatchCountDownScript, []string{latch, opened, call}, expiry.Milliseconds()))
 }
 
 // LatchRead runs scripts/lua/latch_read.lua.
