@@ -31,6 +31,7 @@ func runLatch(t *testing.T, e env) {
 	if e.strategy == core.Poll { // the copies land alike under either
 		cases["OpenedCopyRefused"] = testLatchLateSetsRefused(24*time.Hour, copiedEverywhere, (*core.Latch).CountDown)
 		cases["DeletedCopyRefused"] = testLatchLateSetsRefused(24*time.Hour, copiedEverywhere, (*core.Latch).Delete)
+		cases["CountDownCopy"] = testLatchCountDownCopy
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))
