@@ -113,11 +113,11 @@ func WithOwner(owner string) Option {
 // acquisition and hand-off renews, and a Semaphore's number of permits
 // stored by SetPermits (or TrySetPermits, AddPermits), which every
 // acquisition renews, and the mark each AddPermits or TrySetPermits call
-// leaves where it wrote, which nothing renews. A name no one holds, waits for or uses for longer
-// leaves nothing on the servers. A counter that expired starts again from
-// the server's clock (see the package documentation), so tokens still
-// increase as long as no server's clock steps back, or runs behind
-// another's, by as much as d.
+// leaves where it wrote, which nothing renews. A name no one holds, waits
+// for or uses for longer leaves nothing on the servers. A counter that
+// expired starts again from the server's clock (see the package
+// documentation), so tokens still increase as long as no server's clock
+// steps back, or runs behind another's, by as much as d.
 func WithIdleExpiry(d time.Duration) Option {
 	return set(optIdleExpiry, func(o *options) { o.idle = d })
 }

@@ -87,9 +87,9 @@ func newSemaphoreKeys(o options, name string) semaphoreKeys {
 		tickets: k(":semaphore" + ticketInfix), calls: k(":semaphore:call:")}
 }
 
-// call is the key that marks a call of AddPermits or TrySetPermits where
-// it wrote, so that a copy of its request writes nothing more.
-func (k semaphoreKeys) call() string { return k.calls + rand.Text() }
+// newCall is a fresh key to mark a call of AddPermits or TrySetPermits
+// where it wrote, so that a copy of its request writes nothing more.
+func (k semaphoreKeys) newCall() string { return k.calls + rand.Text() }
 
 // mark is the key that marks the attempt of token as released or undone.
 func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }

@@ -30,7 +30,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
 		return false, invalid("TrySetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
 	}
-	call := s.keys.call()
+	call := s.keys.newCall()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
 		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, call, int64(permits), s.opts.idle)
 	})
@@ -65,7 +65,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
 	if delta == 0 || int64(delta) > MaxSemaphorePermits || int64(delta) < -MaxSemaphorePermits {
 		return invalid("AddPermits(%d) on semaphore %q: add from -MaxSemaphorePermits to MaxSemaphorePermits, not 0", delta, s.name)
 	}
-	call := s.keys.call()
+	call := s.keys.newCall()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
 		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, call, int64(delta), int64(s.permits), s.opts.idle)
 		return total > 0, err
