@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "22c0a4c1dea0506fa031c32dd3c6d2fa00cf5abb",
+	SHA1:   "f791dc13a206b0483e727c074d9e2db8737b0a5e",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "b8119c135e61822c1e32b86e6716943d65b4145b",
+	SHA1:   "de306a9a4702daa1c96dae007351f654abb7a6d1",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "1f442421af88b3262d1e4bb04afd00eb49137310",
+	SHA1:   "72e1f5d9d4ab0b729357dd07a6196929e5281827",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "de6ee02f74bfc82111730b4bc01d504913075e54",
+	SHA1:   "74c0c010d8bd4cc196f739895de6a71b777eb5ce",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "f3daf993831923f145756132a5f119d14896234f",
+	SHA1:   "8a287bf8f070b7fa1c151edf71ca390366a9d143",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "ebf90badd56ce2cc8057d4c1beffc24770c08c34",
+	SHA1:   "4892029c193a6731432114e4925c02ddf4d3596a",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "9a5c014693ac41f48cf576c2ee09579af79abbd9",
+	SHA1:   "36052fd4da6a3a914018d312bf6065a5ae98e8fc",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "1e694b3c00d5527ce98676ef11407317117a27b3",
+	SHA1:   "6e4add022a3dd4effbb43a03147ad8ff8783f4dc",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "00b2d8fa1ea80460f2492989e61ba4ba542463a7",
+	SHA1:   "1d264c8d64fc2111b7bda8b0333baa6e2e3c3585",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "bfd420fa59a044f3717afe248dba93f380683682",
+	SHA1:   "b99fb19e877e95d3c1abdb9318fe0c6a308fa84d",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -303,7 +303,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "e315c4f8b47a5a03d34fc081a4a82e0d8db38754",
+	SHA1:   "c6ca3f9692ed2d4f61d3fa4e580eeddeb5c94832",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -325,7 +325,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "a5dca7a7f858c19a2da0f6c78a2d775d7ddf8dc6",
+	SHA1:   "2e86f44b987716f3a183fae02c4cbcdcb51735c2",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -337,7 +337,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "5d3ebb34572af1a97abd17f41dd37aa16d471faf",
+	SHA1:   "2edebc22d7927008d793cd16449f2cf5dcb6e74d",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -377,7 +377,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "ffee5487891605f769d48a827356cc14c3d2c6ec",
+	SHA1:   "e125e9a1bc83e82679f4015d28885d8d0cd3a59f",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -399,7 +399,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "15eae890f2af5c795c9eda49e96433f00d61a09f",
+	SHA1:   "e792785a8cabc95856f110208751602ca94b5ed7",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -445,7 +445,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "03fdf8f59538a2772dc6f3883a45ccbdfbafa837",
+	SHA1:   "dc6c0bb419db53d11ce318b42b5a782d474366eb",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -457,7 +457,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:   "rw_downgrade",
-	SHA1:   "f70d3f58782dc0c687a6f1cee72f4d52517d7b05",
+	SHA1:   "d4049310818b90b9b4a2eb8fda57b5ba98415fba",
 	Source: lua.Source("rw_downgrade.lua"),
 }
 
@@ -469,7 +469,7 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "bba3f95d952c878cc0f385dbfe300b4711b2b45d",
+	SHA1:   "4f32185ef4bc1f1289064e15055ba618112f584a",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "ca33c9aa130fe9109261fe0b33303dcd3d9ebf76",
+	SHA1:   "85128b71e9828682fc8771d04bfa22acd1db83a8",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -535,7 +535,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "06ef6b81df24677ff2e13845452cd35c067a266c",
+	SHA1:   "aaf6313dd47e145295f053523c4a1a280367053f",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -547,7 +547,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "43596a64bb536eac0d7cdd12c9392ea2a1a22fdc",
+	SHA1:   "3f556ade1350848f413a83930f7d6a1f058de5c5",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -559,7 +559,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "6d880e1f67c629d641591cd83a19d81216fa114a",
+	SHA1:   "87754af2d51255d95367d292a924194ef9e63c92",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 

@@ -48,7 +48,9 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
   end
   return {1, fence, 0, 0, 0}
 end
-if hasLeft(KEYS[4]) then
+-- One GET of the ticket: its mark, and the token it names.
+local ticket = valueOf(KEYS[4])
+if isMark(ticket) then
   return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
 -- One GET: nil when the lock is free, an error when it holds no string
@@ -62,7 +64,7 @@ if ARGV[8] == '1' and holder == ARGV[1] then
   local fence, bad = currentFence(KEYS[2])
   return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
 end
-if superseded(holder, KEYS[4], ARGV[7], ARGV[1]) then
+if superseded(holder, ticket, ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0, 0} -- overtaken already
 end
 local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])
@@ -88,7 +90,7 @@ if mine then
   -- a copy of it, or a later attempt. The ticket then names this token,
   -- as long as the lock lasts, so that the next attempt finds the grant
   -- too after a take-over.
-  if grantOf(KEYS[4]) ~= holder then
+  if grantIn(ticket) ~= holder then
     return {1, counter or serverNow() * 1024, 0, 0, 0}
   end
   redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
@@ -97,8 +99,8 @@ end
 if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], KEYS[4])
-  if ARGV[3] == '1' and redis.call('type', KEYS[4]).ok == 'string' then
-    redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedBy
+  if ARGV[3] == '1' and ticket then
+    redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedIn
   end
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0, 0}
 end

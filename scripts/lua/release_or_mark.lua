@@ -28,8 +28,14 @@
 -- #include lib/left.lua
 -- #include lib/forced.lua
 
-local held = redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1]
-markOnRelease(ARGV[5] == '1' and marksAll or marksMissed, held, KEYS[3], KEYS[4], ARGV[4])
+local held = valueOf(KEYS[1]) == ARGV[1]
+if held and ARGV[5] == '1' then
+  -- The ticket is out of line already: the write that gave the lock to
+  -- its token took it out (a hand-on, or the waiter's attempt).
+  markLeft(KEYS[4], ARGV[4])
+else
+  markOnRelease(ARGV[5] == '1' and marksAll or marksMissed, held, KEYS[3], KEYS[4], ARGV[4])
+end
 if not held then
   if wasForced(KEYS[5], ARGV[1]) then
     return leaseForced

@@ -11,8 +11,10 @@ local function join(queue, ticket, arrival, value, wait, ttl)
   end
   redis.call('zadd', queue, 'NX', arrival, ticket)
   redis.call('set', ticket, value, 'PX', life + 1)
-  if redis.call('pttl', queue) < life + ttl then
-    redis.call('pexpire', queue, life + ttl)
+  -- Only lengthened: GT leaves a longer expiry, and NX gives one to a
+  -- queue that has none (the ZADD made it).
+  if redis.call('pexpire', queue, life + ttl, 'GT') == 0 then
+    redis.call('pexpire', queue, life + ttl, 'NX')
   end
   if redis.call('zrank', queue, ticket) == 0 then
     return 1

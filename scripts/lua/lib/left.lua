@@ -16,9 +16,13 @@ local function markLeft(ticket, ms)
   redis.call('set', ticket, 'left', 'PX', ms)
 end
 
+-- isMark reports whether a ticket's value (nil for none) is a mark.
+local function isMark(value)
+  return value == 'left' or value == 'left:id'
+end
+
 local function hasLeft(ticket)
-  local mark = valueOf(ticket)
-  return mark == 'left' or mark == 'left:id'
+  return isMark(valueOf(ticket))
 end
 
 -- releasedByID reports the mark of a Semaphore lease's attempt whose

@@ -31,7 +31,9 @@ local function takeOver(lock, stem, token)
   return true
 end
 
--- grantIn is grantOf of the ticket's value (nil for none).
+-- grantIn returns the token that a waiter's ticket value (nil for none)
+-- names, which a release grants the lock to and leaves it naming as long
+-- as the grant lasts (see hand_on.lua); nil for a ticket without one.
 local function grantIn(value)
   if not value then
     return nil
@@ -39,28 +41,20 @@ local function grantIn(value)
   return string.match(value, '^g:%d+:(%w+):') or string.match(value, '^m:%x+:%d+:(%w+):')
 end
 
--- grantOf returns the token that a waiter's ticket names, which a release
--- grants the lock to and leaves it naming as long as the grant lasts (see
--- hand_on.lua); nil for a ticket without one.
-local function grantOf(ticket)
-  return grantIn(valueOf(ticket))
-end
-
--- namedBy returns the token a waiter's ticket names: its grant's (see
--- grantOf), or the one of its attempts that took the lock free
+-- namedIn returns the token a waiter's ticket value names: its grant's
+-- (see grantIn), or the one of its attempts that took the lock free
 -- ("taken:<token>", see mutex_acquire.lua); nil for a ticket without one.
-local function namedBy(ticket)
-  local value = valueOf(ticket)
+local function namedIn(value)
   return grantIn(value) or value and string.match(value, '^taken:(%w+)$')
 end
 
 -- superseded reports whether an attempt with token was overtaken by a
 -- later one of its waiter on this server: the lock (whose value, held,
--- the caller read already), or its ticket (see namedBy), names a later
--- token. Such an attempt landed late (held back on the way,
--- or on another connection) and is refused: its join would write an older
--- secret over the newer one, and a grant made with it would not wake the
--- waiter.
+-- the caller read already), or its ticket (whose value, ticket, too; see
+-- namedIn), names a later token. Such an attempt landed late (held back
+-- on the way, or on another connection) and is refused: its join would
+-- write an older secret over the newer one, and a grant made with it
+-- would not wake the waiter.
 local function superseded(held, ticket, stem, token)
   if stem == '' then
     return false
@@ -68,6 +62,6 @@ local function superseded(held, ticket, stem, token)
   if earlierOf(token, stem, held) then
     return true
   end
-  local named = namedBy(ticket)
+  local named = namedIn(ticket)
   return named ~= nil and earlierOf(token, stem, named)
 end
