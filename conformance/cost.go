@@ -113,8 +113,7 @@ func testHandOffCost(t *testing.T, e env) {
 		"zrem",        // B's ticket leaves the line
 		"set",         // the lock: B's token, for B's TTL
 		"pexpire",     // B's ticket names the grant as long as it lasts
-		"spublish",    // the grant to B's Client's channel sharded with the lock: nobody there on one server
-		"publish",     // the grant to B's Client's own channel
+		"publish",     // the grant to B's Client's own channel: its secret here says this is one server, where no Client subscribes a sharded one
 		"unsubscribe", // B, at the head of the line, stops watching the lock key's events
 	}
 	if !slices.Equal(got, want) {

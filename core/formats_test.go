@@ -19,6 +19,7 @@ func TestFormatsMatchSpec(t *testing.T) {
 		"ticketInfix":     line.TicketInfix,
 		"clientInfix":     line.ClientInfix,
 		"shardInfix":      line.ShardInfix,
+		"oneServerSecret": line.OneServerSecret,
 		"digestHexDigits": strconv.Itoa(digestHexDigits),
 		"marksNone":       strconv.Itoa(marksNone),
 		"marksMissed":     strconv.Itoa(marksMissed),

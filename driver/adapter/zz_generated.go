@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "f791dc13a206b0483e727c074d9e2db8737b0a5e",
+	SHA1:   "eaec89fb20206c7c0c089f3a7b89caa811f736a6",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -35,7 +35,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "de306a9a4702daa1c96dae007351f654abb7a6d1",
+	SHA1:   "1a0d4c37ab09da4c1a74ecd8d614c169645dfb1b",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -70,7 +70,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "c90cd9a0afd791f028f359c24dd5d1d5f9ce490f",
+	SHA1:   "221b1ea329e8dbe76bb95e92a52ba47a80960a4c",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +82,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "72e1f5d9d4ab0b729357dd07a6196929e5281827",
+	SHA1:   "84704c3715fabac64e067776750c18fb0598874e",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +94,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "74c0c010d8bd4cc196f739895de6a71b777eb5ce",
+	SHA1:   "5d1857a5c0b9887cf8656f48e077ecab5133ccb1",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -106,7 +106,7 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:   "extend",
-	SHA1:   "8a287bf8f070b7fa1c151edf71ca390366a9d143",
+	SHA1:   "ad3caee78e2adade30925f4f4671caec46a20b8a",
 	Source: lua.Source("extend.lua"),
 }
 
@@ -130,7 +130,7 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:   "keep_mark",
-	SHA1:   "4892029c193a6731432114e4925c02ddf4d3596a",
+	SHA1:   "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
 	Source: lua.Source("keep_mark.lua"),
 }
 
@@ -142,7 +142,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "36052fd4da6a3a914018d312bf6065a5ae98e8fc",
+	SHA1:   "6efd55947f15c194e5a4363fc97bc73609ae9c96",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -154,7 +154,7 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:   "extend_owned",
-	SHA1:   "6e4add022a3dd4effbb43a03147ad8ff8783f4dc",
+	SHA1:   "4f83a509fe2a92647885277573123afa0017341e",
 	Source: lua.Source("extend_owned.lua"),
 }
 
@@ -178,7 +178,7 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 // LockTTLScript is scripts/lua/lock_ttl.lua.
 var LockTTLScript = Script{
 	Name:   "lock_ttl",
-	SHA1:   "f6b07cd84867b3ed4471ac83912ace6cbe8ac91c",
+	SHA1:   "d8b2eea0899161b1e97af4409e706f1c9b791b5f",
 	Source: lua.Source("lock_ttl.lua"),
 }
 
@@ -202,7 +202,7 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 // WasForcedScript is scripts/lua/was_forced.lua.
 var WasForcedScript = Script{
 	Name:   "was_forced",
-	SHA1:   "0d8ef17788effe2a049d889ce891b6cd10cd8bad",
+	SHA1:   "580f3f63079b87f39e0703559c4bf417355b7e2d",
 	Source: lua.Source("was_forced.lua"),
 }
 
@@ -214,7 +214,7 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 // MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
 var MutexForceLockScript = Script{
 	Name:   "mutex_force_lock",
-	SHA1:   "8e57316ddc44a51bcf6200a82d47d01e531826a3",
+	SHA1:   "1a5053ccdf1ed8aa3a31962aace5dbbf5e462b79",
 	Source: lua.Source("mutex_force_lock.lua"),
 }
 
@@ -226,7 +226,7 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "d70d68a9be2af00de8cafb672106518ef9ecba86",
+	SHA1:   "fb2fb415ecba97874e5e385fdcfbe124358349c2",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -267,7 +267,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "1d264c8d64fc2111b7bda8b0333baa6e2e3c3585",
+	SHA1:   "40c083fe7c7eb33dc4abe3c6ce19766e8713f164",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -291,7 +291,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "b99fb19e877e95d3c1abdb9318fe0c6a308fa84d",
+	SHA1:   "81644dc9d90c7cda67fd53f384df1364b625a349",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -303,7 +303,7 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:   "fair_acquire",
-	SHA1:   "c6ca3f9692ed2d4f61d3fa4e580eeddeb5c94832",
+	SHA1:   "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
 	Source: lua.Source("fair_acquire.lua"),
 }
 
@@ -325,7 +325,7 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:   "fair_release",
-	SHA1:   "2e86f44b987716f3a183fae02c4cbcdcb51735c2",
+	SHA1:   "c7c5948f1983ad139b6502a65e306b63993170d8",
 	Source: lua.Source("fair_release.lua"),
 }
 
@@ -337,7 +337,7 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:   "fair_force",
-	SHA1:   "2edebc22d7927008d793cd16449f2cf5dcb6e74d",
+	SHA1:   "794de3619e182fe8b98fe95cd6bb138899d02388",
 	Source: lua.Source("fair_force.lua"),
 }
 
@@ -377,7 +377,7 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:   "rw_rlock",
-	SHA1:   "e125e9a1bc83e82679f4015d28885d8d0cd3a59f",
+	SHA1:   "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
 	Source: lua.Source("rw_rlock.lua"),
 }
 
@@ -399,7 +399,7 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:   "rw_lock",
-	SHA1:   "e792785a8cabc95856f110208751602ca94b5ed7",
+	SHA1:   "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
 	Source: lua.Source("rw_lock.lua"),
 }
 
@@ -445,7 +445,7 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:   "rw_release",
-	SHA1:   "dc6c0bb419db53d11ce318b42b5a782d474366eb",
+	SHA1:   "8b12326145d534dde93f86fd696275ab694e7099",
 	Source: lua.Source("rw_release.lua"),
 }
 
@@ -457,7 +457,7 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:   "rw_downgrade",
-	SHA1:   "d4049310818b90b9b4a2eb8fda57b5ba98415fba",
+	SHA1:   "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
 	Source: lua.Source("rw_downgrade.lua"),
 }
 
@@ -469,7 +469,7 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:   "rw_force",
-	SHA1:   "4f32185ef4bc1f1289064e15055ba618112f584a",
+	SHA1:   "590c3467522aae5d0b2ef61612eb6fef4650c16e",
 	Source: lua.Source("rw_force.lua"),
 }
 
@@ -511,7 +511,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "85128b71e9828682fc8771d04bfa22acd1db83a8",
+	SHA1:   "3803fbe0c36e6639c07a0a240ca73268517e3871",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -535,7 +535,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "aaf6313dd47e145295f053523c4a1a280367053f",
+	SHA1:   "6d4961e4a1aadc11381dea949e91030c1ded376d",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -547,7 +547,7 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:   "semaphore_extend",
-	SHA1:   "3f556ade1350848f413a83930f7d6a1f058de5c5",
+	SHA1:   "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
 	Source: lua.Source("semaphore_extend.lua"),
 }
 
@@ -559,7 +559,7 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:   "semaphore_ttl",
-	SHA1:   "87754af2d51255d95367d292a924194ef9e63c92",
+	SHA1:   "5a14b95ad8687c5cef457d560b55d939d3b7c268",
 	Source: lua.Source("semaphore_ttl.lua"),
 }
 
@@ -580,7 +580,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "dcbfb4adbc3b30fcbf42c20c00f47419716fe395",
+	SHA1:   "3d50582f52740348e4df882d2ad858162b0b900c",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -592,7 +592,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:   "semaphore_try_set_permits",
-	SHA1:   "9f98105ecc4e83549174b35bf26663e85c956b13",
+	SHA1:   "9f8958c2b1892a9b0e4c9e75a60a120f40c1fa75",
 	Source: lua.Source("semaphore_try_set_permits.lua"),
 }
 
@@ -604,7 +604,7 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:   "semaphore_add_permits",
-	SHA1:   "0b3a5fca69aa3289c5dae1fd156c29079e878fed",
+	SHA1:   "0d422b8a949d283eab97ea5ba06056e9a9144736",
 	Source: lua.Source("semaphore_add_permits.lua"),
 }
 
@@ -616,7 +616,7 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "8c88f72d29a137ced0655b10a3c42cc892f61dee",
+	SHA1:   "6838809745c3b016b0cbb715e0fda5d5566d094f",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

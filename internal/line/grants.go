@@ -25,16 +25,17 @@ import (
 // Grants is what a waiter heard of grants and what its attempts found, by
 // node.
 type Grants struct {
-	mu      sync.Mutex
-	heard   []int64    // the highest fencing token a grant on the node published
-	found   []int64    // the highest token an attempt found granted there; MaxInt64 after one failed there
-	secrets *secrets   // the last attempt's; nil before one
-	earlier []*secrets // the attempts' before it, the last few
-	taken   []bool     // the last attempt found the lock free or granted there
+	mu         sync.Mutex
+	heard      []int64    // the highest fencing token a grant on the node published
+	found      []int64    // the highest token an attempt found granted there; MaxInt64 after one failed there
+	secrets    *secrets   // the last attempt's; nil before one
+	earlier    []*secrets // the attempts' before it, the last few
+	taken      []bool     // the last attempt found the lock free or granted there
+	standalone []bool     // by node: one server, where a secret says so (see Expect); shared, read only
 }
 
-func newGrants(nodes int) Grants {
-	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes)}
+func newGrants(nodes int, standalone []bool) Grants {
+	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes), standalone: standalone}
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,
@@ -128,7 +129,9 @@ func (n *Notifier) handedOn(node int, ticketKey, fence, mac string) {
 // Expect starts an attempt, which stores in the waiter's ticket on each
 // node a fresh secret of that node's (see secret). One per node: a grant
 // published on one node, which anyone subscribed there may read, says
-// nothing of what a grant on another node must carry. A nil g (a waiter
+// nothing of what a grant on another node must carry. On a node that is
+// one server the secret starts with OneServerSecret, so that a release there
+// tells the waiter with one PUBLISH (lib/tell.lua). A nil g (a waiter
 // that hears no grants) does nothing.
 func (g *Grants) Expect() {
 	if g == nil {
@@ -137,6 +140,9 @@ func (g *Grants) Expect() {
 	s := &secrets{value: make([]string, len(g.heard)), heard: make([]bool, len(g.heard)), woke: make([]bool, len(g.heard))}
 	for i := range s.value {
 		s.value[i] = rand.Text()
+		if g.standalone != nil && g.standalone[i] {
+			s.value[i] = OneServerSecret + s.value[i]
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

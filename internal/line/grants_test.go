@@ -32,7 +32,7 @@ func macHex(secret, message string) string {
 // with the MAC by the secret that the last attempt stored on its node is
 // heard at all, or counts.
 func TestGrantsCountOnlyNews(t *testing.T) {
-	g := newGrants(3)
+	g := newGrants(3, nil)
 	const Ticket = "redlock:{n}:t:cid:R"
 	// hear and stale as a release tells them: the MAC by secret of fence.
 	hear := func(node int, fence int64, secret string) bool {

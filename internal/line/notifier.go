@@ -29,7 +29,8 @@ type Notifier struct {
 	ready       sync.Map      // key prefixes under which every node delivers this Client's Ticket events
 	subs        []*subscriber // by node
 
-	sharded bool // a node is a Redis Cluster: tickets have sharded channels (shards.go)
+	sharded    bool   // a node is a Redis Cluster: tickets have sharded channels (shards.go)
+	standalone []bool // by node: one server, not a Cluster (see Grants.Expect)
 
 	mu        sync.Mutex
 	keys      map[string]*keyWaiters
@@ -83,6 +84,7 @@ func New(g *quorum.Group, cfg Config) (Waiter, error) {
 		}
 		n.subs = append(n.subs, &subscriber{nt: nt, node: i})
 		n.sharded = n.sharded || nd.Cluster
+		n.standalone = append(n.standalone, !nd.Cluster)
 	}
 	return n, nil
 }

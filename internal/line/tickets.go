@@ -65,7 +65,7 @@ func (n *Notifier) Register(key, token string, wake chan struct{}) *Ticket {
 	if wake == nil {
 		wake = make(chan struct{}, 1)
 	}
-	t := &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes))}
+	t := &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes), n.standalone)}
 	n.mu.Lock()
 	n.tickets[t.Key] = t
 	n.follow()

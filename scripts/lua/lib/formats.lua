@@ -4,6 +4,7 @@
 local ticketInfix = ':t:'
 local clientInfix = 'client:'
 local shardInfix = ':c:'
+local oneServerSecret = 'solo'
 local marksNone = 0
 local marksMissed = 1
 local marksAll = 2

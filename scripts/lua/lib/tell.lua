@@ -20,7 +20,10 @@
 -- the client's own channel under the key prefix (the ticket key before
 -- its first "{"), "<prefix>client:<client id>", "redlock:client:<client
 -- id>" by default, which the client subscribes on every node: one of the
--- two always reaches it, never both.
+-- two always reaches it, never both. A secret that starts with oneServerSecret
+-- was stored by a client that knows this node is one server, where it
+-- subscribes no sharded channel: the message goes to its own channel
+-- alone, with one PUBLISH.
 
 -- #include lib/formats.lua
 -- #include lib/hmac.lua
@@ -35,7 +38,10 @@ local function tell(ticket, fence, secret)
       mac = hmac(secret, told .. ' ' .. ticket)
     end
     local message = told .. ' ' .. mac .. ' ' .. ticket
-    local heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
+    local heard = 0
+    if string.sub(secret or '', 1, #oneServerSecret) ~= oneServerSecret then
+      heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
+    end
     if type(heard) ~= 'number' or heard == 0 then
       redis.call('publish', prefix .. clientInfix .. id, message)
     end
