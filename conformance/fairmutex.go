@@ -174,6 +174,15 @@ func startTaking(ctx context.Context, take taker, c *core.Client, name string) <
 func (e env) inLine(t *testing.T, ctx context.Context, key string, n int64, lock func(context.Context) (*core.Lease, error)) <-chan locked {
 	t.Helper()
 	got := startLock(ctx, lock)
+	e.awaitLine(t, ctx, key, n, got)
+	return got
+}
+
+// awaitLine returns once the sorted set key has at least n members on
+// every node of the cell. It fails the case when got (nil: never) tells of
+// a Lock that returned first.
+func (e env) awaitLine(t *testing.T, ctx context.Context, key string, n int64, got <-chan locked) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for i := range e.addrs {
 		admin := e.admin(t, i)
@@ -196,7 +205,6 @@ func (e env) inLine(t *testing.T, ctx context.Context, key string, n int64, lock
 			break
 		}
 	}
-	return got
 }
 
 // expectCard checks that the sorted set key has n members on every node,

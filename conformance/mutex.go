@@ -43,7 +43,7 @@ func runMutex(t *testing.T, e env) {
 			cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Mutex")
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
-		cases["WakesOnDel"] = testWakesOnDel
+		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
 		cases["ResumeWaiter"] = testMutexResumeWaiter
 		// A TryLock's copies land alike under either strategy; the first
 		// attempt of a Lock carries the waiter's token only under Notify.

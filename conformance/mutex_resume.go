@@ -118,7 +118,7 @@ func testMutexResumeWaiter(t *testing.T, e env) {
 		}
 		won <- w
 	}()
-	e.awaitWatching(t, ctx, lockKey(n))
+	e.awaitMutexWaiter(t, ctx, n)
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func testMutexState(t *testing.T, e env) {
 		}
 		won <- w
 	}()
-	e.awaitWatching(t, ctx, lockKey(n))
+	e.awaitMutexWaiter(t, ctx, n)
 	want := 0
 	if e.strategy == core.Notify {
 		want = 1

@@ -66,14 +66,25 @@ func lockAsync(ctx context.Context, m *core.Mutex, got chan<- locked) {
 	}()
 }
 
-// waiter starts m.Lock in a goroutine and returns once it watches key;
+// waiter starts m.Lock in a goroutine and returns once it is in line;
 // the result arrives on the channel.
-func (e env) waiter(t *testing.T, ctx context.Context, m *core.Mutex, key string) <-chan locked {
+func (e env) waiter(t *testing.T, ctx context.Context, m *core.Mutex) <-chan locked {
 	t.Helper()
-	got := make(chan locked, 1)
-	lockAsync(ctx, m, got)
-	e.awaitSubscribed(t, ctx, key)
+	got := e.inLine(t, ctx, queueKey(m.Name()), 1, m.Lock)
+	time.Sleep(50 * time.Millisecond) // its attempt is done
 	return got
+}
+
+// awaitMutexWaiter waits until a Mutex waiter of the lock called name
+// waits: under Notify until it is in line on every node, under Poll for a
+// moment.
+func (e env) awaitMutexWaiter(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if e.strategy == core.Notify {
+		e.awaitLine(t, ctx, queueKey(name), 1, nil)
+		return
+	}
+	time.Sleep(100 * time.Millisecond)
 }
 
 // awaitSubscribed waits until every node has a subscriber to key's
@@ -111,22 +122,31 @@ func expectWoken(t *testing.T, got <-chan locked, since time.Time) *core.Lease {
 	return r.l
 }
 
-// testWakesOnDel deletes a held lock behind the library's back (a holder
-// that someone else cleaned up): the waiter at the head of the queue
-// listens to the lock key and must be woken at once.
-func testWakesOnDel(t *testing.T, e env) {
+// testDeletedLockTakenByTTL deletes a held lock behind the library's back
+// (a holder that someone else cleaned up): no release tells the waiter in
+// line, which listens to no keyspace event, so it takes the lock at its
+// safety net, the holder's TTL, and not later.
+func testDeletedLockTakenByTTL(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	if _, err := e.client(t).Mutex(n).Lock(ctx); err != nil {
+	const ttl = time.Second
+	if _, err := e.client(t).Mutex(n, core.WithTTL(ttl)).Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
+	got := e.waiter(t, ctx, e.client(t).Mutex(n))
 	start := time.Now()
 	for i := range e.addrs {
 		if err := e.admin(t, i).Del(ctx, lockKey(n)).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	expectWoken(t, got, start).Unlock(ctx)
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if d := r.at.Sub(start); d > ttl+wokenWithin {
+		t.Fatalf("the waiter acquired %v after the lock was deleted, want by the holder's TTL (%v) and %v more", d, ttl, wokenWithin)
+	}
 }
 
 // untilAllWait returns once the waiters made no attempt for 200ms: all of
@@ -152,7 +172,7 @@ func testWakesOneWaiter(t *testing.T, e env) {
 	for range waiters {
 		lockAsync(ctx, c.Mutex(n), got)
 	}
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	e.awaitLine(t, ctx, queueKey(n), waiters, nil)
 	untilAllWait(&attempts)
 	for i := range waiters {
 		before := attempts.Load()
@@ -374,12 +394,32 @@ func testListenerReconnects(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	exclusive(t, e.h, e.addrs[0])
 	held := mustLock(t, ctx, e.client(t).Mutex(n).Lock)
-	got := e.waiter(t, ctx, e.client(t).Mutex(n), lockKey(n))
+	got := e.waiter(t, ctx, e.client(t).Mutex(n))
 	admin := e.admin(t, 0)
+	tickets, err := admin.ZRange(ctx, queueKey(n), 0, -1).Result()
+	if err != nil || len(tickets) != 1 {
+		t.Fatalf("the queue holds %v (%v), want the waiter's ticket", tickets, err)
+	}
+	_, id, ok := ticketParts(tickets[0])
+	if !ok {
+		t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", tickets[0])
+	}
 	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 		t.Fatal(err)
 	}
-	e.awaitSubscribed(t, ctx, lockKey(n))
+	// The waiter's Client hears the release on its own channel.
+	for {
+		if ok, err := subscribed(ctx, admin, clientChannel(id)); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the Listener did not subscribe the Client's channel again")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	start := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)

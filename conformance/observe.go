@@ -91,7 +91,7 @@ func testObserverSeesLeases(t *testing.T, e env) {
 		l, err := c.Mutex(n, core.WithObserver(waiters)).Lock(ctx)
 		waited <- won{l, err}
 	}()
-	e.awaitWatching(t, ctx, lockKey(n))
+	e.awaitMutexWaiter(t, ctx, n)
 	time.Sleep(50 * time.Millisecond) // a refused attempt or more
 	if err := first.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -41,7 +41,8 @@ func (e env) semWaiter(t *testing.T, ctx context.Context, s *core.Semaphore, n i
 }
 
 // awaitWatching waits until a waiter watches key: under Notify until it is
-// subscribed, under Poll for a moment.
+// subscribed, under Poll for a moment. (A Mutex waiter watches no key: see
+// awaitMutexWaiter.)
 func (e env) awaitWatching(t *testing.T, ctx context.Context, key string) {
 	t.Helper()
 	if e.strategy == core.Notify {

@@ -136,10 +136,9 @@
 // the grants with an attempt. A reentrant waiter (WithOwner) gets the lock
 // reserved for a moment instead (at most 200ms or half the TTL) and takes
 // it with an attempt. A waiter that gives up passes on what it was
-// granted meanwhile. The waiter first in line also hears the lock key's
-// keyspace events, so that a holder that died wakes it at its TTL and a
-// DEL from elsewhere at once; the others retry at the holder's TTL. A
-// waiter that crashes may still be granted the lock, which then frees at
+// granted meanwhile. A waiter hears no keyspace event: it retries at the
+// holder's TTL, so a holder that died, or a DEL from elsewhere, is
+// noticed then. A waiter that crashes may still be granted the lock, which then frees at
 // the waiter's TTL, as if it had crashed holding it.
 //
 // Releasing through the line takes a script: under Notify, Unlock does

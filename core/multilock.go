@@ -377,10 +377,7 @@ func (h multiHold) acquireWhole(ctx context.Context, n *quorum.Node, ttl time.Du
 	for j := range gs {
 		gs[j].Acquired = true
 	}
-	gs[r.At] = grant{HolderTTL: r.HolderTTL, First: r.First}
-	if r.First && tickets != nil {
-		tickets[r.At].First.Store(true)
-	}
+	gs[r.At] = grant{HolderTTL: r.HolderTTL}
 	return gs, nil
 }
 
@@ -560,7 +557,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier, a *acquiri
 		blocked int                     // the name it stopped at
 	)
 	q := line.Line[*Lease]{N: n, O: o.waiting(),
-		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, string, time.Duration, error) {
+		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {
 			sent := time.Now()
 			for _, t := range tickets {
 				t.Join, t.Sent = join, sent
@@ -585,7 +582,7 @@ func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier, a *acquiri
 				won(missed)
 			}
 			last, blocked = replies, miss.blocked
-			return l, tickets[blocked], m.keys[blocked].lock, miss.holderTTL, err
+			return l, tickets[blocked], miss.holderTTL, err
 		},
 		// A single server that answered left the other queues already.
 		// The waiter keeps what a release granted it meanwhile (keep): its

@@ -205,7 +205,6 @@ type grant struct {
 	Acquired  bool
 	Fence     int64
 	HolderTTL time.Duration
-	First     bool // a queued waiter is at the head of the queue
 	Granted   bool // the lock held the waiter's token already, as a release grants it
 }
 
@@ -303,13 +302,10 @@ func (h mutexHold) acquire(ctx context.Context, n *quorum.Node, ttl time.Duratio
 	var err error
 	if h.owned() {
 		r, e := n.Driver.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
-		g, err = grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL, First: r.First}, e
+		g, err = grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, e
 	} else {
 		r, e := n.Driver.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
 		g, err = grant(r), e
-	}
-	if g.First && t != nil {
-		t.First.Store(true)
 	}
 	return g, err
 }
@@ -415,16 +411,15 @@ func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) 
 	t := n.NewTicket(key(m.opts, m.name, ""), rand.Text(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
-		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, string, time.Duration, error) {
+		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {
 			t.Join = join
 			t.Joined = t.Joined || join
 			a.attempt()
 			l, holderTTL, err := m.attempt(ctx, t)
-			return l, t, m.keys.lock, holderTTL, err
+			return l, t, holderTTL, err
 		},
 		Quit:    func(err error) error { return m.leave(ctx, t, err) },
 		Granted: func(ctx context.Context) *Lease { return m.grantedLease(ctx, t) },
-		Heed:    t.Grants.Refused,
 	}
 	return q.Wait(ctx)
 }

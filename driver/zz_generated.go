@@ -181,7 +181,6 @@ type MutexAcquireReply struct {
 	Acquired  bool          // the lock was free (or granted to the token) and is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
-	First     bool          // when not acquired, the waiter joined the queue at its head
 	Granted   bool          // when acquired, a release had granted the lock to the token (or the waiter's earlier one) already; not when an attempt of the waiter took it free
 }
 
@@ -206,7 +205,6 @@ type MutexAcquireOwnedReply struct {
 	Acquired  bool          // the owner now holds the lock (first hold or re-entry)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; negative without expiry
-	First     bool          // when not acquired, the waiter joined the queue at its head
 }
 
 // ReleaseWakeRequest holds the keys and arguments of ReleaseWake, in the order of scripts/lua/release_wake.lua.
@@ -303,7 +301,6 @@ type MultiLockAcquireReply struct {
 	Acquired  bool          // every name is now held with the token
 	Fence     int64         // every name's fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the remaining time of the name's holder; negative without expiry
-	First     bool          // when not acquired, the waiter joined that name's queue at its head
 	At        int64         // when not acquired, the index of the first name held by another token
 }
 

@@ -14,7 +14,6 @@ var multiLockOps = []Op{
 			{"Acquired", Bool, "every name is now held with the token"},
 			{"Fence", Int, "every name's fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the remaining time of the name's holder; negative without expiry"},
-			{"First", Bool, "when not acquired, the waiter joined that name's queue at its head"},
 			{"At", Int, "when not acquired, the index of the first name held by another token"},
 		},
 	},

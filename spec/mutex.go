@@ -12,7 +12,6 @@ var mutexOps = []Op{
 			{"Acquired", Bool, "the lock was free (or granted to the token) and is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; negative without expiry"},
-			{"First", Bool, "when not acquired, the waiter joined the queue at its head"},
 			{"Granted", Bool, "when acquired, a release had granted the lock to the token (or the waiter's earlier one) already; not when an attempt of the waiter took it free"},
 		},
 	},
@@ -26,7 +25,6 @@ var mutexOps = []Op{
 			{"Acquired", Bool, "the owner now holds the lock (first hold or re-entry)"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; negative without expiry"},
-			{"First", Bool, "when not acquired, the waiter joined the queue at its head"},
 		},
 	},
 	{

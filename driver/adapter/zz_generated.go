@@ -11,7 +11,7 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:   "mutex_acquire",
-	SHA1:   "eaec89fb20206c7c0c089f3a7b89caa811f736a6",
+	SHA1:   "82e98d8b61f424904a20b5e1c0a83b2153725cef",
 	Source: lua.Source("mutex_acquire.lua"),
 }
 
@@ -20,14 +20,13 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 	if err != nil {
 		return driver.MutexAcquireReply{}, err
 	}
-	if len(v) != 5 {
-		return driver.MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 5, len(v))
+	if len(v) != 4 {
+		return driver.MutexAcquireReply{}, replyLengthError(MutexAcquireScript, 4, len(v))
 	}
 	return driver.MutexAcquireReply{
 		Acquired:  v[0] == 1,
 		Fence:     v[1],
-		First:     v[3] == 1,
-		Granted:   v[4] == 1,
+		Granted:   v[3] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
@@ -35,7 +34,7 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:   "mutex_acquire_owned",
-	SHA1:   "1a0d4c37ab09da4c1a74ecd8d614c169645dfb1b",
+	SHA1:   "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
 	Source: lua.Source("mutex_acquire_owned.lua"),
 }
 
@@ -44,13 +43,12 @@ func DecodeMutexAcquireOwned(v []int64, err error) (driver.MutexAcquireOwnedRepl
 	if err != nil {
 		return driver.MutexAcquireOwnedReply{}, err
 	}
-	if len(v) != 4 {
-		return driver.MutexAcquireOwnedReply{}, replyLengthError(MutexAcquireOwnedScript, 4, len(v))
+	if len(v) != 3 {
+		return driver.MutexAcquireOwnedReply{}, replyLengthError(MutexAcquireOwnedScript, 3, len(v))
 	}
 	return driver.MutexAcquireOwnedReply{
 		Acquired:  v[0] == 1,
 		Fence:     v[1],
-		First:     v[3] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
@@ -70,7 +68,7 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:   "release_wake",
-	SHA1:   "221b1ea329e8dbe76bb95e92a52ba47a80960a4c",
+	SHA1:   "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
 	Source: lua.Source("release_wake.lua"),
 }
 
@@ -82,7 +80,7 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:   "mutex_leave",
-	SHA1:   "84704c3715fabac64e067776750c18fb0598874e",
+	SHA1:   "9f58cdc37767d552d123d926ece9bc6d3822b945",
 	Source: lua.Source("mutex_leave.lua"),
 }
 
@@ -94,7 +92,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "5d1857a5c0b9887cf8656f48e077ecab5133ccb1",
+	SHA1:   "709139f92946ce757d83f950e30a314c4f5255ad",
 	Source: lua.Source("release_or_mark.lua"),
 }
 
@@ -142,7 +140,7 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:   "release_owned",
-	SHA1:   "6efd55947f15c194e5a4363fc97bc73609ae9c96",
+	SHA1:   "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
 	Source: lua.Source("release_owned.lua"),
 }
 
@@ -226,7 +224,7 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:   "mutex_force",
-	SHA1:   "fb2fb415ecba97874e5e385fdcfbe124358349c2",
+	SHA1:   "84e76a81bda75e985ba7876542bb198a800dbb79",
 	Source: lua.Source("mutex_force.lua"),
 }
 
@@ -267,7 +265,7 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:   "multi_acquire",
-	SHA1:   "40c083fe7c7eb33dc4abe3c6ce19766e8713f164",
+	SHA1:   "c5b85a0e676de15eb49823d0acd095c9da406a68",
 	Source: lua.Source("multi_acquire.lua"),
 }
 
@@ -276,14 +274,13 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 	if err != nil {
 		return driver.MultiLockAcquireReply{}, err
 	}
-	if len(v) != 5 {
-		return driver.MultiLockAcquireReply{}, replyLengthError(MultiLockAcquireScript, 5, len(v))
+	if len(v) != 4 {
+		return driver.MultiLockAcquireReply{}, replyLengthError(MultiLockAcquireScript, 4, len(v))
 	}
 	return driver.MultiLockAcquireReply{
 		Acquired:  v[0] == 1,
-		At:        v[4],
+		At:        v[3],
 		Fence:     v[1],
-		First:     v[3] == 1,
 		HolderTTL: time.Duration(v[2]) * time.Millisecond,
 	}, nil
 }
@@ -291,7 +288,7 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:   "multi_release",
-	SHA1:   "81644dc9d90c7cda67fd53f384df1364b625a349",
+	SHA1:   "5d80ef6c97149838f398d05a4f670dfef2b6cece",
 	Source: lua.Source("multi_release.lua"),
 }
 
@@ -511,7 +508,7 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:   "semaphore_acquire",
-	SHA1:   "3803fbe0c36e6639c07a0a240ca73268517e3871",
+	SHA1:   "8336f9a1191cf29463a96bbb85d21a75f45125ee",
 	Source: lua.Source("semaphore_acquire.lua"),
 }
 
@@ -535,7 +532,7 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:   "semaphore_release",
-	SHA1:   "6d4961e4a1aadc11381dea949e91030c1ded376d",
+	SHA1:   "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
 	Source: lua.Source("semaphore_release.lua"),
 }
 
@@ -580,7 +577,7 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:   "semaphore_set_permits",
-	SHA1:   "3d50582f52740348e4df882d2ad858162b0b900c",
+	SHA1:   "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
 	Source: lua.Source("semaphore_set_permits.lua"),
 }
 
@@ -592,7 +589,7 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:   "semaphore_try_set_permits",
-	SHA1:   "9f8958c2b1892a9b0e4c9e75a60a120f40c1fa75",
+	SHA1:   "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
 	Source: lua.Source("semaphore_try_set_permits.lua"),
 }
 
@@ -604,7 +601,7 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:   "semaphore_add_permits",
-	SHA1:   "0d422b8a949d283eab97ea5ba06056e9a9144736",
+	SHA1:   "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
 	Source: lua.Source("semaphore_add_permits.lua"),
 }
 
@@ -616,7 +613,7 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:   "semaphore_available",
-	SHA1:   "6838809745c3b016b0cbb715e0fda5d5566d094f",
+	SHA1:   "fd716986c63bddfef4f67034bbe8892b0493ec81",
 	Source: lua.Source("semaphore_available.lua"),
 }
 

@@ -30,12 +30,11 @@ type Grants struct {
 	found      []int64    // the highest token an attempt found granted there; MaxInt64 after one failed there
 	secrets    *secrets   // the last attempt's; nil before one
 	earlier    []*secrets // the attempts' before it, the last few
-	taken      []bool     // the last attempt found the lock free or granted there
 	standalone []bool     // by node: one server, where a secret says so (see Expect); shared, read only
 }
 
 func newGrants(nodes int, standalone []bool) Grants {
-	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), taken: make([]bool, nodes), standalone: standalone}
+	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), standalone: standalone}
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,
@@ -89,15 +88,6 @@ func (s *secrets) heardOn(node int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.heard[node]
-}
-
-// Refused reports whether the last attempt found the lock held by another
-// on node, or got no answer there: a release or expiry there may let the
-// waiter in, where the DEL of its own undo elsewhere would not.
-func (g *Grants) Refused(node int) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return node >= len(g.taken) || !g.taken[node]
 }
 
 // handedOn wakes the waiter of a ticket of which node's release told the
@@ -250,7 +240,6 @@ func (g *Grants) Observe(node int, acquired bool, fence int64, err error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.taken[node] = err == nil && acquired
 	switch {
 	case err != nil:
 		g.found[node] = math.MaxInt64

@@ -20,17 +20,17 @@ type keyWaiters struct {
 	woken   bool          // the key's own channel is subscribed too (Options.Woken)
 }
 
-// wakeOne wakes the oldest waiter that heeds an event from node (-1: a
-// wake-up passed on, which all heed). It runs under Notifier.mu, as every
-// send on a wake channel does, so the send cannot block.
-func (kw *keyWaiters) wakeOne(node int) {
+// wakeOne wakes the oldest waiter (not a holder's watch). It runs under
+// Notifier.mu, as every send on a wake channel does, so the send cannot
+// block.
+func (kw *keyWaiters) wakeOne() {
 	for _, w := range kw.waiters {
 		if len(w.wake) > 0 {
 			return
 		}
 	}
 	for _, w := range kw.waiters {
-		if w.heard == nil && (node < 0 || w.heed == nil || w.heed(node)) {
+		if w.heard == nil {
 			w.wake <- struct{}{}
 			return
 		}
@@ -42,7 +42,7 @@ func (n *Notifier) PassOn(key string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if kw := n.keys[key]; kw != nil {
-		kw.wakeOne(-1)
+		kw.wakeOne()
 	}
 }
 
@@ -58,10 +58,6 @@ type notifyWatch struct {
 	// woken is set when wait returned on a wake-up, until the next wait:
 	// the attempt that was to use it may not have run.
 	woken bool
-	// heed, when set, says whether an event from a node may help: a
-	// queued waiter that the others' holders refused heeds only them,
-	// not the DEL by which its own attempt's undo freed another node.
-	heed func(node int) bool
 	// heard, when set, makes it a holder's, which waits for nothing and
 	// is told the events after which its key may be gone (see Hear).
 	heard func(event string)
@@ -121,7 +117,7 @@ func (w *notifyWatch) stop() {
 	n.mu.Lock()
 	kw.waiters = slices.DeleteFunc(kw.waiters, func(x *notifyWatch) bool { return x == w })
 	if len(w.wake) > 0 || (w.woken && w.ctx.Err() != nil) {
-		kw.wakeOne(-1)
+		kw.wakeOne()
 	}
 	last := len(kw.waiters) == 0
 	if last {

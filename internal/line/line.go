@@ -17,7 +17,7 @@ type Line[L comparable] struct {
 	// Attempt runs one attempt, queuing its tickets when join, and
 	// returns the ticket of the name it was refused at and the holder's
 	// TTL there.
-	Attempt func(ctx context.Context, join bool) (l L, blocked *Ticket, key string, holderTTL time.Duration, err error)
+	Attempt func(ctx context.Context, join bool) (l L, blocked *Ticket, holderTTL time.Duration, err error)
 	// Refused, when set, runs after a refused attempt, before the waiter
 	// waits for its blocked ticket.
 	Refused func()
@@ -27,31 +27,25 @@ type Line[L comparable] struct {
 	// Granted is the lease that grants gave the waiter, if any (else the
 	// zero L).
 	Granted func(ctx context.Context) L
-	// Heed tells, for the head of a queue, a keyspace event from a node
-	// that counts (see notifyWatch.heed); nil: every node's.
-	Heed func(node int) bool
 }
 
 // Wait attempts until the waiter holds its lease, queued once the
 // Client's channel is subscribed: an uncontended Lock then costs one round
 // trip, and a contended one subscribes and tries again at once, so that no
 // release between its attempts goes unheard. Between attempts it waits for
-// a release to tell its ticket, or, at the head of a queue, for an event
-// that frees the lock key (a holder that died), and at worst retries at the
-// holder's TTL (see waitTicket).
+// a release to tell its ticket, and at worst retries at the holder's TTL
+// (see waitTicket): a holder that died, or a lock key deleted by hand, is
+// noticed then. It listens to no keyspace event: every release by the
+// library tells the ticket, and a subscription to the lock key would cost
+// every contended acquisition a subscription, an attempt more (made after
+// it, so as to miss no event) and an unsubscription.
 func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 	var zero L
 	n, o := q.N, &q.O
-	var head *notifyWatch // the lock key's subscription, for the head of the queue
-	var outage error      // the last attempt's, while the servers fail (see Acquire)
-	defer func() {
-		if head != nil {
-			head.stop()
-		}
-	}()
+	var outage error // the last attempt's, while the servers fail (see Acquire)
 	for attempt := 0; ; attempt++ {
 		join := n.ticketsReady(o)
-		l, t, key, holderTTL, err := q.Attempt(ctx, join)
+		l, t, holderTTL, err := q.Attempt(ctx, join)
 		switch {
 		case err == nil:
 			return l, nil
@@ -69,20 +63,6 @@ func (q *Line[L]) Wait(ctx context.Context) (L, error) {
 		}
 		if q.Refused != nil {
 			q.Refused()
-		}
-		if head != nil && head.key != key {
-			head.stop()
-			head = nil
-		}
-		if head == nil && t.First.Load() {
-			// Subscribed only now: attempt again before waiting, so that
-			// a DEL in between is not missed.
-			head = &notifyWatch{n: n, key: key, o: o, ctx: ctx, wake: t.Wake, heed: q.Heed}
-			if err := n.join(ctx, head); err != nil {
-				head = nil
-				return zero, q.Quit(quorum.WaitedOut(err, outage))
-			}
-			continue
 		}
 		if err := n.waitTicket(ctx, o, t, attempt, holderTTL); err != nil {
 			return zero, q.Quit(quorum.WaitedOut(err, outage))

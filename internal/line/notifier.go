@@ -272,12 +272,12 @@ func (n *Notifier) deliverer(node int, prefix string) func(channel, event string
 		case kw == nil:
 		case !keyspace:
 			if kw.woken {
-				kw.wakeOne(node)
+				kw.wakeOne()
 			}
 		default:
 			kw.tell(event)
 			if event != "expire" {
-				kw.wakeOne(node)
+				kw.wakeOne()
 			}
 		}
 	}

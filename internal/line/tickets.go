@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -24,10 +23,8 @@ import (
 
 // Events on the lock key itself are not releases by this library (those
 // reach the woken ticket) but a DEL from elsewhere or an expiry: a holder
-// that died. The waiter that joined the queue at its head listens for them
-// too, on the Client's reference-counted subscription to the lock key, so
-// that they wake it; the others do not, so that waiting costs them no
-// subscription, and the head, once it holds the lock, hands it on.
+// that died. No queued waiter listens for them, so that waiting costs no
+// subscription: each retries at the holder's TTL.
 
 // Ticket is one waiter that a release may tell of a grant or a wake-up:
 // a queued Lock call, or a waiter in a line kept in Redis (FairMutex,
@@ -37,13 +34,12 @@ type Ticket struct {
 	Token   string // the lease's token in every attempt, and in a grant
 	Arrival int64  // the waiter's place in the queue (µs since the epoch), the same on every node
 	Wake    chan struct{}
-	Join    bool        // the next attempt joins the queue
-	Joined  bool        // an attempt may have put it in the queue
-	Sent    time.Time   // the start of the last attempt
-	First   atomic.Bool // an attempt put it at the head of the queue
-	Grants  Grants      // what the nodes' releases granted it
-	Stem    string      // its tokens are Stem and a number, seq (see Rotate)
-	Earlier []string    // the tokens it gave up, the last few
+	Join    bool      // the next attempt joins the queue
+	Joined  bool      // an attempt may have put it in the queue
+	Sent    time.Time // the start of the last attempt
+	Grants  Grants    // what the nodes' releases granted it
+	Stem    string    // its tokens are Stem and a number, seq (see Rotate)
+	Earlier []string  // the tokens it gave up, the last few
 	seq     int
 	sharded bool // counted on its sharded channel (shards.go)
 }

@@ -3,7 +3,7 @@
 // and under Notify a waiter's place in a line kept in Redis: its tickets,
 // the grants and wake-ups that releases send it by message, each checked
 // by its MAC, the subscriptions (classic and sharded) that bring them, the
-// keyspace events that wake the head of a line, the notification config,
+// keyspace events that wake the waiters of a key, the notification config,
 // and the safety nets that retry when a message is lost. It knows nothing
 // of any primitive's keys beyond a ticket's, and asks the nodes through
 // package quorum.

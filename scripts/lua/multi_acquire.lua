@@ -20,10 +20,10 @@
 -- ARGV[8] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[9] spend: 1 when the tickets are this attempt's own, which it marks
 -- as it lands (see lib/left.lua), 0 for a waiter's tickets
--- Returns: {1, fence, 0, 0, 0} when acquired (fence: every name's fencing
--- counter now, see lib/take_all.lua); {0, 0, wait, first, at} when not: at
--- is the index (from 0) of the first name held by another token, and wait
--- and first are as in mutex_acquire.lua for that name.
+-- Returns: {1, fence, 0, 0} when acquired (fence: every name's fencing
+-- counter now, see lib/take_all.lua); {0, 0, wait, at} when not: at is
+-- the index (from 0) of the first name held by another token, and wait is
+-- as in mutex_acquire.lua for that name.
 -- The error reply BADFENCE, with nothing written, when the fencing counter
 -- is malformed (see lib/fence.lua).
 
@@ -55,9 +55,9 @@ for i = 1, #KEYS, 4 do
       for j = 1, #KEYS, 4 do
         fence = math.max(fence, counters[j] or serverNow() * 1024)
       end
-      return {1, fence, 0, 0, 0}
+      return {1, fence, 0, 0}
     end
-    return {0, 0, 0, 0, 0} -- an attempt released, undone or landed already, or one overtaken, landing late
+    return {0, 0, 0, 0} -- an attempt released, undone or landed already, or one overtaken, landing late
   end
 end
 if ARGV[9] == '1' then
@@ -82,15 +82,14 @@ for i = 1, #KEYS, 4 do
       end
     end
     local wait = redis.call('pttl', KEYS[i])
-    local first = 0
     if ARGV[3] == '1' then
       local grant = 'm:' .. namesDigest(4) .. ':' .. ARGV[2] .. ':' .. token .. ':' .. ARGV[6]
-      first = join(KEYS[i + 2], KEYS[i + 3], ARGV[4], grant, wait, ttl)
+      join(KEYS[i + 2], KEYS[i + 3], ARGV[4], grant, wait, ttl)
     end
-    return {0, 0, wait, first, (i - 1) / 4}
+    return {0, 0, wait, (i - 1) / 4}
   end
 end
 for i = 1, #KEYS, 4 do
   redis.call('zrem', KEYS[i + 2], KEYS[i + 3])
 end
-return {1, takeAll(4, token, ttl, ARGV[7], counters), 0, 0, 0}
+return {1, takeAll(4, token, ttl, ARGV[7], counters), 0, 0}

@@ -20,11 +20,11 @@
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[8] spend: 1 when the ticket is this attempt's own (see lib/left.lua),
 -- 0 for a waiter's ticket
--- Returns: {1, fence, 0, 0, granted} when acquired (granted: 1 when a
+-- Returns: {1, fence, 0, granted} when acquired (granted: 1 when a
 -- release granted the lock to token, or to this waiter's earlier token,
--- already: its expiry is lengthened to ttl); {0, 0, wait, first, 0} when not
+-- already: its expiry is lengthened to ttl); {0, 0, wait, 0} when not
 -- (wait: how long the lock stays taken or reserved in ms, -1 when it has
--- no expiry; first: 1 when the waiter is now at the head of the queue).
+-- no expiry).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
 -- is malformed (see lib/fence.lua).
 
@@ -46,12 +46,12 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
     redis.call('del', KEYS[1])
     return bad
   end
-  return {1, fence, 0, 0, 0}
+  return {1, fence, 0, 0}
 end
 -- One GET of the ticket: its mark, and the token it names.
 local ticket = valueOf(KEYS[4])
 if isMark(ticket) then
-  return {0, 0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
 -- One GET: nil when the lock is free, an error when it holds no string
 -- (a reentrant lock's hash under the name).
@@ -62,10 +62,10 @@ if type(holder) ~= 'string' then
 end
 if ARGV[8] == '1' and holder == ARGV[1] then
   local fence, bad = currentFence(KEYS[2])
-  return bad or {1, fence, 0, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
+  return bad or {1, fence, 0, 0} -- a copy of this attempt, which took the lock: reported, never lengthened
 end
 if superseded(holder, ticket, ARGV[7], ARGV[1]) then
-  return {0, 0, 0, 0, 0} -- overtaken already
+  return {0, 0, 0, 0} -- overtaken already
 end
 local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])
 local counter, bad
@@ -91,10 +91,10 @@ if mine then
   -- as long as the lock lasts, so that the next attempt finds the grant
   -- too after a take-over.
   if grantIn(ticket) ~= holder then
-    return {1, counter or serverNow() * 1024, 0, 0, 0}
+    return {1, counter or serverNow() * 1024, 0, 0}
   end
   redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
-  return {1, counter or serverNow() * 1024, 0, 0, 1}
+  return {1, counter or serverNow() * 1024, 0, 1}
 end
 if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -102,8 +102,8 @@ if free then
   if ARGV[3] == '1' and ticket then
     redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedIn
   end
-  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0, 0}
+  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0}
 end
 local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
-reply[5] = 0
+reply[4] = 0
 return reply

@@ -21,9 +21,9 @@
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[7] secret: this attempt's secret, which the waiter's ticket holds
 -- ("o:<secret>") and which keys the MAC of its wake-up (see lib/tell.lua)
--- Returns: {1, fence, 0, 0} when acquired or re-entered; {0, 0, wait, first}
--- when not (wait: how long the lock stays taken or reserved in ms, -1 without
--- expiry; first: 1 when the waiter is now at the head of the queue).
+-- Returns: {1, fence, 0} when acquired or re-entered; {0, 0, wait} when
+-- not (wait: how long the lock stays taken or reserved in ms, -1 without
+-- expiry).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
 -- is malformed (see lib/fence.lua).
 
@@ -33,14 +33,14 @@
 -- #include lib/left.lua
 
 if KEYS[4] ~= KEYS[5] and hasLeft(KEYS[4]) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, landing late
+  return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
 if landed(KEYS[5], true, ARGV[3]) then
   if ownedHolds(KEYS[1], ARGV[2]) then
     local fence, bad = currentFence(KEYS[2])
-    return bad or {1, fence, 0, 0} -- a copy of this attempt, which took the lock
+    return bad or {1, fence, 0} -- a copy of this attempt, which took the lock
   end
-  return {0, 0, 0, 0} -- an attempt released, undone or landed already, landing late
+  return {0, 0, 0} -- an attempt released, undone or landed already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
 local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]
@@ -56,6 +56,6 @@ if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1],
   redis.call('hset', KEYS[1], 'o', ARGV[1])
   ownedHold(KEYS[1], ARGV[2], ARGV[3])
   redis.call('zrem', KEYS[3], KEYS[4])
-  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0}
+  return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0}
 end
 return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])

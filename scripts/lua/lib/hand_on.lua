@@ -19,7 +19,7 @@
 -- #include lib/fence.lua
 
 local function handOn(lock, fence, queue, reserve, idle)
-  local ticket, value = liveHead(queue)
+  local ticket, value, place = popLiveHead(queue)
   if not ticket then
     redis.call('del', lock)
     return
@@ -35,12 +35,14 @@ local function handOn(lock, fence, queue, reserve, idle)
     -- One INCR draws the token; a malformed counter is left as it was.
     drawn, bad = drawFence(fence, idle)
     if bad then
+      -- The waiter stays first in line, as long as its ticket lives.
+      redis.call('zadd', queue, place, ticket)
+      redis.call('pexpire', queue, redis.call('pttl', ticket) + ttl, 'NX')
       redis.call('del', lock)
       tell(ticket, 0, secret)
       return
     end
   end
-  redis.call('zrem', queue, ticket)
   if token then
     redis.call('set', lock, token, 'PX', ttl)
     -- The ticket names the grant's token as long as the grant lasts, for
