@@ -375,7 +375,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 		}
 		// The slot migrates, and its masters split the lock from its
 		// line, or find no line (nobody waits): the lock alone is
-		// released, and its keyspace event wakes the waiters.
+		// released, and the waiters take it at their own retry.
 	}
 	v, err := n.Release(ctx, k.lock, h.holder)
 	if err == nil && v == 0 {
