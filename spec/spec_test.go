@@ -48,7 +48,7 @@ var pinnedSHA1 = map[string]string{
 	"rw_state":              "9ca532242523ef566a478190c991c86ab4bf2e57",
 	"release":               "d36620724c79f5456e3040d735002186abdb83bf",
 	"release_wake":          "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
-	"release_or_mark":       "709139f92946ce757d83f950e30a314c4f5255ad",
+	"release_or_mark":       "45c75a8d4d7cabd71656f331b45693cf7433f80c",
 	"mutex_leave":           "9f58cdc37767d552d123d926ece9bc6d3822b945",
 	"mutex_state":           "a0e88683721471db92a914e0771656bfa3a90b6c",
 	"release_owned":         "4e216f67618336a54d2d9e6707cf0e35895a4d7a",

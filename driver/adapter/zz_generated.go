@@ -92,7 +92,7 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:   "release_or_mark",
-	SHA1:   "709139f92946ce757d83f950e30a314c4f5255ad",
+	SHA1:   "45c75a8d4d7cabd71656f331b45693cf7433f80c",
 	Source: lua.Source("release_or_mark.lua"),
 }
 

@@ -29,18 +29,19 @@
 -- #include lib/forced.lua
 
 local held = valueOf(KEYS[1]) == ARGV[1]
-if held and ARGV[5] == '1' then
-  -- The ticket is out of line already: the write that gave the lock to
-  -- its token took it out (a hand-on, or the waiter's attempt).
-  markLeft(KEYS[4], ARGV[4])
-else
-  markOnRelease(ARGV[5] == '1' and marksAll or marksMissed, held, KEYS[3], KEYS[4], ARGV[4])
-end
 if not held then
+  markOnRelease(ARGV[5] == '1' and marksAll or marksMissed, held, KEYS[3], KEYS[4], ARGV[4])
   if wasForced(KEYS[5], ARGV[1]) then
     return leaseForced
   end
   return 0
 end
+-- The hand-on comes first: on a line of the wrong type it fails before
+-- it writes, and so does the whole script.
 handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+if ARGV[5] == '1' then
+  -- The ticket is out of line already: the write that gave the lock to
+  -- its token took it out (a hand-on, or the waiter's attempt).
+  markLeft(KEYS[4], ARGV[4])
+end
 return 1
