@@ -44,6 +44,7 @@ func runMutex(t *testing.T, e env) {
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
 		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
+		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
 		cases["ResumeWaiter"] = testMutexResumeWaiter
 		// A TryLock's copies land alike under either strategy; the first
 		// attempt of a Lock carries the waiter's token only under Notify.
