@@ -20,11 +20,13 @@ const lateJoinBound = 5 * time.Second
 // testLateReplicaNotifies: a replica that joins a Cluster while a waiter
 // waits, and is then promoted when its master dies, is given the flags
 // Notify needs and listened to within lateJoinBound of the Client finding
-// it, without a new wait to ask for it: the lock's key deleted there by
-// hand (a holder that died) wakes the waiter at once, not at the holder's
-// TTL (20s). Another waiter leaves while the master is down, and the
-// Client logs no error of the driver's own making then (rueidis: "dedicated
-// client should not be used after recycled").
+// it, without a new wait to ask for it: a latch's key deleted there by
+// hand wakes its waiter at once, not at its recheck (the TTL, 20s). (A
+// Mutex waiter listens to no keyspace event; a latch's does.) Another
+// waiter leaves while the master is down, and the Client logs no error of
+// the driver's own making then (rueidis: "dedicated client should not be
+// used after recycled"). A lock's holder extends its lease, which makes
+// the Client find the promoted replica.
 func testLateReplicaNotifies(t *testing.T, e env) {
 	ctx, n := ctxFor(t, time.Minute), name(t)
 	// Run last: a go-redis pool that failed to dial the dead master tries
@@ -45,18 +47,24 @@ func testLateReplicaNotifies(t *testing.T, e env) {
 		}
 	})
 	l := mustLock(t, ctx, c.Mutex(n).Lock)
-	got := make(chan locked, 1)
-	lockAsync(ctx, c.Mutex(n), got)
+	wait := func(ctx context.Context, name string) <-chan error {
+		latch := c.Latch(name)
+		if ok, err := latch.TrySetCount(ctx, 1); !ok || err != nil {
+			t.Fatalf("TrySetCount(1) of latch %q: (%v, %v), want (true, nil)", name, ok, err)
+		}
+		got := make(chan error, 1)
+		go func() { got <- latch.Wait(ctx) }()
+		return got
+	}
+	got := wait(ctx, n)
 	// Another waiter leaves while the master is down.
 	other := n + "/other"
-	mustLock(t, ctx, c.Mutex(other).Lock)
 	leaving, leave := context.WithCancel(ctx)
 	defer leave()
-	left := make(chan locked, 1)
-	lockAsync(leaving, c.Mutex(other), left)
-	key := lockKey(n)
+	left := wait(leaving, other)
+	key := latchKey(n)
 	m := plain(t, master)
-	for _, k := range []string{key, lockKey(other)} {
+	for _, k := range []string{key, latchKey(other)} {
 		ch := keyspaceChannel("0", k)
 		if !eventually(10*time.Second, func() bool { return m.PubSubNumSub(ctx, ch).Val()[ch] > 0 }) {
 			t.Fatal("the waiters did not subscribe their lock's keyspace channel on the master within 10s")
@@ -77,8 +85,8 @@ func testLateReplicaNotifies(t *testing.T, e env) {
 	}
 	time.Sleep(500 * time.Millisecond) // the Client's listener tries the master again, and fails
 	leave()
-	if w := <-left; !errors.Is(w.err, context.Canceled) {
-		t.Fatalf("the waiter that left: (%v, %v), want context.Canceled", w.l, w.err)
+	if err := <-left; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the waiter that left: %v, want context.Canceled", err)
 	}
 	if err := r.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
 		t.Fatalf("CLUSTER FAILOVER TAKEOVER on the replica that joined: %v", err)
@@ -112,13 +120,12 @@ func testLateReplicaNotifies(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	select {
-	case w := <-got:
-		if w.err != nil {
-			t.Fatalf("the waiter's Lock after the holder's key was deleted: %v", w.err)
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("the latch's Wait after its key was deleted: %v", err)
 		}
-		w.l.Unlock(ctx)
 	case <-time.After(3 * time.Second):
-		t.Fatal("the waiter did not acquire within 3s of the DEL on the new master: its event did not reach it")
+		t.Fatal("the latch's waiter did not return within 3s of the DEL on the new master: its event did not reach it")
 	}
 	if strings.Contains(log.String(), "after recycled") {
 		t.Errorf("the Client's log holds a use of a recycled connection:\n%s", log)
