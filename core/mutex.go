@@ -21,6 +21,7 @@ type Mutex struct {
 	c     *Client
 	name  string
 	names leaseNames // name alone, as a lease takes it
+	named [2]string  // backs names: the name and its acked key
 	opts  options
 	keys  keyNames
 }
@@ -29,7 +30,13 @@ type Mutex struct {
 // Client's for this lock. Bad options are reported by its methods.
 func (c *Client) Mutex(name string, opts ...Option) *Mutex {
 	o := c.options("Mutex", opts)
-	return &Mutex{c: c, name: name, names: newLeaseNames(o, name), opts: o, keys: c.keys(o, name)}
+	m := &Mutex{c: c, name: name, opts: o}
+	var k [6]string
+	keysInto(k[:], o, name, "", ":fence", ":q", ticketInfix, forcedSuffix, ackedSuffix)
+	m.keys = keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
+	m.named = [2]string{name, k[5]}
+	m.names = leaseNames{names: m.named[:1], acked: m.named[1:]}
+	return m
 }
 
 // keyNames are the keys of one primitive; they share the hash tag {name},
@@ -38,11 +45,13 @@ type keyNames struct {
 	lock, fence string
 	queue       string // the Notify wait queue (see Mutex.lockQueued)
 	noTicket    string // stands for the ticket of an attempt that does not queue
+	forced      string // the lock's forced marker (see forcedKey)
 }
 
 func (c *Client) keys(o options, name string) keyNames {
-	k := keyOf(o, name)
-	return keyNames{lock: k(""), fence: k(":fence"), queue: k(":q"), noTicket: k(ticketInfix)}
+	var k [5]string
+	keysInto(k[:], o, name, "", ":fence", ":q", ticketInfix, forcedSuffix)
+	return keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
 }
 
 // Name returns the lock's name.
@@ -161,7 +170,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
+			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
@@ -315,7 +324,7 @@ func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), forcedKey(h.keys.lock), h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.keys.forced, h.holder, ttl)
 	h.heard(v)
 	return v == 1, err
 }
@@ -344,7 +353,7 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 		return left >= 0, err
 	}
 	if h.always {
-		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		h.heard(v)
 		return v == 1, err
 	}
@@ -354,7 +363,7 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
 	h.heard(v)
 	if err != nil {
 		return false, err
@@ -368,7 +377,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		if !n.Cluster || !driver.IsTryAgain(err) {
 			h.heard(v)
 			return v == 1, err
@@ -408,7 +417,7 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 
 // lockQueued is Lock under Notify: a line of one ticket.
 func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
-	t := n.NewTicket(key(m.opts, m.name, ""), rand.Text(), nil)
+	t := n.NewTicket(m.keys.lock, rand.Text(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
 		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {

@@ -41,9 +41,12 @@ type leaseNames struct {
 func newLeaseNames(o options, names ...string) leaseNames {
 	ln := leaseNames{names: names}
 	for _, name := range names {
-		ln.acked = append(ln.acked, key(o, name, ":acked"))
+		ln.acked = append(ln.acked, key(o, name, ackedSuffix))
 	}
 	return ln
 }
+
+// ackedSuffix is the suffix of a name's acked key.
+const ackedSuffix = ":acked"
 
 func (ln leaseNames) String() string { return strings.Join(ln.names, ",") }
