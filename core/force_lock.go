@@ -42,7 +42,7 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 	}
 	o, k := &m.opts, m.keys
 	h := m.hold(rand.Text()) // one token for every try: a late request of an earlier try is then its own
-	h.mark = k.noTicket + rand.Text()
+	h.mark = randomKey(k.noTicket)
 	durable := func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
 		return h.makeFenceDurable(ctx, m.c, o, replies, fence)
 	}

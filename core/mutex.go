@@ -128,13 +128,13 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		// plain one takes a free name without reading it (the
 		// uncontended path), and a copy landing late holds it for its
 		// TTL under a token no lease has.
-		h.mark = m.keys.noTicket + rand.Text()
+		h.mark = randomKey(m.keys.noTicket)
 		h.own = h.mark
 	case a.key != "":
 		h.markTicket(a.key)
 		if h.owned() {
 			// Each of an owner's attempts has a lease token of its own.
-			h.own = m.keys.noTicket + rand.Text()
+			h.own = randomKey(m.keys.noTicket)
 		}
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
