@@ -115,7 +115,11 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 	h := m.hold(holder)
 	if t != nil {
 		t.Sent = time.Now()
-		t.Grants.Expect()
+		if t.Joined {
+			// Only an attempt that queues stores secrets; one that does
+			// not, before any did, has none to start afresh.
+			t.Grants.Expect()
+		}
 	}
 	a := ask(t)
 	switch {
