@@ -190,22 +190,6 @@ func keysInto(dst []string, o options, name string, suffixes ...string) {
 	}
 }
 
-// randomKey is prefix followed by a rand.Text, in one allocation: an
-// attempt's mark is made per call.
-func randomKey(prefix string) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" // rand.Text's
-	var src [26]byte
-	rand.Read(src[:])
-	for i := range src {
-		src[i] = alphabet[src[i]%32]
-	}
-	var b strings.Builder
-	b.Grow(len(prefix) + len(src))
-	b.WriteString(prefix)
-	b.Write(src[:])
-	return b.String()
-}
-
 // keyOf names the keys of the primitive called name by their suffixes.
 func keyOf(o options, name string) func(suffix string) string {
 	return func(suffix string) string { return key(o, name, suffix) }

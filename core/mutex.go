@@ -132,13 +132,13 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		// plain one takes a free name without reading it (the
 		// uncontended path), and a copy landing late holds it for its
 		// TTL under a token no lease has.
-		h.mark = randomKey(m.keys.noTicket)
+		h.mark = line.RandomKey(m.keys.noTicket)
 		h.own = h.mark
 	case a.key != "":
 		h.markTicket(a.key)
 		if h.owned() {
 			// Each of an owner's attempts has a lease token of its own.
-			h.own = randomKey(m.keys.noTicket)
+			h.own = line.RandomKey(m.keys.noTicket)
 		}
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
