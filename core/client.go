@@ -168,8 +168,8 @@ func key(o options, name, suffix string) string {
 // keysInto names the keys of the primitive called name, one per suffix,
 // into dst, in one allocation: a primitive is made per call, and its keys
 // with it.
-func keysInto(dst []string, o options, name string, suffixes ...string) {
-	base := len(o.keyPrefix) + len(name) + 2
+func keysInto(dst []string, prefix, name string, suffixes ...string) {
+	base := len(prefix) + len(name) + 2
 	size := 0
 	for _, s := range suffixes {
 		size += base + len(s)
@@ -177,7 +177,7 @@ func keysInto(dst []string, o options, name string, suffixes ...string) {
 	var b strings.Builder
 	b.Grow(size)
 	for _, s := range suffixes {
-		b.WriteString(o.keyPrefix)
+		b.WriteString(prefix)
 		b.WriteByte('{')
 		b.WriteString(name)
 		b.WriteByte('}')

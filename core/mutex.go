@@ -29,10 +29,10 @@ type Mutex struct {
 // Mutex returns the lock called name. Options given here override the
 // Client's for this lock. Bad options are reported by its methods.
 func (c *Client) Mutex(name string, opts ...Option) *Mutex {
-	o := c.options("Mutex", opts)
-	m := &Mutex{c: c, name: name, opts: o}
+	m := &Mutex{c: c, name: name}
+	c.optionsInto(&m.opts, "Mutex", opts)
 	var k [6]string
-	keysInto(k[:], o, name, "", ":fence", ":q", ticketInfix, forcedSuffix, ackedSuffix)
+	keysInto(k[:], m.opts.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix, ackedSuffix)
 	m.keys = keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
 	m.named = [2]string{name, k[5]}
 	m.names = leaseNames{names: m.named[:1], acked: m.named[1:]}
@@ -50,7 +50,7 @@ type keyNames struct {
 
 func (c *Client) keys(o options, name string) keyNames {
 	var k [5]string
-	keysInto(k[:], o, name, "", ":fence", ":q", ticketInfix, forcedSuffix)
+	keysInto(k[:], o.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix)
 	return keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
 }
 
@@ -409,6 +409,12 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 	if !slices.ContainsFunc(grants, func(g quorum.Reply[grant]) bool { return g.Err == nil && g.V.Acquired && g.V.Fence != fence }) {
 		return true // granted >= quorum was checked by the caller
 	}
+	return h.raiseFence(ctx, c, o, grants, fence)
+}
+
+// raiseFence is makeFenceDurable's round, apart so that only a round that
+// needs it pays for its closure.
+func (h mutexHold) raiseFence(ctx context.Context, c *Client, o *options, grants []quorum.Reply[grant], fence int64) bool {
 	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (bool, error) {
 		if g := grants[i]; g.Err != nil || !g.V.Acquired {
 			return false, nil
