@@ -185,7 +185,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		},
 	}
 	var held func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool)
-	if t != nil {
+	if t != nil && len(c.q.Nodes) > 1 { // a vote on one node waits for its answer
 		p.Voted = func(replies []quorum.Reply[grant]) {
 			for i, r := range replies {
 				if quorum.StillOut(r) {
@@ -193,9 +193,11 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				}
 			}
 		}
+	}
+	if t != nil && t.Joined { // won tells only the undo of a queued attempt
 		held = func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool) {
 			won.Store(true)
-			if t.Joined && len(c.q.Nodes) > 1 {
+			if len(c.q.Nodes) > 1 {
 				m.leaveBehind(ctx, l, t, func(i int) bool { return !wins(i) })
 			}
 		}
