@@ -279,5 +279,14 @@ func Detached[T any](ctx context.Context, g *Group, tm Timing, op func(ctx conte
 // DetachedUntil is Detached, where a node that cannot serve the call yet
 // is asked again until serveUntil (see Ballot).
 func DetachedUntil[T any](ctx context.Context, g *Group, tm Timing, serveUntil time.Time, op func(ctx context.Context, i int, n *Node) (T, error)) []Reply[T] {
-	return Vote(context.WithoutCancel(ctx), g, tm, op, Ballot[T]{Yes: func(T) bool { return true }, Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
+	return Vote(detach(ctx), g, tm, op, Ballot[T]{Yes: func(T) bool { return true }, Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
+}
+
+// detach is ctx without its cancellation and deadline: ctx itself when it
+// has neither, for which context.WithoutCancel would allocate a copy.
+func detach(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); !ok && ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
