@@ -27,27 +27,28 @@ import (
 //
 // compares their time and allocations per cycle in one run. Most of the
 // time is the two round trips to the server, which shares the machine.
+// The interleaved sub-benchmark runs a go-redis cycle of each in turn, so
+// that the machine's noise hits them alike, and reports each one's time
+// and its ratio to bsm/redislock's.
 func BenchmarkCycle(b *testing.B) {
 	const ttl = 5 * time.Second
 	node := testenv.Nodes(b)[0]
 	key := "bench-cycle-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	ctx := context.Background()
-	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
-		b.Run("redlock-goredis-"+s.String(), func(b *testing.B) {
-			rdb := redis.NewClient(&redis.Options{Addr: node, ContextTimeoutEnabled: true})
-			defer rdb.Close()
-			d, err := goredis.New(rdb)
-			if err != nil {
-				b.Fatal(err)
-			}
-			benchCycle(b, redlockCycle(b, d, s, key+"-goredis-"+s.String(), ttl))
-		})
-	}
-	b.Run("redislock", func(b *testing.B) {
+	goredisCycle := func(b *testing.B, s core.WaitStrategy) func() error {
 		rdb := redis.NewClient(&redis.Options{Addr: node, ContextTimeoutEnabled: true})
-		defer rdb.Close()
+		b.Cleanup(func() { rdb.Close() })
+		d, err := goredis.New(rdb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return redlockCycle(b, d, s, key+"-goredis-"+s.String(), ttl)
+	}
+	redislockCycle := func(b *testing.B) func() error {
+		rdb := redis.NewClient(&redis.Options{Addr: node, ContextTimeoutEnabled: true})
+		b.Cleanup(func() { rdb.Close() })
 		c, k := redislock.New(rdb), key+"-redislock"
-		benchCycle(b, func() error {
+		return func() error {
 			// As lockbench: a deadline, and a fresh strategy per Obtain.
 			ctx, cancel := context.WithTimeout(ctx, ttl)
 			defer cancel()
@@ -56,7 +57,37 @@ func BenchmarkCycle(b *testing.B) {
 				return err
 			}
 			return l.Release(ctx)
-		})
+		}
+	}
+	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
+		b.Run("redlock-goredis-"+s.String(), func(b *testing.B) { benchCycle(b, goredisCycle(b, s)) })
+	}
+	b.Run("redislock", func(b *testing.B) { benchCycle(b, redislockCycle(b)) })
+	b.Run("interleaved", func(b *testing.B) {
+		cycles := []struct {
+			name  string
+			cycle func() error
+			took  time.Duration
+		}{{"redislock", redislockCycle(b), 0}, {"Notify", goredisCycle(b, core.Notify), 0}, {"Poll", goredisCycle(b, core.Poll), 0}}
+		for _, c := range cycles {
+			warm(b, c.cycle)
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			for i := range cycles {
+				start := time.Now()
+				if err := cycles[i].cycle(); err != nil {
+					b.Fatal(err)
+				}
+				cycles[i].took += time.Since(start)
+			}
+		}
+		for _, c := range cycles {
+			b.ReportMetric(float64(c.took.Nanoseconds())/float64(b.N), c.name+"-ns/op")
+		}
+		for _, c := range cycles[1:] {
+			b.ReportMetric(float64(c.took)/float64(cycles[0].took), c.name+"/redislock")
+		}
 	})
 	b.Run("redlock-rueidis-Notify", func(b *testing.B) {
 		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{node}, DisableCache: true})
@@ -108,13 +139,18 @@ func redlockCycle(b *testing.B, d core.Driver, s core.WaitStrategy, key string, 
 // benchCycle times cycle, after a few cycles that dial the connections
 // and load the scripts.
 func benchCycle(b *testing.B, cycle func() error) {
-	for range 20 {
+	warm(b, cycle)
+	b.ReportAllocs()
+	for b.Loop() {
 		if err := cycle(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
+}
+
+// warm runs a few cycles, which dial the connections and load the scripts.
+func warm(b *testing.B, cycle func() error) {
+	for range 20 {
 		if err := cycle(); err != nil {
 			b.Fatal(err)
 		}
