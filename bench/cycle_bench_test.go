@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 //
 //	go test -run '^$' -bench Cycle -benchmem -count 5 ./bench/
 //
-// compares their time and allocations per cycle in one run. Most of the
+// compares their time, allocations and client CPU per cycle in one run. Most of the
 // time is the two round trips to the server, which shares the machine.
 // The interleaved sub-benchmark runs a go-redis cycle of each in turn, so
 // that the machine's noise hits them alike, and reports each one's time
@@ -141,11 +142,22 @@ func redlockCycle(b *testing.B, d core.Driver, s core.WaitStrategy, key string, 
 func benchCycle(b *testing.B, cycle func() error) {
 	warm(b, cycle)
 	b.ReportAllocs()
+	cpu := processCPU(b)
 	for b.Loop() {
 		if err := cycle(); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N), "client-cpu-ns/op")
+}
+
+// processCPU is the CPU time the process used so far, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // warm runs a few cycles, which dial the connections and load the scripts.
