@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -162,6 +163,31 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 // is the whole hash tag as long as checkName and validate accept it.
 func key(o options, name, suffix string) string {
 	return o.keyPrefix + "{" + name + "}" + suffix
+}
+
+// keysInto names the keys of the primitive called name, one per suffix,
+// into dst, in one allocation: a primitive is made per call, and its keys
+// with it.
+func keysInto(dst []string, prefix, name string, suffixes ...string) {
+	base := len(prefix) + len(name) + 2
+	size := 0
+	for _, s := range suffixes {
+		size += base + len(s)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, s := range suffixes {
+		b.WriteString(prefix)
+		b.WriteByte('{')
+		b.WriteString(name)
+		b.WriteByte('}')
+		b.WriteString(s)
+	}
+	all, at := b.String(), 0
+	for i, s := range suffixes {
+		dst[i] = all[at : at+base+len(s)]
+		at += base + len(s)
+	}
 }
 
 // keyOf names the keys of the primitive called name by their suffixes.

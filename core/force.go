@@ -114,7 +114,9 @@ func force(ctx context.Context, c *Client, o *options, op func(ctx context.Conte
 
 // forcedKey is the forced marker of a lock key: the tokens whose hold a
 // force-release freed, for as long as each had left (see lib/forced.lua).
-func forcedKey(lock string) string { return lock + ":forced" }
+func forcedKey(lock string) string { return lock + forcedSuffix }
+
+const forcedSuffix = ":forced"
 
 // errForced is the ErrLost of a lease whose hold a force-release freed.
 var errForced = fmt.Errorf("%w (an operator force-released it with ForceUnlock or ForceLock; it did not expire)", ErrLost)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/redlockgo/redlock/driver"
+	"github.com/redlockgo/redlock/internal/line"
 	"github.com/redlockgo/redlock/internal/quorum"
 )
 
@@ -42,7 +43,7 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 	}
 	o, k := &m.opts, m.keys
 	h := m.hold(rand.Text()) // one token for every try: a late request of an earlier try is then its own
-	h.mark = k.noTicket + rand.Text()
+	h.mark = line.RandomKey(k.noTicket)
 	durable := func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
 		return h.makeFenceDurable(ctx, m.c, o, replies, fence)
 	}

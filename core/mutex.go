@@ -21,6 +21,7 @@ type Mutex struct {
 	c     *Client
 	name  string
 	names leaseNames // name alone, as a lease takes it
+	named [2]string  // backs names: the name and its acked key
 	opts  options
 	keys  keyNames
 }
@@ -28,8 +29,14 @@ type Mutex struct {
 // Mutex returns the lock called name. Options given here override the
 // Client's for this lock. Bad options are reported by its methods.
 func (c *Client) Mutex(name string, opts ...Option) *Mutex {
-	o := c.options("Mutex", opts)
-	return &Mutex{c: c, name: name, names: newLeaseNames(o, name), opts: o, keys: c.keys(o, name)}
+	m := &Mutex{c: c, name: name}
+	c.optionsInto(&m.opts, "Mutex", opts)
+	var k [6]string
+	keysInto(k[:], m.opts.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix, ackedSuffix)
+	m.keys = keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
+	m.named = [2]string{name, k[5]}
+	m.names = leaseNames{names: m.named[:1], acked: m.named[1:]}
+	return m
 }
 
 // keyNames are the keys of one primitive; they share the hash tag {name},
@@ -38,11 +45,13 @@ type keyNames struct {
 	lock, fence string
 	queue       string // the Notify wait queue (see Mutex.lockQueued)
 	noTicket    string // stands for the ticket of an attempt that does not queue
+	forced      string // the lock's forced marker (see forcedKey)
 }
 
 func (c *Client) keys(o options, name string) keyNames {
-	k := keyOf(o, name)
-	return keyNames{lock: k(""), fence: k(":fence"), queue: k(":q"), noTicket: k(ticketInfix)}
+	var k [5]string
+	keysInto(k[:], o.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix)
+	return keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
 }
 
 // Name returns the lock's name.
@@ -106,7 +115,11 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 	h := m.hold(holder)
 	if t != nil {
 		t.Sent = time.Now()
-		t.Grants.Expect()
+		if t.Joined {
+			// Only an attempt that queues stores secrets; one that does
+			// not, before any did, has none to start afresh.
+			t.Grants.Expect()
+		}
 	}
 	a := ask(t)
 	switch {
@@ -119,13 +132,13 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		// plain one takes a free name without reading it (the
 		// uncontended path), and a copy landing late holds it for its
 		// TTL under a token no lease has.
-		h.mark = m.keys.noTicket + rand.Text()
+		h.mark = line.RandomKey(m.keys.noTicket)
 		h.own = h.mark
 	case a.key != "":
 		h.markTicket(a.key)
 		if h.owned() {
 			// Each of an owner's attempts has a lease token of its own.
-			h.own = m.keys.noTicket + rand.Text()
+			h.own = line.RandomKey(m.keys.noTicket)
 		}
 	}
 	var won atomic.Bool  // an undo of a late answer then gives the node up
@@ -161,7 +174,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
+			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
@@ -172,7 +185,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 		},
 	}
 	var held func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool)
-	if t != nil {
+	if t != nil && len(c.q.Nodes) > 1 { // a vote on one node waits for its answer
 		p.Voted = func(replies []quorum.Reply[grant]) {
 			for i, r := range replies {
 				if quorum.StillOut(r) {
@@ -180,9 +193,11 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				}
 			}
 		}
+	}
+	if t != nil && t.Joined { // won tells only the undo of a queued attempt
 		held = func(ctx context.Context, l *Lease, replies []quorum.Reply[grant], wins func(int) bool) {
 			won.Store(true)
-			if t.Joined && len(c.q.Nodes) > 1 {
+			if len(c.q.Nodes) > 1 {
 				m.leaveBehind(ctx, l, t, func(i int) bool { return !wins(i) })
 			}
 		}
@@ -315,7 +330,7 @@ func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), forcedKey(h.keys.lock), h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.keys.forced, h.holder, ttl)
 	h.heard(v)
 	return v == 1, err
 }
@@ -344,7 +359,7 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 		return left >= 0, err
 	}
 	if h.always {
-		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		h.heard(v)
 		return v == 1, err
 	}
@@ -354,7 +369,7 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
 	h.heard(v)
 	if err != nil {
 		return false, err
@@ -368,7 +383,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		if !n.Cluster || !driver.IsTryAgain(err) {
 			h.heard(v)
 			return v == 1, err
@@ -396,6 +411,12 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 	if !slices.ContainsFunc(grants, func(g quorum.Reply[grant]) bool { return g.Err == nil && g.V.Acquired && g.V.Fence != fence }) {
 		return true // granted >= quorum was checked by the caller
 	}
+	return h.raiseFence(ctx, c, o, grants, fence)
+}
+
+// raiseFence is makeFenceDurable's round, apart so that only a round that
+// needs it pays for its closure.
+func (h mutexHold) raiseFence(ctx context.Context, c *Client, o *options, grants []quorum.Reply[grant], fence int64) bool {
 	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, i int, n *quorum.Node) (bool, error) {
 		if g := grants[i]; g.Err != nil || !g.V.Acquired {
 			return false, nil
@@ -408,7 +429,7 @@ func (h mutexHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 
 // lockQueued is Lock under Notify: a line of one ticket.
 func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
-	t := n.NewTicket(key(m.opts, m.name, ""), rand.Text(), nil)
+	t := n.NewTicket(m.keys.lock, rand.Text(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
 		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {

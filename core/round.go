@@ -18,16 +18,16 @@ func play[T any](ctx context.Context, c *Client, o *options, names leaseNames, r
 	if !o.fencing {
 		r.Durable = nil
 	}
-	var l *Lease
 	r.Keep = func(ctx context.Context, out quorum.Outcome[T], replies []quorum.Reply[T], wins func(int) bool, until time.Time) quorum.Kept {
-		l = newLease(c, names, *o, hold(out), uint64(out.Fence))
+		l := newLease(c, names, *o, hold(out), uint64(out.Fence))
 		if won != nil {
 			won(ctx, l, replies, wins)
 		}
 		l.start(until)
 		return l
 	}
-	p := r.Play(ctx) // before l is read: Keep sets it
+	p := r.Play(ctx)
+	l, _ := p.Kept.(*Lease)
 	return l, p
 }
 
@@ -41,9 +41,12 @@ type leaseNames struct {
 func newLeaseNames(o options, names ...string) leaseNames {
 	ln := leaseNames{names: names}
 	for _, name := range names {
-		ln.acked = append(ln.acked, key(o, name, ":acked"))
+		ln.acked = append(ln.acked, key(o, name, ackedSuffix))
 	}
 	return ln
 }
+
+// ackedSuffix is the suffix of a name's acked key.
+const ackedSuffix = ":acked"
 
 func (ln leaseNames) String() string { return strings.Join(ln.names, ",") }

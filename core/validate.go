@@ -47,12 +47,19 @@ var applies = func() map[string]optionSet {
 // options returns the Client's options overridden by opts, for a
 // primitive of type what, noting which options it was given.
 func (c *Client) options(what string, opts []Option) options {
-	o := c.opts
+	var o options
+	c.optionsInto(&o, what, opts)
+	return o
+}
+
+// optionsInto is options into o, for a primitive that holds them: a
+// local copy would escape to the heap with each Option that sets it.
+func (c *Client) optionsInto(o *options, what string, opts []Option) {
+	*o = c.opts
 	o.given, o.what = 0, what
 	for _, opt := range opts {
-		opt(&o)
+		opt(o)
 	}
-	return o
 }
 
 // maxDuration bounds TTLs, latch expiries and the backoff cap: a year is

@@ -74,7 +74,7 @@ var goredis = client{pkg: "goredis", helpers: func(f *jen.File) {
 		jen.Return(jen.Id("cmd")),
 	))
 	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().Any()).Op("*").Qual(goredisPkg, "Cmd").BlockFunc(func(g *jen.Group) {
-		for _, s := range words(jen.Lit("evalsha"), jen.Id("s").Dot("SHA1"), jen.Len(jen.Id("keys"))) {
+		for _, s := range words(jen.Lit("evalsha"), jen.Id("s").Dot("SHA1Arg").Call(), jen.Len(jen.Id("keys"))) {
 			g.Add(s)
 		}
 		g.Id("cmd").Op(":=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Id("w").Op("..."))
@@ -107,7 +107,7 @@ var redigo = client{pkg: "redigo", helpers: func(f *jen.File) {
 		jen.Return(jen.Qual(redigoPkg, "DoContext").Call(jen.Id("conn"), jen.Id("ctx"), jen.Id("name"), jen.Id("args").Op("..."))),
 	))
 	add(f, recv().Id("eval").Params(ctxParam, scriptParam, keysParam, jen.Id("args").Index().Any()).Params(jen.Any(), jen.Error()).BlockFunc(func(g *jen.Group) {
-		for _, s := range words(jen.Id("s").Dot("SHA1"), jen.Len(jen.Id("keys"))) {
+		for _, s := range words(jen.Id("s").Dot("SHA1Arg").Call(), jen.Len(jen.Id("keys"))) {
 			g.Add(s)
 		}
 		g.List(jen.Id("v"), jen.Err()).Op(":=").Id("d").Dot("send").Call(jen.Id("ctx"), jen.Lit("EVALSHA"), jen.Id("w").Op("..."))

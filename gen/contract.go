@@ -155,9 +155,10 @@ func scriptVar(op spec.Op) jen.Code {
 	sum := sha1.Sum([]byte(lua.Source(file)))
 	return jen.Commentf("%sScript is scripts/lua/%s.", op.Name, file).Line().
 		Var().Id(op.Name + "Script").Op("=").Id("Script").Values(jen.Dict{
-		jen.Id("Name"):   jen.Lit(op.Script),
-		jen.Id("SHA1"):   jen.Lit(hex.EncodeToString(sum[:])),
-		jen.Id("Source"): jen.Qual(luaPkg, "Source").Call(jen.Lit(file)),
+		jen.Id("Name"):    jen.Lit(op.Script),
+		jen.Id("SHA1"):    jen.Lit(hex.EncodeToString(sum[:])),
+		jen.Id("sha1Arg"): jen.Lit(hex.EncodeToString(sum[:])),
+		jen.Id("Source"):  jen.Qual(luaPkg, "Source").Call(jen.Lit(file)),
 	})
 }
 

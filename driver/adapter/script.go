@@ -18,9 +18,19 @@ import (
 
 // Script is one embedded script with its SHA1, for EVALSHA.
 type Script struct {
-	Name   string // the file under scripts/lua, without ".lua"
-	SHA1   string
-	Source string
+	Name    string // the file under scripts/lua, without ".lua"
+	SHA1    string
+	Source  string
+	sha1Arg any // SHA1 as an interface, made once (see SHA1Arg)
+}
+
+// SHA1Arg is SHA1 as a command word for a client that takes its words as
+// []any: made once, where converting SHA1 would allocate on every call.
+func (s Script) SHA1Arg() any {
+	if s.sha1Arg != nil {
+		return s.sha1Arg
+	}
+	return s.SHA1
 }
 
 // IsNoScript reports whether err is the server's NOSCRIPT error, on which a

@@ -10,9 +10,10 @@ import (
 
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
-	Name:   "mutex_acquire",
-	SHA1:   "82e98d8b61f424904a20b5e1c0a83b2153725cef",
-	Source: lua.Source("mutex_acquire.lua"),
+	Name:    "mutex_acquire",
+	SHA1:    "82e98d8b61f424904a20b5e1c0a83b2153725cef",
+	Source:  lua.Source("mutex_acquire.lua"),
+	sha1Arg: "82e98d8b61f424904a20b5e1c0a83b2153725cef",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -33,9 +34,10 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
-	Name:   "mutex_acquire_owned",
-	SHA1:   "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
-	Source: lua.Source("mutex_acquire_owned.lua"),
+	Name:    "mutex_acquire_owned",
+	SHA1:    "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
+	Source:  lua.Source("mutex_acquire_owned.lua"),
+	sha1Arg: "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -55,9 +57,10 @@ func DecodeMutexAcquireOwned(v []int64, err error) (driver.MutexAcquireOwnedRepl
 
 // ReleaseScript is scripts/lua/release.lua.
 var ReleaseScript = Script{
-	Name:   "release",
-	SHA1:   "d36620724c79f5456e3040d735002186abdb83bf",
-	Source: lua.Source("release.lua"),
+	Name:    "release",
+	SHA1:    "d36620724c79f5456e3040d735002186abdb83bf",
+	Source:  lua.Source("release.lua"),
+	sha1Arg: "d36620724c79f5456e3040d735002186abdb83bf",
 }
 
 // DecodeRelease turns the reply of release.lua, or the error that came instead, into its Go form.
@@ -67,9 +70,10 @@ func DecodeRelease(v int64, err error) (int64, error) {
 
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
-	Name:   "release_wake",
-	SHA1:   "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
-	Source: lua.Source("release_wake.lua"),
+	Name:    "release_wake",
+	SHA1:    "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
+	Source:  lua.Source("release_wake.lua"),
+	sha1Arg: "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -79,9 +83,10 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
-	Name:   "mutex_leave",
-	SHA1:   "9f58cdc37767d552d123d926ece9bc6d3822b945",
-	Source: lua.Source("mutex_leave.lua"),
+	Name:    "mutex_leave",
+	SHA1:    "9f58cdc37767d552d123d926ece9bc6d3822b945",
+	Source:  lua.Source("mutex_leave.lua"),
+	sha1Arg: "9f58cdc37767d552d123d926ece9bc6d3822b945",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -91,9 +96,10 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
-	Name:   "release_or_mark",
-	SHA1:   "45c75a8d4d7cabd71656f331b45693cf7433f80c",
-	Source: lua.Source("release_or_mark.lua"),
+	Name:    "release_or_mark",
+	SHA1:    "45c75a8d4d7cabd71656f331b45693cf7433f80c",
+	Source:  lua.Source("release_or_mark.lua"),
+	sha1Arg: "45c75a8d4d7cabd71656f331b45693cf7433f80c",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -103,9 +109,10 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
-	Name:   "extend",
-	SHA1:   "ad3caee78e2adade30925f4f4671caec46a20b8a",
-	Source: lua.Source("extend.lua"),
+	Name:    "extend",
+	SHA1:    "ad3caee78e2adade30925f4f4671caec46a20b8a",
+	Source:  lua.Source("extend.lua"),
+	sha1Arg: "ad3caee78e2adade30925f4f4671caec46a20b8a",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -115,9 +122,10 @@ func DecodeExtend(v int64, err error) (int64, error) {
 
 // ExtendLockScript is scripts/lua/extend_lock.lua.
 var ExtendLockScript = Script{
-	Name:   "extend_lock",
-	SHA1:   "8564acc297b4e5eea0b33c2c81a19981dbc05d16",
-	Source: lua.Source("extend_lock.lua"),
+	Name:    "extend_lock",
+	SHA1:    "8564acc297b4e5eea0b33c2c81a19981dbc05d16",
+	Source:  lua.Source("extend_lock.lua"),
+	sha1Arg: "8564acc297b4e5eea0b33c2c81a19981dbc05d16",
 }
 
 // DecodeExtendLock turns the reply of extend_lock.lua, or the error that came instead, into its Go form.
@@ -127,9 +135,10 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
-	Name:   "keep_mark",
-	SHA1:   "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
-	Source: lua.Source("keep_mark.lua"),
+	Name:    "keep_mark",
+	SHA1:    "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
+	Source:  lua.Source("keep_mark.lua"),
+	sha1Arg: "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -139,9 +148,10 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
-	Name:   "release_owned",
-	SHA1:   "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
-	Source: lua.Source("release_owned.lua"),
+	Name:    "release_owned",
+	SHA1:    "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
+	Source:  lua.Source("release_owned.lua"),
+	sha1Arg: "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -151,9 +161,10 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
-	Name:   "extend_owned",
-	SHA1:   "4f83a509fe2a92647885277573123afa0017341e",
-	Source: lua.Source("extend_owned.lua"),
+	Name:    "extend_owned",
+	SHA1:    "4f83a509fe2a92647885277573123afa0017341e",
+	Source:  lua.Source("extend_owned.lua"),
+	sha1Arg: "4f83a509fe2a92647885277573123afa0017341e",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -163,9 +174,10 @@ func DecodeExtendOwned(v int64, err error) (int64, error) {
 
 // OwnedTTLScript is scripts/lua/owned_ttl.lua.
 var OwnedTTLScript = Script{
-	Name:   "owned_ttl",
-	SHA1:   "50c73fbc913d1bb7f1ee77c7eb2b9a854632fc51",
-	Source: lua.Source("owned_ttl.lua"),
+	Name:    "owned_ttl",
+	SHA1:    "50c73fbc913d1bb7f1ee77c7eb2b9a854632fc51",
+	Source:  lua.Source("owned_ttl.lua"),
+	sha1Arg: "50c73fbc913d1bb7f1ee77c7eb2b9a854632fc51",
 }
 
 // DecodeOwnedTTL turns the reply of owned_ttl.lua, or the error that came instead, into its Go form.
@@ -175,9 +187,10 @@ func DecodeOwnedTTL(v int64, err error) (time.Duration, error) {
 
 // LockTTLScript is scripts/lua/lock_ttl.lua.
 var LockTTLScript = Script{
-	Name:   "lock_ttl",
-	SHA1:   "d8b2eea0899161b1e97af4409e706f1c9b791b5f",
-	Source: lua.Source("lock_ttl.lua"),
+	Name:    "lock_ttl",
+	SHA1:    "d8b2eea0899161b1e97af4409e706f1c9b791b5f",
+	Source:  lua.Source("lock_ttl.lua"),
+	sha1Arg: "d8b2eea0899161b1e97af4409e706f1c9b791b5f",
 }
 
 // DecodeLockTTL turns the reply of lock_ttl.lua, or the error that came instead, into its Go form.
@@ -187,9 +200,10 @@ func DecodeLockTTL(v int64, err error) (time.Duration, error) {
 
 // FenceRaiseScript is scripts/lua/fence_raise.lua.
 var FenceRaiseScript = Script{
-	Name:   "fence_raise",
-	SHA1:   "97194305bbc9cd4feff302140f359e2c486542fc",
-	Source: lua.Source("fence_raise.lua"),
+	Name:    "fence_raise",
+	SHA1:    "97194305bbc9cd4feff302140f359e2c486542fc",
+	Source:  lua.Source("fence_raise.lua"),
+	sha1Arg: "97194305bbc9cd4feff302140f359e2c486542fc",
 }
 
 // DecodeFenceRaise turns the reply of fence_raise.lua, or the error that came instead, into its Go form.
@@ -199,9 +213,10 @@ func DecodeFenceRaise(v int64, err error) (int64, error) {
 
 // WasForcedScript is scripts/lua/was_forced.lua.
 var WasForcedScript = Script{
-	Name:   "was_forced",
-	SHA1:   "580f3f63079b87f39e0703559c4bf417355b7e2d",
-	Source: lua.Source("was_forced.lua"),
+	Name:    "was_forced",
+	SHA1:    "580f3f63079b87f39e0703559c4bf417355b7e2d",
+	Source:  lua.Source("was_forced.lua"),
+	sha1Arg: "580f3f63079b87f39e0703559c4bf417355b7e2d",
 }
 
 // DecodeWasForced turns the reply of was_forced.lua, or the error that came instead, into its Go form.
@@ -211,9 +226,10 @@ func DecodeWasForced(v int64, err error) (bool, error) {
 
 // MutexForceLockScript is scripts/lua/mutex_force_lock.lua.
 var MutexForceLockScript = Script{
-	Name:   "mutex_force_lock",
-	SHA1:   "1a5053ccdf1ed8aa3a31962aace5dbbf5e462b79",
-	Source: lua.Source("mutex_force_lock.lua"),
+	Name:    "mutex_force_lock",
+	SHA1:    "1a5053ccdf1ed8aa3a31962aace5dbbf5e462b79",
+	Source:  lua.Source("mutex_force_lock.lua"),
+	sha1Arg: "1a5053ccdf1ed8aa3a31962aace5dbbf5e462b79",
 }
 
 // DecodeMutexForceLock turns the reply of mutex_force_lock.lua, or the error that came instead, into its Go form.
@@ -223,9 +239,10 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
-	Name:   "mutex_force",
-	SHA1:   "84e76a81bda75e985ba7876542bb198a800dbb79",
-	Source: lua.Source("mutex_force.lua"),
+	Name:    "mutex_force",
+	SHA1:    "84e76a81bda75e985ba7876542bb198a800dbb79",
+	Source:  lua.Source("mutex_force.lua"),
+	sha1Arg: "84e76a81bda75e985ba7876542bb198a800dbb79",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -235,9 +252,10 @@ func DecodeMutexForce(v int64, err error) (int64, error) {
 
 // MutexStateScript is scripts/lua/mutex_state.lua.
 var MutexStateScript = Script{
-	Name:   "mutex_state",
-	SHA1:   "a0e88683721471db92a914e0771656bfa3a90b6c",
-	Source: lua.Source("mutex_state.lua"),
+	Name:    "mutex_state",
+	SHA1:    "a0e88683721471db92a914e0771656bfa3a90b6c",
+	Source:  lua.Source("mutex_state.lua"),
+	sha1Arg: "a0e88683721471db92a914e0771656bfa3a90b6c",
 }
 
 // DecodeMutexState turns the reply of mutex_state.lua, or the error that came instead, into its Go form.
@@ -264,9 +282,10 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
-	Name:   "multi_acquire",
-	SHA1:   "c5b85a0e676de15eb49823d0acd095c9da406a68",
-	Source: lua.Source("multi_acquire.lua"),
+	Name:    "multi_acquire",
+	SHA1:    "c5b85a0e676de15eb49823d0acd095c9da406a68",
+	Source:  lua.Source("multi_acquire.lua"),
+	sha1Arg: "c5b85a0e676de15eb49823d0acd095c9da406a68",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -287,9 +306,10 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
-	Name:   "multi_release",
-	SHA1:   "5d80ef6c97149838f398d05a4f670dfef2b6cece",
-	Source: lua.Source("multi_release.lua"),
+	Name:    "multi_release",
+	SHA1:    "5d80ef6c97149838f398d05a4f670dfef2b6cece",
+	Source:  lua.Source("multi_release.lua"),
+	sha1Arg: "5d80ef6c97149838f398d05a4f670dfef2b6cece",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -299,9 +319,10 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
-	Name:   "fair_acquire",
-	SHA1:   "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
-	Source: lua.Source("fair_acquire.lua"),
+	Name:    "fair_acquire",
+	SHA1:    "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
+	Source:  lua.Source("fair_acquire.lua"),
+	sha1Arg: "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -321,9 +342,10 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
-	Name:   "fair_release",
-	SHA1:   "c7c5948f1983ad139b6502a65e306b63993170d8",
-	Source: lua.Source("fair_release.lua"),
+	Name:    "fair_release",
+	SHA1:    "c7c5948f1983ad139b6502a65e306b63993170d8",
+	Source:  lua.Source("fair_release.lua"),
+	sha1Arg: "c7c5948f1983ad139b6502a65e306b63993170d8",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -333,9 +355,10 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
-	Name:   "fair_force",
-	SHA1:   "794de3619e182fe8b98fe95cd6bb138899d02388",
-	Source: lua.Source("fair_force.lua"),
+	Name:    "fair_force",
+	SHA1:    "794de3619e182fe8b98fe95cd6bb138899d02388",
+	Source:  lua.Source("fair_force.lua"),
+	sha1Arg: "794de3619e182fe8b98fe95cd6bb138899d02388",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -345,9 +368,10 @@ func DecodeFairMutexForce(v int64, err error) (int64, error) {
 
 // FairMutexStateScript is scripts/lua/fair_state.lua.
 var FairMutexStateScript = Script{
-	Name:   "fair_state",
-	SHA1:   "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
-	Source: lua.Source("fair_state.lua"),
+	Name:    "fair_state",
+	SHA1:    "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	Source:  lua.Source("fair_state.lua"),
+	sha1Arg: "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
 }
 
 // DecodeFairMutexState turns the reply of fair_state.lua, or the error that came instead, into its Go form.
@@ -373,9 +397,10 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
-	Name:   "rw_rlock",
-	SHA1:   "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
-	Source: lua.Source("rw_rlock.lua"),
+	Name:    "rw_rlock",
+	SHA1:    "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
+	Source:  lua.Source("rw_rlock.lua"),
+	sha1Arg: "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -395,9 +420,10 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
-	Name:   "rw_lock",
-	SHA1:   "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
-	Source: lua.Source("rw_lock.lua"),
+	Name:    "rw_lock",
+	SHA1:    "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	Source:  lua.Source("rw_lock.lua"),
+	sha1Arg: "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -417,9 +443,10 @@ func DecodeRWMutexWriteAcquire(v []int64, err error) (driver.RWMutexWriteAcquire
 
 // RWMutexReadExtendScript is scripts/lua/rw_rextend.lua.
 var RWMutexReadExtendScript = Script{
-	Name:   "rw_rextend",
-	SHA1:   "f9d164cba064816b8127e5e8bddea58c3b1a994a",
-	Source: lua.Source("rw_rextend.lua"),
+	Name:    "rw_rextend",
+	SHA1:    "f9d164cba064816b8127e5e8bddea58c3b1a994a",
+	Source:  lua.Source("rw_rextend.lua"),
+	sha1Arg: "f9d164cba064816b8127e5e8bddea58c3b1a994a",
 }
 
 // DecodeRWMutexReadExtend turns the reply of rw_rextend.lua, or the error that came instead, into its Go form.
@@ -429,9 +456,10 @@ func DecodeRWMutexReadExtend(v int64, err error) (int64, error) {
 
 // RWMutexReadTTLScript is scripts/lua/rw_read_ttl.lua.
 var RWMutexReadTTLScript = Script{
-	Name:   "rw_read_ttl",
-	SHA1:   "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
-	Source: lua.Source("rw_read_ttl.lua"),
+	Name:    "rw_read_ttl",
+	SHA1:    "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
+	Source:  lua.Source("rw_read_ttl.lua"),
+	sha1Arg: "2e0a68faadad1ddb7ad98470c86e5b1cbdfd3e0e",
 }
 
 // DecodeRWMutexReadTTL turns the reply of rw_read_ttl.lua, or the error that came instead, into its Go form.
@@ -441,9 +469,10 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
-	Name:   "rw_release",
-	SHA1:   "8b12326145d534dde93f86fd696275ab694e7099",
-	Source: lua.Source("rw_release.lua"),
+	Name:    "rw_release",
+	SHA1:    "8b12326145d534dde93f86fd696275ab694e7099",
+	Source:  lua.Source("rw_release.lua"),
+	sha1Arg: "8b12326145d534dde93f86fd696275ab694e7099",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -453,9 +482,10 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
-	Name:   "rw_downgrade",
-	SHA1:   "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
-	Source: lua.Source("rw_downgrade.lua"),
+	Name:    "rw_downgrade",
+	SHA1:    "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	Source:  lua.Source("rw_downgrade.lua"),
+	sha1Arg: "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -465,9 +495,10 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
-	Name:   "rw_force",
-	SHA1:   "590c3467522aae5d0b2ef61612eb6fef4650c16e",
-	Source: lua.Source("rw_force.lua"),
+	Name:    "rw_force",
+	SHA1:    "590c3467522aae5d0b2ef61612eb6fef4650c16e",
+	Source:  lua.Source("rw_force.lua"),
+	sha1Arg: "590c3467522aae5d0b2ef61612eb6fef4650c16e",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -477,9 +508,10 @@ func DecodeRWMutexForce(v int64, err error) (int64, error) {
 
 // RWMutexStateScript is scripts/lua/rw_state.lua.
 var RWMutexStateScript = Script{
-	Name:   "rw_state",
-	SHA1:   "9ca532242523ef566a478190c991c86ab4bf2e57",
-	Source: lua.Source("rw_state.lua"),
+	Name:    "rw_state",
+	SHA1:    "9ca532242523ef566a478190c991c86ab4bf2e57",
+	Source:  lua.Source("rw_state.lua"),
+	sha1Arg: "9ca532242523ef566a478190c991c86ab4bf2e57",
 }
 
 // DecodeRWMutexState turns the reply of rw_state.lua, or the error that came instead, into its Go form.
@@ -507,9 +539,10 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
-	Name:   "semaphore_acquire",
-	SHA1:   "8336f9a1191cf29463a96bbb85d21a75f45125ee",
-	Source: lua.Source("semaphore_acquire.lua"),
+	Name:    "semaphore_acquire",
+	SHA1:    "8336f9a1191cf29463a96bbb85d21a75f45125ee",
+	Source:  lua.Source("semaphore_acquire.lua"),
+	sha1Arg: "8336f9a1191cf29463a96bbb85d21a75f45125ee",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -531,9 +564,10 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
-	Name:   "semaphore_release",
-	SHA1:   "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
-	Source: lua.Source("semaphore_release.lua"),
+	Name:    "semaphore_release",
+	SHA1:    "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
+	Source:  lua.Source("semaphore_release.lua"),
+	sha1Arg: "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -543,9 +577,10 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
-	Name:   "semaphore_extend",
-	SHA1:   "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
-	Source: lua.Source("semaphore_extend.lua"),
+	Name:    "semaphore_extend",
+	SHA1:    "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
+	Source:  lua.Source("semaphore_extend.lua"),
+	sha1Arg: "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
 }
 
 // DecodeSemaphoreExtend turns the reply of semaphore_extend.lua, or the error that came instead, into its Go form.
@@ -555,9 +590,10 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
-	Name:   "semaphore_ttl",
-	SHA1:   "5a14b95ad8687c5cef457d560b55d939d3b7c268",
-	Source: lua.Source("semaphore_ttl.lua"),
+	Name:    "semaphore_ttl",
+	SHA1:    "5a14b95ad8687c5cef457d560b55d939d3b7c268",
+	Source:  lua.Source("semaphore_ttl.lua"),
+	sha1Arg: "5a14b95ad8687c5cef457d560b55d939d3b7c268",
 }
 
 // DecodeSemaphoreTTL turns the reply of semaphore_ttl.lua, or the error that came instead, into its Go form.
@@ -576,9 +612,10 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
-	Name:   "semaphore_set_permits",
-	SHA1:   "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
-	Source: lua.Source("semaphore_set_permits.lua"),
+	Name:    "semaphore_set_permits",
+	SHA1:    "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
+	Source:  lua.Source("semaphore_set_permits.lua"),
+	sha1Arg: "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -588,9 +625,10 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
-	Name:   "semaphore_try_set_permits",
-	SHA1:   "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
-	Source: lua.Source("semaphore_try_set_permits.lua"),
+	Name:    "semaphore_try_set_permits",
+	SHA1:    "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
+	Source:  lua.Source("semaphore_try_set_permits.lua"),
+	sha1Arg: "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -600,9 +638,10 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
-	Name:   "semaphore_add_permits",
-	SHA1:   "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
-	Source: lua.Source("semaphore_add_permits.lua"),
+	Name:    "semaphore_add_permits",
+	SHA1:    "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
+	Source:  lua.Source("semaphore_add_permits.lua"),
+	sha1Arg: "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -612,9 +651,10 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
-	Name:   "semaphore_available",
-	SHA1:   "fd716986c63bddfef4f67034bbe8892b0493ec81",
-	Source: lua.Source("semaphore_available.lua"),
+	Name:    "semaphore_available",
+	SHA1:    "fd716986c63bddfef4f67034bbe8892b0493ec81",
+	Source:  lua.Source("semaphore_available.lua"),
+	sha1Arg: "fd716986c63bddfef4f67034bbe8892b0493ec81",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
@@ -624,9 +664,10 @@ func DecodeSemaphoreAvailable(v int64, err error) (int64, error) {
 
 // SemaphoreFenceRaiseScript is scripts/lua/semaphore_fence_raise.lua.
 var SemaphoreFenceRaiseScript = Script{
-	Name:   "semaphore_fence_raise",
-	SHA1:   "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
-	Source: lua.Source("semaphore_fence_raise.lua"),
+	Name:    "semaphore_fence_raise",
+	SHA1:    "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
+	Source:  lua.Source("semaphore_fence_raise.lua"),
+	sha1Arg: "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
 }
 
 // DecodeSemaphoreFenceRaise turns the reply of semaphore_fence_raise.lua, or the error that came instead, into its Go form.
@@ -636,9 +677,10 @@ func DecodeSemaphoreFenceRaise(v int64, err error) (int64, error) {
 
 // SemaphoreStateScript is scripts/lua/semaphore_state.lua.
 var SemaphoreStateScript = Script{
-	Name:   "semaphore_state",
-	SHA1:   "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
-	Source: lua.Source("semaphore_state.lua"),
+	Name:    "semaphore_state",
+	SHA1:    "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
+	Source:  lua.Source("semaphore_state.lua"),
+	sha1Arg: "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 }
 
 // DecodeSemaphoreState turns the reply of semaphore_state.lua, or the error that came instead, into its Go form.
@@ -664,9 +706,10 @@ func DecodeSemaphoreState(v []string, err error) (driver.SemaphoreStateReply, er
 
 // LatchTrySetScript is scripts/lua/latch_try_set.lua.
 var LatchTrySetScript = Script{
-	Name:   "latch_try_set",
-	SHA1:   "945115f22655f8593e6502bc29acc8ac999583f1",
-	Source: lua.Source("latch_try_set.lua"),
+	Name:    "latch_try_set",
+	SHA1:    "945115f22655f8593e6502bc29acc8ac999583f1",
+	Source:  lua.Source("latch_try_set.lua"),
+	sha1Arg: "945115f22655f8593e6502bc29acc8ac999583f1",
 }
 
 // DecodeLatchTrySet turns the reply of latch_try_set.lua, or the error that came instead, into its Go form.
@@ -676,9 +719,10 @@ func DecodeLatchTrySet(v int64, err error) (bool, error) {
 
 // LatchCountDownScript is scripts/lua/latch_count_down.lua.
 var LatchCountDownScript = Script{
-	Name:   "latch_count_down",
-	SHA1:   "3b3944d77b89f32ffd1dd810fe7865ba181b0313",
-	Source: lua.Source("latch_count_down.lua"),
+	Name:    "latch_count_down",
+	SHA1:    "3b3944d77b89f32ffd1dd810fe7865ba181b0313",
+	Source:  lua.Source("latch_count_down.lua"),
+	sha1Arg: "3b3944d77b89f32ffd1dd810fe7865ba181b0313",
 }
 
 // DecodeLatchCountDown turns the reply of latch_count_down.lua, or the error that came instead, into its Go form.
@@ -688,9 +732,10 @@ func DecodeLatchCountDown(v int64, err error) (int64, error) {
 
 // LatchReadScript is scripts/lua/latch_read.lua.
 var LatchReadScript = Script{
-	Name:   "latch_read",
-	SHA1:   "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
-	Source: lua.Source("latch_read.lua"),
+	Name:    "latch_read",
+	SHA1:    "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
+	Source:  lua.Source("latch_read.lua"),
+	sha1Arg: "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 }
 
 // DecodeLatchRead turns the reply of latch_read.lua, or the error that came instead, into its Go form.
@@ -710,9 +755,10 @@ func DecodeLatchRead(v []int64, err error) (driver.LatchReadReply, error) {
 
 // LatchUnsetScript is scripts/lua/latch_unset.lua.
 var LatchUnsetScript = Script{
-	Name:   "latch_unset",
-	SHA1:   "516a0801a0f987148609d9462a79e0f01eca9578",
-	Source: lua.Source("latch_unset.lua"),
+	Name:    "latch_unset",
+	SHA1:    "516a0801a0f987148609d9462a79e0f01eca9578",
+	Source:  lua.Source("latch_unset.lua"),
+	sha1Arg: "516a0801a0f987148609d9462a79e0f01eca9578",
 }
 
 // DecodeLatchUnset turns the reply of latch_unset.lua, or the error that came instead, into its Go form.
@@ -722,9 +768,10 @@ func DecodeLatchUnset(v int64, err error) (bool, error) {
 
 // LatchDeleteScript is scripts/lua/latch_delete.lua.
 var LatchDeleteScript = Script{
-	Name:   "latch_delete",
-	SHA1:   "4781d8788375970f112ed4d12424c6f614acba80",
-	Source: lua.Source("latch_delete.lua"),
+	Name:    "latch_delete",
+	SHA1:    "4781d8788375970f112ed4d12424c6f614acba80",
+	Source:  lua.Source("latch_delete.lua"),
+	sha1Arg: "4781d8788375970f112ed4d12424c6f614acba80",
 }
 
 // DecodeLatchDelete turns the reply of latch_delete.lua, or the error that came instead, into its Go form.

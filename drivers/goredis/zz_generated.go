@@ -266,7 +266,7 @@ func (d *Driver) send(ctx context.Context, w ...any) *redis.Cmd {
 }
 
 func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []any) *redis.Cmd {
-	w := append(make([]any, 0, 3+len(keys)+len(args)), "evalsha", s.SHA1, len(keys))
+	w := append(make([]any, 0, 3+len(keys)+len(args)), "evalsha", s.SHA1Arg(), len(keys))
 	for _, k := range keys {
 		w = append(w, k)
 	}

@@ -267,7 +267,7 @@ func (d *Driver) send(ctx context.Context, name string, args ...any) (any, error
 }
 
 func (d *Driver) eval(ctx context.Context, s adapter.Script, keys []string, args []any) (any, error) {
-	w := append(make([]any, 0, 2+len(keys)+len(args)), s.SHA1, len(keys))
+	w := append(make([]any, 0, 2+len(keys)+len(args)), s.SHA1Arg(), len(keys))
 	for _, k := range keys {
 		w = append(w, k)
 	}

@@ -34,7 +34,8 @@ type Grants struct {
 }
 
 func newGrants(nodes int, standalone []bool) Grants {
-	return Grants{heard: make([]int64, nodes), found: make([]int64, nodes), standalone: standalone}
+	tokens := make([]int64, 2*nodes) // one allocation for both
+	return Grants{heard: tokens[:nodes:nodes], found: tokens[nodes:], standalone: standalone}
 }
 
 // secrets are what one attempt stores in a waiter's ticket on each node,

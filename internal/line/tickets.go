@@ -48,9 +48,31 @@ type Ticket struct {
 // with base ("<prefix>{name}"), whose tokens start with stem (see
 // Rotate); it is signalled on wake, a fresh channel when nil.
 func (n *Notifier) NewTicket(base, stem string, wake chan struct{}) *Ticket {
-	t := n.Register(base+TicketInfix+n.id+":"+rand.Text(), stem+"0", wake)
+	t := n.Register(RandomKey(base, TicketInfix, n.id, ":"), stem+"0", wake)
 	t.Stem = stem
 	return t
+}
+
+// RandomKey is parts joined and followed by a rand.Text, in one
+// allocation: tickets and an attempt's marks are made per call.
+func RandomKey(parts ...string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" // rand.Text's
+	var src [26]byte
+	rand.Read(src[:])
+	for i := range src {
+		src[i] = alphabet[src[i]%32]
+	}
+	size := len(src)
+	for _, p := range parts {
+		size += len(p)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	b.Write(src[:])
+	return b.String()
 }
 
 // Register makes key a ticket of this Client: what a release tells the

@@ -143,7 +143,8 @@ func Acquire[L any](ctx context.Context, strategy Waiter, o Options, attempt fun
 			if w != nil {
 				w.stop()
 			}
-			if w, err = strategy.watch(ctx, &o, key); err != nil {
+			wo := o // the watch keeps it: only a refused attempt pays for the copy
+			if w, err = strategy.watch(ctx, &wo, key); err != nil {
 				w = nil
 				return zero, quorum.WaitedOut(err, outage)
 			}

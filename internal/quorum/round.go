@@ -65,6 +65,7 @@ type Outcome[T any] struct {
 // Played is a round's result.
 type Played[T any] struct {
 	Won     bool // Keep ran; Err is nil
+	Kept    Kept // what Keep returned
 	Hint    time.Duration
 	Err     error
 	Replies []Reply[T]
@@ -92,12 +93,15 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	// that holds may hold the lease's own hold, which its release takes.
 	var (
 		decided = make(chan struct{})
-		kept    Kept // set once the round is won
-		out     Outcome[T]
+		// what the late answers read, one allocation for both
+		v struct {
+			kept Kept // set once the round is won
+			out  Outcome[T]
+		}
 	)
 	defer close(decided)
 	replies := Vote(ctx, g, tm, r.Ask, Ballot[T]{Yes: r.Granted, Agree: r.Agree, SplitFails: true, Late: func(i int, late Reply[T]) {
-		if <-decided; r.MayHold(late) && !neverSent(late.Err) && (kept == nil || kept.Err() != nil || late.Err == nil && !out.Wins(late)) {
+		if <-decided; r.MayHold(late) && !neverSent(late.Err) && (v.kept == nil || v.kept.Err() != nil || late.Err == nil && !v.out.Wins(late)) {
 			// Asked again until it lands, as a failed undo below is.
 			undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
 				return Detached(ctx, g, tm, func(ctx context.Context, j int, n *Node) (bool, error) {
@@ -114,12 +118,12 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	if r.Voted != nil {
 		r.Voted(replies)
 	}
-	out = r.Tally(replies)
-	wins := func(i int) bool { return out.Wins(replies[i]) }
-	if r.valid(ctx, start, replies, out, wins) {
+	v.out = r.Tally(replies)
+	wins := func(i int) bool { return v.out.Wins(replies[i]) }
+	if r.valid(ctx, start, replies, v.out, wins) {
 		if until, ok := tm.ValidUntil(start); ok {
-			kept = r.Keep(ctx, out, replies, wins, until)
-			return Played[T]{Won: true, Replies: replies, Unsure: slices.ContainsFunc(replies, StillOut[T])}
+			v.kept = r.Keep(ctx, v.out, replies, wins, until)
+			return Played[T]{Won: true, Kept: v.kept, Replies: replies, Unsure: slices.ContainsFunc(replies, StillOut[T])}
 		}
 	}
 	// The error is the round's, before the undo: an undo that waits out
@@ -141,7 +145,7 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	// its TTL. A waiter gives its token up after such an undo (Unsure), so
 	// the second one takes back only what this attempt took.
 	Retry(ctx, g, tm.TTL, undone, undo)
-	p := Played[T]{Hint: out.Hint, Err: err, Replies: replies, Unsure: slices.ContainsFunc(replies, StillOut[T]) ||
+	p := Played[T]{Hint: v.out.Hint, Err: err, Replies: replies, Unsure: slices.ContainsFunc(replies, StillOut[T]) ||
 		slices.ContainsFunc(undone, func(u Reply[bool]) bool { return u.Err != nil })}
 	if g.Closed() { // closed while the round was out: its errors are Close's doing
 		p.Err = ErrClosed

@@ -81,43 +81,8 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 		}
 		return out
 	}
-	call := func(i int) Reply[T] {
-		try := tm.NodeTimeout
-		first := time.Now().Add(try)
-		serve := b.ServeUntil
-		if !g.Nodes[i].Cluster {
-			serve = time.Time{} // an independent master that refuses is not changing
-		}
-		nctx, cancel := context.WithDeadline(ctx, later(serve, first))
-		defer cancel()
-		if serve.After(first) {
-			// Past the node timeout, the retries end with Close, or once
-			// the caller gave up (until).
-			go func() {
-				select {
-				case <-g.closing:
-				case <-b.Until:
-					t := time.NewTimer(time.Until(first))
-					defer t.Stop()
-					select {
-					case <-t.C:
-					case <-nctx.Done():
-					}
-				case <-nctx.Done():
-				}
-				cancel()
-			}()
-		}
-		r := RetryTransient(nctx, g.Nodes[i], func(ctx context.Context) (T, error) {
-			ctx, cancel := context.WithTimeout(ctx, try)
-			defer cancel()
-			return op(ctx, i, g.Nodes[i])
-		})
-		g.Nodes[i].heard(r.Err)
-		return r
-	}
 	if len(g.Nodes) == 1 {
-		out[0] = call(0)
+		out[0] = askNode(ctx, g, tm, op, b, 0)
 		g.sending.RUnlock()
 		return out
 	}
@@ -127,7 +92,7 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 	}
 	answers := make(chan answer, len(g.Nodes))
 	for i := range g.Nodes {
-		go func() { answers <- answer{i, call(i)} }()
+		go func() { answers <- answer{i, askNode(ctx, g, tm, op, b, i)} }()
 	}
 	answered := make([]bool, len(g.Nodes))
 	ayes, noes := map[int64]int{}, 0 // yes answers by what they agree on
@@ -221,6 +186,47 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 	return out
 }
 
+// askNode is node i's reply to op within the node timeout, asked again
+// while it cannot serve op yet (see RetryTransient and Ballot.ServeUntil).
+func askNode[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.Context, i int, n *Node) (T, error), b Ballot[T], i int) Reply[T] {
+	n, try := g.Nodes[i], tm.NodeTimeout
+	first := time.Now().Add(try)
+	serve := b.ServeUntil
+	if !n.Cluster {
+		serve = time.Time{} // an independent master that refuses is not changing
+	}
+	nctx, cancel := context.WithDeadline(ctx, later(serve, first))
+	defer cancel()
+	try1 := func(ctx context.Context) (T, error) { return op(ctx, i, n) }
+	if serve.After(first) {
+		// Past the node timeout, the retries end with Close, or once
+		// the caller gave up (until); each try has a node timeout of its
+		// own. Otherwise nctx's deadline is every try's.
+		go func() {
+			select {
+			case <-g.closing:
+			case <-b.Until:
+				t := time.NewTimer(time.Until(first))
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-nctx.Done():
+				}
+			case <-nctx.Done():
+			}
+			cancel()
+		}()
+		try1 = func(ctx context.Context) (T, error) {
+			ctx, cancel := context.WithTimeout(ctx, try)
+			defer cancel()
+			return op(ctx, i, n)
+		}
+	}
+	r := RetryTransient(nctx, n, try1)
+	n.heard(r.Err)
+	return r
+}
+
 // RetryTransient runs op on n until it returns something else than an
 // error that says the server did not run it (n.unserved: as while a
 // Cluster slot migrates or a master fails over), or ctx ends, waiting a
@@ -273,5 +279,14 @@ func Detached[T any](ctx context.Context, g *Group, tm Timing, op func(ctx conte
 // DetachedUntil is Detached, where a node that cannot serve the call yet
 // is asked again until serveUntil (see Ballot).
 func DetachedUntil[T any](ctx context.Context, g *Group, tm Timing, serveUntil time.Time, op func(ctx context.Context, i int, n *Node) (T, error)) []Reply[T] {
-	return Vote(context.WithoutCancel(ctx), g, tm, op, Ballot[T]{Yes: func(T) bool { return true }, Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
+	return Vote(detach(ctx), g, tm, op, Ballot[T]{Yes: func(T) bool { return true }, Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
+}
+
+// detach is ctx without its cancellation and deadline: ctx itself when it
+// has neither, for which context.WithoutCancel would allocate a copy.
+func detach(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); !ok && ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
