@@ -36,6 +36,18 @@ func (e env) firstHeldBack(t testing.TB, op string, opts ...core.Option) (*core.
 	}, opts...)
 }
 
+// sentTwiceClient is a Client whose every script call of op reaches each
+// node twice, as a client that sends it again after a lost reply does.
+func (e env) sentTwiceClient(t testing.TB, op string, opts ...core.Option) *core.Client {
+	c, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
+		if c.Op == op {
+			return faults.Fault{Kind: faults.Retry}
+		}
+		return faults.Fault{}
+	}, opts...)
+	return c
+}
+
 // flush runs every delayed call of fds now.
 func flush(fds []*faults.Driver) {
 	for _, fd := range fds {

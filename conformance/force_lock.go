@@ -115,12 +115,7 @@ func testForceLockRetried(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	held := mustLock(t, ctx, e.client(t, unhurried, core.WithTTL(10*time.Second)).Mutex(n).TryLock)
 	defer held.Unlock(ctx)
-	w, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "MutexForceLock" {
-			return faults.Fault{Kind: faults.Retry}
-		}
-		return faults.Fault{}
-	}, unhurried)
+	w := e.sentTwiceClient(t, "MutexForceLock", unhurried)
 	taken, err := w.Mutex(n, core.WithTTL(10*time.Second)).ForceLock(ctx)
 	if err == nil {
 		unlockOnce(t, ctx, taken)

@@ -134,12 +134,7 @@ func testSemaphoreAddPermitsCopy(t *testing.T, e env) {
 // caller that another had stored one first.
 func testSemaphoreTrySetPermitsRetried(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	c, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "SemaphoreTrySetPermits" {
-			return faults.Fault{Kind: faults.Retry}
-		}
-		return faults.Fault{}
-	})
+	c := e.sentTwiceClient(t, "SemaphoreTrySetPermits")
 	ok, err := c.Semaphore(n, 2).TrySetPermits(ctx, 3)
 	if err != nil || !ok {
 		t.Fatalf("TrySetPermits(3) where none was stored, its request sent again after a lost reply: got (%v, %v), want (true, nil): %d permits are in force, which it stored itself", ok, err, permitsInForce(t, ctx, e.client(t).Semaphore(n, 2)))
@@ -152,12 +147,7 @@ func testSemaphoreTrySetPermitsRetried(t *testing.T, e env) {
 // leave none, report the call refused: the call took its permit.
 func testSemaphoreAddPermitsRetried(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	c, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "SemaphoreAddPermits" {
-			return faults.Fault{Kind: faults.Retry}
-		}
-		return faults.Fault{}
-	})
+	c := e.sentTwiceClient(t, "SemaphoreAddPermits")
 	err := c.Semaphore(n, 2).AddPermits(ctx, -1)
 	if got := permitsInForce(t, ctx, e.client(t).Semaphore(n, 2)); err != nil || got != 1 {
 		t.Fatalf("AddPermits(-1) to 2, its request sent again after a lost reply: %d permits in force, want 1; returned %v, want nil", got, err)
