@@ -45,6 +45,11 @@ func runMutex(t *testing.T, e env) {
 		}
 		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
 		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
+		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
+			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver
+			cases["DeadOwnerWaiterPassedOver"] = testDeadOwnerWaiterPassedOver
+			cases["DeadMultiWaiterPassedOver"] = testDeadMultiWaiterPassedOver
+		}
 		cases["ResumeWaiter"] = testMutexResumeWaiter
 		// A TryLock's copies land alike under either strategy; the first
 		// attempt of a Lock carries the waiter's token only under Notify.

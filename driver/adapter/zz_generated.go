@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
+	SHA1:    "7f93df77acf54aa4ae289edf13be1b62ca02512f",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "0a0a76146a5577b55004fb7b0fa227173d1cb0a3",
+	sha1Arg: "7f93df77acf54aa4ae289edf13be1b62ca02512f",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "9f58cdc37767d552d123d926ece9bc6d3822b945",
+	SHA1:    "beed48083d916e367f71603e7e8138a6a97a2d7a",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "9f58cdc37767d552d123d926ece9bc6d3822b945",
+	sha1Arg: "beed48083d916e367f71603e7e8138a6a97a2d7a",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "45c75a8d4d7cabd71656f331b45693cf7433f80c",
+	SHA1:    "63e7aa043db86b22ea6b60144d048e2f9330fc6c",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "45c75a8d4d7cabd71656f331b45693cf7433f80c",
+	sha1Arg: "63e7aa043db86b22ea6b60144d048e2f9330fc6c",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
+	SHA1:    "7b5e8ee36f4a03e3c586a47078a345bcab21bdd8",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "4e216f67618336a54d2d9e6707cf0e35895a4d7a",
+	sha1Arg: "7b5e8ee36f4a03e3c586a47078a345bcab21bdd8",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "84e76a81bda75e985ba7876542bb198a800dbb79",
+	SHA1:    "e57a0733425a56d30d13572a92c0d9262732ed50",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "84e76a81bda75e985ba7876542bb198a800dbb79",
+	sha1Arg: "e57a0733425a56d30d13572a92c0d9262732ed50",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "c5b85a0e676de15eb49823d0acd095c9da406a68",
+	SHA1:    "4c246f0c2150969bf8bf2d2e18cb25cda04677fe",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "c5b85a0e676de15eb49823d0acd095c9da406a68",
+	sha1Arg: "4c246f0c2150969bf8bf2d2e18cb25cda04677fe",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "5d80ef6c97149838f398d05a4f670dfef2b6cece",
+	SHA1:    "a65f61e3e84fce61ad19b813e73e44dbc1a2e6e5",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "5d80ef6c97149838f398d05a4f670dfef2b6cece",
+	sha1Arg: "a65f61e3e84fce61ad19b813e73e44dbc1a2e6e5",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -320,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
+	SHA1:    "ca72c1d047e2726d28163b14b7d2326b2c0bdd34",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "29f0f2db7bf5a88c0dfd3cb08657391dad4b4729",
+	sha1Arg: "ca72c1d047e2726d28163b14b7d2326b2c0bdd34",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -343,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "c7c5948f1983ad139b6502a65e306b63993170d8",
+	SHA1:    "95d621e8b84943f70fc6dba37da8e95ef3bb137d",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "c7c5948f1983ad139b6502a65e306b63993170d8",
+	sha1Arg: "95d621e8b84943f70fc6dba37da8e95ef3bb137d",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -356,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "794de3619e182fe8b98fe95cd6bb138899d02388",
+	SHA1:    "7deadb62c755f227ff6ef26c2bd0109cc78d4c18",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "794de3619e182fe8b98fe95cd6bb138899d02388",
+	sha1Arg: "7deadb62c755f227ff6ef26c2bd0109cc78d4c18",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -398,9 +398,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
+	SHA1:    "2bf103d13c5c1ef72411c3c2e4b1ea12c9eb06e8",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "7f8e0a9d6defda03e1c767349291f2f3e1404f55",
+	sha1Arg: "2bf103d13c5c1ef72411c3c2e4b1ea12c9eb06e8",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -470,9 +470,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "8b12326145d534dde93f86fd696275ab694e7099",
+	SHA1:    "9a3a24e5a9b37b43a724634f896a2d8e80a65d1b",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "8b12326145d534dde93f86fd696275ab694e7099",
+	sha1Arg: "9a3a24e5a9b37b43a724634f896a2d8e80a65d1b",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -496,9 +496,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "590c3467522aae5d0b2ef61612eb6fef4650c16e",
+	SHA1:    "0d24671b4f29365b03c3c8fa7ca1b2eb07ca1909",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "590c3467522aae5d0b2ef61612eb6fef4650c16e",
+	sha1Arg: "0d24671b4f29365b03c3c8fa7ca1b2eb07ca1909",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "8336f9a1191cf29463a96bbb85d21a75f45125ee",
+	SHA1:    "dcd4c26ad50412bb762918774a106f4d3fbd8063",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "8336f9a1191cf29463a96bbb85d21a75f45125ee",
+	sha1Arg: "dcd4c26ad50412bb762918774a106f4d3fbd8063",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
+	SHA1:    "18780761d7dde8158310fa7be759dece51a37d2a",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "de0d2cd6e8a4f1038949ab364e72361de40fa4f4",
+	sha1Arg: "18780761d7dde8158310fa7be759dece51a37d2a",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
+	SHA1:    "7690211236b7c0888e26fe70638547e8ff3ec2ce",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "e396ef9bf0aaa05e7c1a3051b8f781e87a52106c",
+	sha1Arg: "7690211236b7c0888e26fe70638547e8ff3ec2ce",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
+	SHA1:    "cad4eac2ddd787f6406602f4ae7ed333e153235f",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "416381ec0eb9d3a14e24e35e37bb496e91fde4ef",
+	sha1Arg: "cad4eac2ddd787f6406602f4ae7ed333e153235f",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
+	SHA1:    "72f8c4302067d0fbc4926856669702f7c031aba3",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "2fd2867d3cc946dc56cd0aaf89e52834d7d3f6b6",
+	sha1Arg: "72f8c4302067d0fbc4926856669702f7c031aba3",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "fd716986c63bddfef4f67034bbe8892b0493ec81",
+	SHA1:    "88bfee15e7f084b80a38e366774328b014eb97b7",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "fd716986c63bddfef4f67034bbe8892b0493ec81",
+	sha1Arg: "88bfee15e7f084b80a38e366774328b014eb97b7",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

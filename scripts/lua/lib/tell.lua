@@ -23,7 +23,10 @@
 -- two always reaches it, never both. A secret that starts with oneServerSecret
 -- was stored by a client that knows this node is one server, where it
 -- subscribes no sharded channel: the message goes to its own channel
--- alone, with one PUBLISH.
+-- alone, with one PUBLISH, whose count of receivers then says whether
+-- the waiter's Client still listens: tell returns false when it surely
+-- does not (it died, or lost its connection and so the message), true
+-- otherwise.
 
 -- #include lib/formats.lua
 -- #include lib/hmac.lua
@@ -38,12 +41,13 @@ local function tell(ticket, fence, secret)
       mac = hmac(secret, told .. ' ' .. ticket)
     end
     local message = told .. ' ' .. mac .. ' ' .. ticket
-    local heard = 0
-    if string.sub(secret or '', 1, #oneServerSecret) ~= oneServerSecret then
-      heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
+    if string.sub(secret or '', 1, #oneServerSecret) == oneServerSecret then
+      return redis.call('publish', prefix .. clientInfix .. id, message) > 0
     end
+    local heard = redis.pcall('spublish', stem .. shardInfix .. id, message)
     if type(heard) ~= 'number' or heard == 0 then
       redis.call('publish', prefix .. clientInfix .. id, message)
     end
   end
+  return true
 end

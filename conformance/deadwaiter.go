@@ -1,0 +1,71 @@
+package conformance
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// deadHold is the TTL a dead waiter's ticket asks for: the live waiter
+// behind it must not wait it out.
+const deadHold = 5 * time.Second
+
+// testDeadWaiterPassedOver has a waiter whose process died ahead of a
+// live one, on nodes that are one server each (its secret says so, as a
+// Client's does there): nobody listens on its Client's channel, so the
+// release passes it over and the live waiter takes the lock at once, not
+// after the dead one's grant (5s) or the holder's TTL (10s), which its
+// last attempt read.
+func testDeadWaiterPassedOver(t *testing.T, e env) {
+	testDeadAheadPassedOver(t, e, "g:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret)
+}
+
+// testDeadOwnerWaiterPassedOver is testDeadWaiterPassedOver with an
+// owner's waiter (WithOwner), which a release reserves the lock to.
+func testDeadOwnerWaiterPassedOver(t *testing.T, e env) {
+	testDeadAheadPassedOver(t, e, "o:"+deadSecret)
+}
+
+// testDeadMultiWaiterPassedOver is testDeadWaiterPassedOver with a
+// MultiLock's waiter, which a release grants this name and tells to come
+// for its other names.
+func testDeadMultiWaiterPassedOver(t *testing.T, e env) {
+	testDeadAheadPassedOver(t, e, "m:ab:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret)
+}
+
+// deadSecret is a secret as a Client stores it on a node that is one
+// server.
+const deadSecret = "soloDEADSECRET"
+
+// testDeadAheadPassedOver puts a dead waiter's ticket holding value ahead
+// of a live waiter, and releases: the live waiter must acquire within
+// wokenWithin.
+func testDeadAheadPassedOver(t *testing.T, e env, value string) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const holderTTL = 10 * time.Second
+	held := mustLock(t, ctx, e.client(t).Mutex(n, core.WithTTL(holderTTL)).TryLock)
+	got := e.waiter(t, ctx, e.client(t).Mutex(n))
+	dead := ticketKey(lockKey(n), "DEADCLIENT:DEADWAITER")
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		if err := r.Set(ctx, dead, value, holderTTL).Err(); err != nil {
+			return err
+		}
+		return r.ZAdd(ctx, queueKey(n), redis.Z{Score: 0, Member: dead}).Err()
+	})
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if d := r.at.Sub(start); d > wokenWithin {
+		t.Fatalf("the live waiter acquired %v after the release, want within %v: the waiter ahead of it, whose Client listens nowhere, was not passed over", d.Round(time.Millisecond), wokenWithin)
+	}
+}
