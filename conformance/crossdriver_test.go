@@ -18,8 +18,9 @@ import (
 
 // TestAcrossDrivers has Clients of the three drivers share primitives on
 // one three-node quorum: the drivers run the same scripts on the same
-// keys, so a waiter on one is freed by a release or count-down on another,
-// a Notify waiter by a Poll Client's release among them.
+// keys, so a waiter on one is freed by a release or count-down on another:
+// a Notify waiter by a Poll Client's release at its retry, the holder's
+// TTL, and by a Notify Client's release at once.
 func TestAcrossDrivers(t *testing.T) {
 	addrs := testenv.Nodes(t)
 	if len(addrs) < 3 {
@@ -59,7 +60,8 @@ func TestAcrossDrivers(t *testing.T) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 
 	t.Run("Mutex", func(t *testing.T) {
-		held := mustLock(t, ctx, rd.Mutex(n).Lock)
+		const pollTTL = 2 * time.Second
+		held := mustLock(t, ctx, rd.Mutex(n, core.WithTTL(pollTTL)).Lock)
 		if _, err := gr.Mutex(n).TryLock(ctx); !errors.Is(err, core.ErrNotAcquired) {
 			t.Fatalf("goredis TryLock while redigo holds: got %v, want ErrNotAcquired", err)
 		}
@@ -77,8 +79,21 @@ func TestAcrossDrivers(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := held.Token()
-		for range 2 {
-			l := expectWoken(t, got, released)
+		for i := range 2 {
+			var l *core.Lease
+			if i == 0 {
+				// A Poll Client's release tells no one in line.
+				r := <-got
+				if r.err != nil {
+					t.Fatalf("waiting Lock: %v", r.err)
+				}
+				if d := r.at.Sub(released); d > pollTTL+wokenWithin {
+					t.Fatalf("the first waiter acquired %v after a Poll Client's release, want by the holder's TTL (%v) and %v more", d, pollTTL, wokenWithin)
+				}
+				l = r.l
+			} else {
+				l = expectWoken(t, got, released)
+			}
 			if l.Token() <= last {
 				t.Fatalf("token %d after %d: fencing is shared across drivers and must increase", l.Token(), last)
 			}

@@ -138,8 +138,10 @@
 // it with an attempt. A waiter that gives up passes on what it was
 // granted meanwhile. A waiter hears no keyspace event: it retries at the
 // holder's TTL, so a holder that died, or a DEL from elsewhere, is
-// noticed then. A waiter that crashes may still be granted the lock, which then frees at
-// the waiter's TTL, as if it had crashed holding it.
+// noticed then. A waiter that crashes is passed over where its node is
+// one server (its Client's channel has no listener there); on a Redis
+// Cluster it may still be granted the lock, which then frees at the
+// waiter's TTL, as if it had crashed holding it.
 //
 // Releasing through the line takes a script: under Notify, Unlock does
 // not use the native compare-and-delete commands, which cannot wake the
