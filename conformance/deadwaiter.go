@@ -69,3 +69,39 @@ func testDeadAheadPassedOver(t *testing.T, e env, value string) {
 		t.Fatalf("the live waiter acquired %v after the release, want within %v: the waiter ahead of it, whose Client listens nowhere, was not passed over", d.Round(time.Millisecond), wokenWithin)
 	}
 }
+
+// testDeadCrowdPassedOver is testDeadWaiterPassedOver with the waiters of
+// a process that died waiting with several goroutines on the lock: five
+// tickets of one Client that listens nowhere, ahead of a live waiter,
+// which must take the lock at once, not at the holder's TTL (10s).
+func testDeadCrowdPassedOver(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const holderTTL = 10 * time.Second
+	held := mustLock(t, ctx, e.client(t).Mutex(n, core.WithTTL(holderTTL)).TryLock)
+	got := e.waiter(t, ctx, e.client(t).Mutex(n))
+	value := "g:" + strconv.FormatInt(deadHold.Milliseconds(), 10) + ":DEADTOKEN0:" + deadSecret
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		for i := range 5 {
+			dead := ticketKey(lockKey(n), "DEADCLIENT:DEADWAITER"+strconv.Itoa(i))
+			if err := r.Set(ctx, dead, value, holderTTL).Err(); err != nil {
+				return err
+			}
+			if err := r.ZAdd(ctx, queueKey(n), redis.Z{Score: float64(i), Member: dead}).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	defer r.l.Unlock(ctx)
+	if d := r.at.Sub(start); d > wokenWithin {
+		t.Fatalf("the live waiter behind five waiters of a dead Client acquired %v after the release, want within %v: the release passed over some of them, freed the lock and told nobody", d.Round(time.Millisecond), wokenWithin)
+	}
+}

@@ -49,6 +49,7 @@ func runMutex(t *testing.T, e env) {
 			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver
 			cases["DeadOwnerWaiterPassedOver"] = testDeadOwnerWaiterPassedOver
 			cases["DeadMultiWaiterPassedOver"] = testDeadMultiWaiterPassedOver
+			cases["DeadCrowdPassedOver"] = testDeadCrowdPassedOver
 		}
 		cases["ResumeWaiter"] = testMutexResumeWaiter
 		// A TryLock's copies land alike under either strategy; the first

@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "7f93df77acf54aa4ae289edf13be1b62ca02512f",
+	SHA1:    "f1cef780f5ca38daf2932ceb6361df306b3bafa8",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "7f93df77acf54aa4ae289edf13be1b62ca02512f",
+	sha1Arg: "f1cef780f5ca38daf2932ceb6361df306b3bafa8",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "beed48083d916e367f71603e7e8138a6a97a2d7a",
+	SHA1:    "105083fb586ce970fb6c520abe8079ef83f54550",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "beed48083d916e367f71603e7e8138a6a97a2d7a",
+	sha1Arg: "105083fb586ce970fb6c520abe8079ef83f54550",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "63e7aa043db86b22ea6b60144d048e2f9330fc6c",
+	SHA1:    "de2838b33a8f65d1513bc331a5830140826b7146",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "63e7aa043db86b22ea6b60144d048e2f9330fc6c",
+	sha1Arg: "de2838b33a8f65d1513bc331a5830140826b7146",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "7b5e8ee36f4a03e3c586a47078a345bcab21bdd8",
+	SHA1:    "d9d113dbf817f5ff5d0dd7c2b14b137da21d166e",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "7b5e8ee36f4a03e3c586a47078a345bcab21bdd8",
+	sha1Arg: "d9d113dbf817f5ff5d0dd7c2b14b137da21d166e",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "e57a0733425a56d30d13572a92c0d9262732ed50",
+	SHA1:    "5fa9b9898d23196b70e3b4d0af5bd1487ffd6989",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "e57a0733425a56d30d13572a92c0d9262732ed50",
+	sha1Arg: "5fa9b9898d23196b70e3b4d0af5bd1487ffd6989",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "4c246f0c2150969bf8bf2d2e18cb25cda04677fe",
+	SHA1:    "589ab35d6bd26393e0bb39c285f4b49a7021bf1a",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "4c246f0c2150969bf8bf2d2e18cb25cda04677fe",
+	sha1Arg: "589ab35d6bd26393e0bb39c285f4b49a7021bf1a",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "a65f61e3e84fce61ad19b813e73e44dbc1a2e6e5",
+	SHA1:    "96afce88d42848f3b1ce5846758bcda1f379f1d9",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "a65f61e3e84fce61ad19b813e73e44dbc1a2e6e5",
+	sha1Arg: "96afce88d42848f3b1ce5846758bcda1f379f1d9",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -320,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "ca72c1d047e2726d28163b14b7d2326b2c0bdd34",
+	SHA1:    "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "ca72c1d047e2726d28163b14b7d2326b2c0bdd34",
+	sha1Arg: "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -343,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "95d621e8b84943f70fc6dba37da8e95ef3bb137d",
+	SHA1:    "2ac0903ac601f74a8a234446dccbb22cfb78195e",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "95d621e8b84943f70fc6dba37da8e95ef3bb137d",
+	sha1Arg: "2ac0903ac601f74a8a234446dccbb22cfb78195e",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -356,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "7deadb62c755f227ff6ef26c2bd0109cc78d4c18",
+	SHA1:    "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "7deadb62c755f227ff6ef26c2bd0109cc78d4c18",
+	sha1Arg: "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -398,9 +398,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "2bf103d13c5c1ef72411c3c2e4b1ea12c9eb06e8",
+	SHA1:    "9560e06634f5377517f7993fbefa0f3edb81f62f",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "2bf103d13c5c1ef72411c3c2e4b1ea12c9eb06e8",
+	sha1Arg: "9560e06634f5377517f7993fbefa0f3edb81f62f",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -470,9 +470,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "9a3a24e5a9b37b43a724634f896a2d8e80a65d1b",
+	SHA1:    "acc802c34075f7f6be62c91899eb8200e90fba19",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "9a3a24e5a9b37b43a724634f896a2d8e80a65d1b",
+	sha1Arg: "acc802c34075f7f6be62c91899eb8200e90fba19",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -496,9 +496,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "0d24671b4f29365b03c3c8fa7ca1b2eb07ca1909",
+	SHA1:    "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "0d24671b4f29365b03c3c8fa7ca1b2eb07ca1909",
+	sha1Arg: "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "dcd4c26ad50412bb762918774a106f4d3fbd8063",
+	SHA1:    "e109625dfcc4208c724804979bcfe313d588dae2",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "dcd4c26ad50412bb762918774a106f4d3fbd8063",
+	sha1Arg: "e109625dfcc4208c724804979bcfe313d588dae2",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "18780761d7dde8158310fa7be759dece51a37d2a",
+	SHA1:    "059036c06870b9bece3b1b79e1ff8176ba35b30c",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "18780761d7dde8158310fa7be759dece51a37d2a",
+	sha1Arg: "059036c06870b9bece3b1b79e1ff8176ba35b30c",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "7690211236b7c0888e26fe70638547e8ff3ec2ce",
+	SHA1:    "4f220bc4d5ac1324fd165f7d32d59dced2cfaffb",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "7690211236b7c0888e26fe70638547e8ff3ec2ce",
+	sha1Arg: "4f220bc4d5ac1324fd165f7d32d59dced2cfaffb",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "cad4eac2ddd787f6406602f4ae7ed333e153235f",
+	SHA1:    "0c2eb0ceec1815f496ed839e51a92449460e6cf4",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "cad4eac2ddd787f6406602f4ae7ed333e153235f",
+	sha1Arg: "0c2eb0ceec1815f496ed839e51a92449460e6cf4",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "72f8c4302067d0fbc4926856669702f7c031aba3",
+	SHA1:    "3079bbc46724b4484f20e5d01af5945209cd09f5",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "72f8c4302067d0fbc4926856669702f7c031aba3",
+	sha1Arg: "3079bbc46724b4484f20e5d01af5945209cd09f5",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "88bfee15e7f084b80a38e366774328b014eb97b7",
+	SHA1:    "5e5cdb49540cab82f4ffbec98bc6bd5d6dc38b43",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "88bfee15e7f084b80a38e366774328b014eb97b7",
+	sha1Arg: "5e5cdb49540cab82f4ffbec98bc6bd5d6dc38b43",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

@@ -13,57 +13,68 @@
 -- malformed, the release still frees the lock: it deletes it and wakes
 -- the waiter, which stays first in line and whose attempt reports the
 -- counter. A waiter that surely cannot hear (tell.lua: on a node that is
--- one server, its Client no longer listens) is passed over, at most
--- passOver of them in one release: the lock goes to the next at once,
--- rather than to a waiter that died for its TTL.
+-- one server, its Client no longer listens) is passed over, and so are
+-- the other tickets of its Client (a process that died waiting with
+-- several goroutines): the lock goes to the next at once, rather than to
+-- a waiter that died for its TTL. At most deafClients Clients and
+-- passLimit tickets in one release; past them the lock is deleted.
 
 -- #include lib/tell.lua
 -- #include lib/live_head.lua
 -- #include lib/fence.lua
 
-local passOver = 3
+local deafClients, passLimit = 4, 16
 
 local function handOn(lock, fence, queue, reserve, idle)
-  for _ = 0, passOver do
+  local deaf, found = {}, 0
+  for _ = 1, passLimit do
+    if found == deafClients then
+      break
+    end
     local ticket, value, place = popLiveHead(queue)
     if not ticket then
       break
     end
-    local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
-    local told = true
-    if not token then
-      ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
-      told = false
-    end
-    local drawn = 0
-    if token then
-      -- One INCR draws the token; a malformed counter is left as it was.
-      local bad
-      drawn, bad = drawFence(fence, idle)
-      if bad then
-        -- The waiter stays first in line, as long as its ticket lives.
-        redis.call('zadd', queue, place, ticket)
-        redis.call('pexpire', queue, redis.call('pttl', ticket) + ttl, 'NX')
-        redis.call('del', lock)
-        tell(ticket, 0, secret)
+    local client = clientOf(ticket)
+    if not deaf[client or ''] then
+      local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
+      local told = true
+      if not token then
+        ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
+        told = false
+      end
+      local drawn = 0
+      if token then
+        -- One INCR draws the token; a malformed counter is left as it was.
+        local bad
+        drawn, bad = drawFence(fence, idle)
+        if bad then
+          -- The waiter stays first in line, as long as its ticket lives.
+          redis.call('zadd', queue, place, ticket)
+          redis.call('pexpire', queue, redis.call('pttl', ticket) + ttl, 'NX')
+          redis.call('del', lock)
+          tell(ticket, 0, secret)
+          return
+        end
+      else
+        secret = string.match(value, '^o:(%w+)$')
+      end
+      -- The script runs whole: the waiter acts on the message only after
+      -- the lock below is set.
+      if tell(ticket, told and drawn or 0, secret) then
+        if token then
+          redis.call('set', lock, token, 'PX', ttl)
+          -- The ticket names the grant's token as long as the grant lasts,
+          -- for a waiter that rotated its token to take it over
+          -- (mutex_acquire.lua).
+          redis.call('pexpire', ticket, ttl)
+        else
+          redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
+        end
         return
       end
-    else
-      secret = string.match(value, '^o:(%w+)$')
-    end
-    -- The script runs whole: the waiter acts on the message only after
-    -- the lock below is set.
-    if tell(ticket, told and drawn or 0, secret) then
-      if token then
-        redis.call('set', lock, token, 'PX', ttl)
-        -- The ticket names the grant's token as long as the grant lasts,
-        -- for a waiter that rotated its token to take it over
-        -- (mutex_acquire.lua).
-        redis.call('pexpire', ticket, ttl)
-      else
-        redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
-      end
-      return
+      deaf[client or ''] = true
+      found = found + 1
     end
   end
   redis.call('del', lock)

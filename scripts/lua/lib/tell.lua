@@ -31,6 +31,12 @@
 -- #include lib/formats.lua
 -- #include lib/hmac.lua
 
+-- clientOf returns the id of the Client whose ticket this is (nil for a
+-- key that is not a ticket).
+local function clientOf(ticket)
+  return string.match(ticket, ticketInfix .. '([^:]+):[^:]*$')
+end
+
 local function tell(ticket, fence, secret)
   local stem, id = string.match(ticket, '^(.*)' .. ticketInfix .. '([^:]+):[^:]*$')
   local prefix = string.match(ticket, '^([^{]*){')
