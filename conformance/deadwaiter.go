@@ -21,67 +21,44 @@ const deadHold = 5 * time.Second
 // after the dead one's grant (5s) or the holder's TTL (10s), which its
 // last attempt read.
 func testDeadWaiterPassedOver(t *testing.T, e env) {
-	testDeadAheadPassedOver(t, e, "g:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret)
+	testDeadAheadPassedOver(t, e, "g:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret, 1)
 }
 
 // testDeadOwnerWaiterPassedOver is testDeadWaiterPassedOver with an
 // owner's waiter (WithOwner), which a release reserves the lock to.
 func testDeadOwnerWaiterPassedOver(t *testing.T, e env) {
-	testDeadAheadPassedOver(t, e, "o:"+deadSecret)
+	testDeadAheadPassedOver(t, e, "o:"+deadSecret, 1)
 }
 
 // testDeadMultiWaiterPassedOver is testDeadWaiterPassedOver with a
 // MultiLock's waiter, which a release grants this name and tells to come
 // for its other names.
 func testDeadMultiWaiterPassedOver(t *testing.T, e env) {
-	testDeadAheadPassedOver(t, e, "m:ab:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret)
+	testDeadAheadPassedOver(t, e, "m:ab:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret, 1)
 }
 
 // deadSecret is a secret as a Client stores it on a node that is one
 // server.
 const deadSecret = "soloDEADSECRET"
 
-// testDeadAheadPassedOver puts a dead waiter's ticket holding value ahead
-// of a live waiter, and releases: the live waiter must acquire within
-// wokenWithin.
-func testDeadAheadPassedOver(t *testing.T, e env, value string) {
-	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	const holderTTL = 10 * time.Second
-	held := mustLock(t, ctx, e.client(t).Mutex(n, core.WithTTL(holderTTL)).TryLock)
-	got := e.waiter(t, ctx, e.client(t).Mutex(n))
-	dead := ticketKey(lockKey(n), "DEADCLIENT:DEADWAITER")
-	e.everyNode(t, func(r redis.UniversalClient) error {
-		if err := r.Set(ctx, dead, value, holderTTL).Err(); err != nil {
-			return err
-		}
-		return r.ZAdd(ctx, queueKey(n), redis.Z{Score: 0, Member: dead}).Err()
-	})
-	start := time.Now()
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("waiting Lock: %v", r.err)
-	}
-	defer r.l.Unlock(ctx)
-	if d := r.at.Sub(start); d > wokenWithin {
-		t.Fatalf("the live waiter acquired %v after the release, want within %v: the waiter ahead of it, whose Client listens nowhere, was not passed over", d.Round(time.Millisecond), wokenWithin)
-	}
-}
-
 // testDeadCrowdPassedOver is testDeadWaiterPassedOver with the waiters of
 // a process that died waiting with several goroutines on the lock: five
-// tickets of one Client that listens nowhere, ahead of a live waiter,
-// which must take the lock at once, not at the holder's TTL (10s).
+// tickets of one Client that listens nowhere.
 func testDeadCrowdPassedOver(t *testing.T, e env) {
+	testDeadAheadPassedOver(t, e, "g:"+strconv.FormatInt(deadHold.Milliseconds(), 10)+":DEADTOKEN0:"+deadSecret, 5)
+}
+
+// testDeadAheadPassedOver puts crowd tickets of a dead Client, each
+// holding value, ahead of a live waiter, and releases: the live waiter
+// must acquire within wokenWithin, not at the holder's TTL (10s), which
+// its last attempt read.
+func testDeadAheadPassedOver(t *testing.T, e env, value string, crowd int) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	const holderTTL = 10 * time.Second
 	held := mustLock(t, ctx, e.client(t).Mutex(n, core.WithTTL(holderTTL)).TryLock)
 	got := e.waiter(t, ctx, e.client(t).Mutex(n))
-	value := "g:" + strconv.FormatInt(deadHold.Milliseconds(), 10) + ":DEADTOKEN0:" + deadSecret
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		for i := range 5 {
+		for i := range crowd {
 			dead := ticketKey(lockKey(n), "DEADCLIENT:DEADWAITER"+strconv.Itoa(i))
 			if err := r.Set(ctx, dead, value, holderTTL).Err(); err != nil {
 				return err
@@ -102,6 +79,6 @@ func testDeadCrowdPassedOver(t *testing.T, e env) {
 	}
 	defer r.l.Unlock(ctx)
 	if d := r.at.Sub(start); d > wokenWithin {
-		t.Fatalf("the live waiter behind five waiters of a dead Client acquired %v after the release, want within %v: the release passed over some of them, freed the lock and told nobody", d.Round(time.Millisecond), wokenWithin)
+		t.Fatalf("the live waiter behind %d waiters of a Client that listens nowhere acquired %v after the release, want within %v: the release did not pass them all over", crowd, d.Round(time.Millisecond), wokenWithin)
 	}
 }
