@@ -74,7 +74,10 @@ func runMutex(t *testing.T, e env) {
 			cases["HandOffCost"] = testHandOffCost
 		}
 	}
-	if len(e.addrs) >= 3 {
+	// It holds back attempt k on node k-1 for a majority of nodes; a Mutex
+	// waiter under Notify makes two attempts before it waits for its
+	// grant (its first and the one that joins the line): three nodes.
+	if len(e.addrs) == 3 || len(e.addrs) > 3 && e.strategy == core.Poll {
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten("Mutex")
 	}
 	cases["LateTryLockRefused"] = testLateTryLockRefused
