@@ -119,7 +119,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	call := l.key + ":down:" + strconv.FormatUint(rand.Uint64(), 36)
+	call := line.RandomKey(l.key, ":down:")
 	replies := quorum.Fanout(ctx, l.c.q, l.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
 		return nd.Driver.LatchCountDown(ctx, l.key, l.opened(), call, l.markedFor())
 	})

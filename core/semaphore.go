@@ -89,7 +89,7 @@ func newSemaphoreKeys(o options, name string) semaphoreKeys {
 
 // newCall is a fresh key to mark a call of AddPermits or TrySetPermits
 // where it wrote, so that a copy of its request writes nothing more.
-func (k semaphoreKeys) newCall() string { return k.calls + rand.Text() }
+func (k semaphoreKeys) newCall() string { return line.RandomKey(k.calls) }
 
 // mark is the key that marks the attempt of token as released or undone.
 func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }
