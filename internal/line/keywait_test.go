@@ -18,6 +18,21 @@ type fakeNotifier struct {
 	mu      sync.Mutex
 	deliver func(channel, payload string)
 	subs    []string // SUBSCRIBE and UNSUBSCRIBE, in order
+	back    func()   // OnResubscribed's
+}
+
+func (f *fakeNotifier) OnResubscribed(back func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.back = back
+}
+
+// resubscribe tells the Notifier that the connection came back.
+func (f *fakeNotifier) resubscribe() {
+	f.mu.Lock()
+	back := f.back
+	f.mu.Unlock()
+	back()
 }
 
 func (f *fakeNotifier) Name() string                    { return "fake" }
@@ -169,4 +184,27 @@ func TestNotifyCloseEndsWait(t *testing.T) {
 		t.Fatalf("first wait on a closed Notifier: got %v, want ErrClosed", err)
 	}
 	w.stop()
+}
+
+// A subscription that came back on a new connection wakes every waiter
+// of the Client, on every key and in every line: a release while it was
+// gone told none of them.
+func TestResubscribedWakesEveryWaiter(t *testing.T) {
+	n, f, o := newFakeNotifier(t)
+	ws := []*waiting{startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k"), startWaiting(t, n, o, "other")}
+	ticket := n.Register("p{x}:t:cid:R", "tok", nil)
+	defer n.DropTicket(ticket)
+	time.Sleep(20 * time.Millisecond) // all blocked in wait
+	f.resubscribe()
+	for i, w := range ws {
+		if !w.woken(time.Second) {
+			t.Fatalf("waiter %d was not woken when the subscription came back", i)
+		}
+		w.w.stop()
+	}
+	select {
+	case <-ticket.Wake:
+	default:
+		t.Fatal("the waiter in line was not woken when the subscription came back")
+	}
 }

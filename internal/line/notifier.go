@@ -236,6 +236,9 @@ func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener
 	if err != nil {
 		return nil, "", err
 	}
+	if rl, ok := l.(driver.ResubscribingListener); ok {
+		rl.OnResubscribed(n.resubscribed)
+	}
 	s.l, s.prefix = l, prefix
 	return l, prefix, nil
 }
@@ -280,6 +283,25 @@ func (n *Notifier) deliverer(node int, prefix string) func(channel, event string
 				kw.wakeOne()
 			}
 		}
+	}
+}
+
+// resubscribed wakes every waiter of the Client once a node's Listener
+// subscribed its channels again on a new connection: a release there
+// while it was gone told nobody (or passed the Client's tickets over as
+// deaf, see lib/hand_on.lua), and the waiters would otherwise wait for
+// their safety net, the holder's TTL. Each attempts once; a wake-up is
+// not a grant. The holders that listen check their lease, whose events
+// may have been lost too.
+func (n *Notifier) resubscribed() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, kw := range n.keys {
+		kw.wakeAll()
+		kw.tell("resubscribed")
+	}
+	for _, t := range n.tickets {
+		t.signal()
 	}
 }
 
