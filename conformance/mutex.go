@@ -44,6 +44,9 @@ func runMutex(t *testing.T, e env) {
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
 		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
+		if e.redialed() {
+			cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Mutex")
+		}
 		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver

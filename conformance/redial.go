@@ -1,0 +1,164 @@
+package conformance
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlockgo/redlock/core"
+)
+
+// redialHolderTTL is the holder's TTL in the cases of a waiter whose
+// subscription dropped: its safety net, far beyond what they wait.
+const redialHolderTTL = 30 * time.Second
+
+// redialed reports whether the cell runs the cases of a waiter whose
+// subscription connection drops: under Notify; on real servers (miniredis
+// has no ACL, nor CLIENT KILL USER), with a driver that can log in as a
+// user; not on a Cluster, whose nodes CLIENT KILL would have to go through
+// one by one.
+func (e env) redialed() bool {
+	return e.strategy == core.Notify && !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil
+}
+
+// testReconnectingWaiterServed: a waiter of p in line, whose Client logs
+// in as a user of its own, loses its subscription connection on every
+// node (CLIENT KILL), and cannot open another until its user is let in
+// again; the holder releases meanwhile, which tells nobody (on one server
+// it passes the deaf waiter over and frees the lock). Once the Client
+// subscribed again, its waiter attempts and holds within wokenWithin, not
+// at its safety net, the holder's 30s TTL.
+func testReconnectingWaiterServed(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		held, got, user := e.redialWaiter(t, ctx, x, n)
+		e.everyNode(t, func(r redis.UniversalClient) error {
+			return r.Do(ctx, "ACL", "SETUSER", user, "off").Err() // its connections stay
+		})
+		e.killSubscriber(t, ctx, user)
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.everyNode(t, func(r redis.UniversalClient) error {
+			return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
+		})
+		back := e.subscribed(t, ctx, user)
+		expectServed(t, ctx, got, back)
+	}
+}
+
+// redialWaiter has a Client logged in as a new user put a waiter of x in
+// line behind a holder of the lock called n, and returns the holder, the
+// waiter's result and the user.
+func (e env) redialWaiter(t *testing.T, ctx context.Context, x exclusiveLock, n string) (*core.Lease, <-chan locked, string) {
+	t.Helper()
+	hold := x.lock
+	if x.holder != nil {
+		hold = x.holder
+	}
+	held, err := hold(ctx, e.client(t, core.WithTTL(redialHolderTTL)), n)
+	if err != nil {
+		t.Fatalf("the holder: %v", err)
+	}
+	user, password := e.aclUser(t, ctx, "allkeys", "allchannels")
+	ds := make([]core.Driver, len(e.addrs))
+	for i, a := range e.addrs {
+		ds[i] = e.h.OpenAs(t, a, user, password)
+	}
+	// A long TTL: a waiter in a FairMutex's or Semaphore's line refreshes
+	// its place every quarter of its TTL.
+	waiter := e.clientOver(t, ds, core.WithTTL(time.Minute))
+	before, err := e.admin(t, 0).ZCard(ctx, x.line(n)).Result() // a fair lock's holder stays in line
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.inLine(t, ctx, x.line(n), before+1, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, waiter, n) })
+	// A waiter in a line kept in Redis is in it after its first attempt,
+	// before its Client subscribed and it attempted again.
+	e.subscribed(t, ctx, user)
+	time.Sleep(100 * time.Millisecond)
+	return held, got, user
+}
+
+// killSubscriber closes, on every node, the subscription connections of
+// user's, and fails t unless there was one on each.
+func (e env) killSubscriber(t *testing.T, ctx context.Context, user string) {
+	t.Helper()
+	for i := range e.addrs {
+		killed, err := e.admin(t, i).Do(ctx, "CLIENT", "KILL", "USER", user, "TYPE", "pubsub").Int()
+		if err != nil || killed == 0 {
+			t.Fatalf("node %d: CLIENT KILL USER %s TYPE pubsub: %d (%v), want the waiter's Client's subscription connection", i, user, killed, err)
+		}
+	}
+}
+
+// subscribed returns when user subscribed channels on every node,
+// failing t after 5s.
+func (e env) subscribed(t *testing.T, ctx context.Context, user string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.subscribers(t, ctx, user) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter's Client did not subscribe within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Now()
+}
+
+// subscribers is the least, over the nodes, of user's connections that
+// hold a subscription (CLIENT LIST: sub > 0).
+func (e env) subscribers(t *testing.T, ctx context.Context, user string) int {
+	t.Helper()
+	least := -1
+	for i := range e.addrs {
+		list, err := e.admin(t, i).ClientList(ctx).Result()
+		if err != nil {
+			t.Fatalf("node %d: CLIENT LIST: %v", i, err)
+		}
+		count := 0
+		for line := range strings.Lines(list) {
+			var mine, subscribed bool
+			for _, f := range strings.Fields(line) {
+				k, v, _ := strings.Cut(f, "=")
+				switch k {
+				case "user":
+					mine = v == user
+				case "sub":
+					s, _ := strconv.Atoi(v)
+					subscribed = s > 0
+				}
+			}
+			if mine && subscribed {
+				count++
+			}
+		}
+		if least < 0 || count < least {
+			least = count
+		}
+	}
+	return least
+}
+
+// expectServed expects the waiter to hold within wokenWithin of since,
+// and releases it; it fails t after 3s.
+func expectServed(t *testing.T, ctx context.Context, got <-chan locked, since time.Time) {
+	t.Helper()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter: %v", r.err)
+		}
+		defer r.l.Unlock(ctx)
+		if d := r.at.Sub(since); d > wokenWithin {
+			t.Fatalf("the waiter held %v after its Client subscribed again, want within %v", d.Round(time.Millisecond), wokenWithin)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("the waiter did not hold within 3s of its Client subscribing again (its safety net is the holder's %v TTL)", redialHolderTTL)
+	}
+}
