@@ -208,3 +208,41 @@ func TestResubscribedWakesEveryWaiter(t *testing.T) {
 		t.Fatal("the waiter in line was not woken when the subscription came back")
 	}
 }
+
+// Resubscriptions in quick succession (a user who may publish on the
+// Client's channel overflowing its connection's output buffer again and
+// again) wake the waiters once per rewakeEvery, the last one too.
+func TestResubscribedWakesBounded(t *testing.T) {
+	n, f, _ := newFakeNotifier(t)
+	n.subs[0].listener(context.Background(), n) // sets OnResubscribed
+	defer n.Close()
+	ticket := n.Register("p{x}:t:cid:R", "tok", nil)
+	defer n.DropTicket(ticket)
+	woken := func() bool {
+		select {
+		case <-ticket.Wake:
+			return true
+		default:
+			return false
+		}
+	}
+	f.resubscribe()
+	if !woken() {
+		t.Fatal("the first resubscription did not wake the waiter at once")
+	}
+	start := time.Now()
+	for range 20 {
+		f.resubscribe()
+	}
+	if woken() {
+		t.Fatal("a resubscription right after another woke the waiter at once")
+	}
+	time.Sleep(rewakeEvery + 50*time.Millisecond)
+	if !woken() {
+		t.Fatalf("the resubscriptions after the first did not wake the waiter within %v", time.Since(start))
+	}
+	time.Sleep(rewakeEvery + 50*time.Millisecond)
+	if woken() {
+		t.Fatal("twenty resubscriptions in a row woke the waiter more than twice")
+	}
+}
