@@ -46,6 +46,9 @@ func runMutex(t *testing.T, e env) {
 		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
 		if e.redialed() {
 			cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Mutex")
+			if e.eavesdropped() && len(e.addrs) <= 3 { // it starts servers of its own, as many as the cell has
+				cases["EavesdropperCannotDeafen"] = testEavesdropperCannotDeafen
+			}
 		}
 		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only

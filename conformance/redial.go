@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,5 +162,111 @@ func expectServed(t *testing.T, ctx context.Context, got <-chan locked, since ti
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatalf("the waiter did not hold within 3s of its Client subscribing again (its safety net is the holder's %v TTL)", redialHolderTTL)
+	}
+}
+
+// testEavesdropperCannotDeafen: a user who may only publish on the
+// library's channels floods a queued waiter's Client channel with
+// messages larger than the servers let a subscriber fall behind by
+// (client-output-buffer-limit pubsub, lowered on servers of the case's
+// own), so that every server closes the Client's subscription connection
+// again and again; the holder releases during the flood, which tells
+// nobody. Once the flood ends, the waiter holds within wokenWithin, not at
+// its safety net, the holder's 30s TTL; and the forged grants sent among
+// the flood gave it nothing: its token is one a release drew.
+func testEavesdropperCannotDeafen(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	own := e
+	own.addrs = ownNodes(t, ctx, e, len(e.addrs))
+	const limit = 16 << 10
+	own.everyNode(t, func(r redis.UniversalClient) error {
+		return r.ConfigSet(ctx, "client-output-buffer-limit", "pubsub "+strconv.Itoa(limit)+" 0 0").Err()
+	})
+	held := mustLock(t, ctx, own.client(t, core.WithTTL(redialHolderTTL)).Mutex(n).Lock)
+	spy := &scriptSpy{}
+	got := own.waiter(t, ctx, own.spyClient(t, spy, own.cellOptions()...).Mutex(n))
+	tickets, err := own.admin(t, 0).ZRange(ctx, queueKey(n), 0, -1).Result()
+	if err != nil || len(tickets) != 1 {
+		t.Fatalf("the queue holds %v (%v), want the waiter's ticket", tickets, err)
+	}
+	ticket := tickets[0]
+	_, id, ok := ticketParts(ticket)
+	if !ok {
+		t.Fatalf("ticket %q is not of the form ...:t:<client id>:<random>", ticket)
+	}
+	subscribers := func(i int) []string { // the ids of node i's connections that subscribe
+		list, err := own.admin(t, i).ClientList(ctx).Result()
+		if err != nil {
+			t.Fatalf("node %d: CLIENT LIST: %v", i, err)
+		}
+		var ids []string
+		for line := range strings.Lines(list) {
+			if f := strings.Fields(line); len(f) > 0 && slices.Contains(f, "flags=P") {
+				ids = append(ids, f[0])
+			}
+		}
+		return ids
+	}
+	before := make([][]string, len(own.addrs))
+	for i := range own.addrs {
+		if before[i] = subscribers(i); len(before[i]) == 0 {
+			t.Fatalf("node %d: the waiter's Client has no subscription connection", i)
+		}
+	}
+
+	eves := own.eavesdroppers(t, ctx)
+	calls := spy.calls.Load()
+	flood, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	big := "7 " + forgedMAC + " " + ticket + " " + strings.Repeat("x", 2*limit)
+	for _, eve := range eves {
+		wg.Go(func() {
+			for flood.Err() == nil {
+				p := eve.Pipeline()
+				for range 8 {
+					p.Publish(flood, clientChannel(id), big)
+				}
+				for _, forged := range []string{"1 " + forgedMAC + " " + ticket, "4611686018427387904 " + forgedMAC + " " + ticket} {
+					p.Publish(flood, clientChannel(id), forged)
+				}
+				p.Exec(flood)
+			}
+		})
+	}
+	defer func() { stop(); wg.Wait() }()
+	time.Sleep(100 * time.Millisecond)
+	for i := range own.addrs {
+		if now := subscribers(i); slices.Equal(now, before[i]) {
+			t.Fatalf("node %d: the flood left the waiter's subscription connection %v open; the server must close it", i, now)
+		}
+	}
+	// Every time its Client subscribes again, the waiter attempts, but
+	// not more often than every 100ms: the flood makes the servers close
+	// the connection much more often.
+	time.Sleep(200 * time.Millisecond)
+	if calls = spy.calls.Load() - calls; calls > int64(5*len(own.addrs)) {
+		t.Errorf("the waiter sent %d script calls in 300ms of flood, want at most an attempt per 100ms and one more (%d)", calls, 5*len(own.addrs))
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	stop()
+	wg.Wait()
+	ended := time.Now()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("the waiter: %v", r.err)
+		}
+		defer r.l.Unlock(ctx)
+		if d := r.at.Sub(ended); d > wokenWithin {
+			t.Fatalf("the waiter held %v after the flood ended, want within %v", d.Round(time.Millisecond), wokenWithin)
+		}
+		if r.l.Token() <= held.Token() || r.l.Token() >= 4611686018427387904 {
+			t.Errorf("the waiter's token is %d after the holder's %d, want one a release drew, not one the eavesdropper sent", r.l.Token(), held.Token())
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("the waiter did not hold within 3s of the flood's end (its safety net is the holder's %v TTL)", redialHolderTTL)
 	}
 }
