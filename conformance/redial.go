@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,5 +269,43 @@ func testEavesdropperCannotDeafen(t *testing.T, e env) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatalf("the waiter did not hold within 3s of the flood's end (its safety net is the holder's %v TTL)", redialHolderTTL)
+	}
+}
+
+// testReconnectingHolderChecks: a Mutex lease with a 30s TTL, whose Done
+// is read, is held by a Client logged in as a user of its own; its
+// subscription connection is closed on every node (CLIENT KILL), and
+// cannot come back until its user is let in again; meanwhile the lock key
+// is deleted behind the library's back, an event nobody hears. Once the
+// Client subscribed again, the lease checks itself on the servers: Done
+// closes within 2s of the user's return, Err is ErrLost.
+func testReconnectingHolderChecks(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	user, password := e.aclUser(t, ctx, "allkeys", "allchannels")
+	ds := make([]core.Driver, len(e.addrs))
+	for i, a := range e.addrs {
+		ds[i] = e.h.OpenAs(t, a, user, password)
+	}
+	l := mustLock(t, ctx, e.clientOver(t, ds, core.WithTTL(redialHolderTTL)).Mutex(n).Lock)
+	done := l.Done()
+	e.listening(t, ctx, lockKey(n))
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Do(ctx, "ACL", "SETUSER", user, "off").Err() // its connections stay
+	})
+	e.killSubscriber(t, ctx, user)
+	e.everyNode(t, func(r redis.UniversalClient) error { return r.Del(ctx, lockKey(n)).Err() })
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
+	})
+	// Its check, once it subscribed again, ends its subscription: it is
+	// not waited for here, only Done, within the reconnection's time and
+	// a second.
+	select {
+	case <-done:
+		if err := l.Err(); !errors.Is(err, core.ErrLost) {
+			t.Fatalf("Err after Done closed: %v, want ErrLost", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("Done still open 2s after the Client's user was let in again, its lock key deleted meanwhile on every node (Err %v); the lease claims %v more", l.Err(), time.Until(l.Until()).Round(time.Second))
 	}
 }
