@@ -57,6 +57,9 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored(p)
 	}
+	if e.redialed() {
+		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed(p)
+	}
 	if len(e.addrs) >= 3 {
 		cases["StalledRounds"] = testStalledRounds(p)
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant(p)

@@ -62,6 +62,9 @@ func runMultiLock(t *testing.T, e env) {
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("MultiLock")
 	}
+	if e.redialed() {
+		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("MultiLock")
+	}
 	if e.strategy == core.Notify && e.cluster {
 		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
 	}

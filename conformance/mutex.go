@@ -44,6 +44,13 @@ func runMutex(t *testing.T, e env) {
 			cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MutexOwned")
 		}
 		cases["DeletedLockTakenByTTL"] = testDeletedLockTakenByTTL
+		if e.redialed() {
+			cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Mutex")
+			cases["ReconnectingHolderChecks"] = testReconnectingHolderChecks
+			if e.eavesdropped() && len(e.addrs) <= 3 { // it starts servers of its own, as many as the cell has
+				cases["EavesdropperCannotDeafen"] = testEavesdropperCannotDeafen
+			}
+		}
 		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver

@@ -55,6 +55,9 @@ func runSemaphore(t *testing.T, e env) {
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
 	}
+	if e.redialed() {
+		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Semaphore")
+	}
 	if len(e.addrs) >= 3 {
 		cases["LostUndoRetried"] = testLostUndoRetried
 		cases["StalledRounds"] = testStalledRounds("Semaphore")

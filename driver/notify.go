@@ -90,3 +90,17 @@ type RefreshListener interface {
 	Listener
 	Refresh(ctx context.Context) error
 }
+
+// ResubscribingListener is a Listener that tells when it subscribed its
+// channels again on a new connection, after the one before broke or the
+// server closed it (CLIENT KILL, an output buffer over its limit): what
+// was published meanwhile is lost, and the Notify strategy has its
+// waiters attempt again.
+type ResubscribingListener interface {
+	Listener
+	// OnResubscribed sets f, called each time the server confirmed the
+	// channels subscribed again on a new connection; from the Listener's
+	// goroutine, and it must not block. It is set before the first
+	// Subscribe.
+	OnResubscribed(f func())
+}

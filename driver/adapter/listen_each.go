@@ -32,7 +32,8 @@ type ListenFunc func(ctx context.Context, deliver func(channel, payload string))
 // the master that serves a channel's slot now, is not nil, and the nodes'
 // Listeners are ShardNodeListeners: a sharded channel is subscribed on
 // that master alone, and subscribed again where its slot went when the
-// master drops it.
+// master drops it. It is a ResubscribingListener, telling when a node's
+// Listener that is one subscribed again on a new connection.
 func ListenEach(ctx context.Context, nodes func(context.Context) (map[string]ListenFunc, error), owner func(ctx context.Context, channel string) (string, error), deliver func(channel, payload string)) (driver.Listener, error) {
 	l := &eachListener{nodes: nodes, owner: owner, ls: map[string]driver.Listener{}, channels: map[string]bool{},
 		shards: map[string]string{}, closing: make(chan struct{})}
@@ -60,6 +61,7 @@ type eachListener struct {
 	ls       map[string]driver.Listener // by node address
 	channels map[string]bool            // what a new node's driver.Listener subscribes
 	shards   map[string]string          // the sharded channels, by the address holding each ("" while it is placed)
+	back     func()                     // given to every node's Listener (OnResubscribed)
 	closed   bool
 
 	smu     sync.Mutex     // one placement of a sharded channel at a time
@@ -113,6 +115,9 @@ func (l *eachListener) grow(ctx context.Context) (map[string]driver.Listener, er
 		if sl, ok := nl.(driver.ShardNodeListener); ok && err == nil {
 			sl.OnShardLost(func(channel string) { l.lost(addr, channel) })
 		}
+		if rl, ok := nl.(driver.ResubscribingListener); ok && err == nil && l.back != nil {
+			rl.OnResubscribed(l.back)
+		}
 		if err == nil && len(l.channels) > 0 {
 			err = nl.Subscribe(ctx, slices.Collect(maps.Keys(l.channels))...)
 		}
@@ -126,6 +131,19 @@ func (l *eachListener) grow(ctx context.Context) (map[string]driver.Listener, er
 		l.ls[addr] = nl
 	}
 	return maps.Clone(l.ls), errors.Join(errs...)
+}
+
+// OnResubscribed has every node's Listener that can tell it call f once
+// it subscribed its channels again on a new connection.
+func (l *eachListener) OnResubscribed(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.back = f
+	for _, nl := range l.ls {
+		if rl, ok := nl.(driver.ResubscribingListener); ok {
+			rl.OnResubscribed(f)
+		}
+	}
 }
 
 // Refresh lists the nodes again, listening to those that joined and

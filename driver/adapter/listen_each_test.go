@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,24 @@ type fakeListener struct {
 	channels map[string]bool
 	closed   bool
 	deliver  func(channel, payload string)
+	back     func() // OnResubscribed's
+}
+
+func (f *fakeListener) OnResubscribed(back func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.back = back
+}
+
+// resubscribe calls what OnResubscribed set, as a connection that came
+// back does.
+func (f *fakeListener) resubscribe() {
+	f.mu.Lock()
+	back := f.back
+	f.mu.Unlock()
+	if back != nil {
+		back()
+	}
 }
 
 func (f *fakeListener) Subscribe(_ context.Context, cs ...string) error {
@@ -135,6 +154,35 @@ func TestListenEach(t *testing.T) {
 	}
 	if err := l.Subscribe(ctx, "k4"); !errors.Is(err, errListenerClosed) {
 		t.Fatalf("Subscribe after Close: got %v, want errListenerClosed", err)
+	}
+}
+
+// TestListenEachResubscribed: a node's Listener that subscribed again on
+// a new connection tells it through the cluster's, a node there before
+// OnResubscribed as one that joined after.
+func TestListenEachResubscribed(t *testing.T) {
+	ctx := context.Background()
+	c := &fakeCluster{nodes: map[string]*fakeListener{}}
+	a := c.add("a")
+	l, err := ListenEach(ctx, c.list, nil, func(string, string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rl, ok := l.(driver.ResubscribingListener)
+	if !ok {
+		t.Fatal("ListenEach's Listener is not a driver.ResubscribingListener")
+	}
+	var told atomic.Int32
+	rl.OnResubscribed(func() { told.Add(1) })
+	b := c.add("b")
+	if err := l.Subscribe(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	a.resubscribe()
+	b.resubscribe()
+	if n := told.Load(); n != 2 {
+		t.Fatalf("two nodes subscribed again; the cluster's Listener told %d", n)
 	}
 }
 

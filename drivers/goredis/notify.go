@@ -10,7 +10,10 @@ import (
 	"github.com/redlockgo/redlock/driver"
 )
 
-var _ driver.Notifier = (*Driver)(nil)
+var (
+	_ driver.Notifier              = (*Driver)(nil)
+	_ driver.ResubscribingListener = (*listener)(nil)
+)
 
 // DB returns the database the client selects (Options().DB); a Redis
 // Cluster has only database 0.
@@ -108,6 +111,8 @@ type listener struct {
 	synced    map[string]chan struct{} // by sync channel: closed when confirmed
 	confirmed bool                     // the server confirmed shard
 	dropped   func()                   // called when the server drops shard
+	count     int                      // the connection's classic subscriptions, as the last confirmation counted them
+	back      func()                   // called when a new connection subscribed them again (OnResubscribed)
 
 	// The sharded channels, each on a PubSub of its own: go-redis
 	// resubscribes a PubSub's sharded channels in one SSUBSCRIBE after a
@@ -130,6 +135,19 @@ func (l *listener) run(msgs <-chan any) {
 				close(confirmed)
 				delete(l.synced, m.Channel)
 			}
+			// go-redis reconnects silently and subscribes every channel
+			// again in one SUBSCRIBE: the first confirmation on the new
+			// connection counts one, where the old one had some.
+			var back func()
+			switch m.Kind {
+			case "subscribe":
+				if m.Count == 1 && l.count > 0 {
+					back = l.back
+				}
+				l.count = m.Count
+			case "unsubscribe":
+				l.count = m.Count
+			}
 			var dropped func()
 			if m.Channel == l.shard && l.shard != "" {
 				switch m.Kind {
@@ -142,6 +160,9 @@ func (l *listener) run(msgs <-chan any) {
 			l.mu.Unlock()
 			if dropped != nil {
 				dropped()
+			}
+			if back != nil {
+				back()
 			}
 		}
 	}
@@ -275,6 +296,12 @@ func (l *listener) SUnsubscribe(_ context.Context, channel string) error {
 		return sl.Close()
 	}
 	return nil
+}
+
+func (l *listener) OnResubscribed(f func()) {
+	l.mu.Lock()
+	l.back = f
+	l.mu.Unlock()
 }
 
 func (l *listener) OnShardLost(lost func(channel string)) {

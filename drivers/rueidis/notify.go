@@ -15,7 +15,10 @@ import (
 	"github.com/redlockgo/redlock/driver"
 )
 
-var _ driver.Notifier = (*Driver)(nil)
+var (
+	_ driver.Notifier              = (*Driver)(nil)
+	_ driver.ResubscribingListener = (*listener)(nil)
+)
 
 // DB asks the server which database the client's connections select
 // (CLIENT INFO), since a rueidis.Client does not expose its
@@ -92,6 +95,7 @@ type listener struct {
 	subs   map[string]bool         // channels a new connection resubscribes
 	shards map[string]bool         // sharded channels, which a new connection reports lost
 	lost   func(channel string)
+	back   func() // called once a new connection subscribed subs again (OnResubscribed)
 
 	// deliver must not run once Close returned: the hook, on the
 	// connection's reader goroutine, checks closed under dmu.
@@ -172,7 +176,7 @@ func (l *listener) redial() (<-chan error, bool) {
 	l.mu.Lock()
 	old := l.dc
 	errs := l.dedicateLocked()
-	dc, chans, shards := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.shards))
+	dc, chans, shards, back := l.dc, slices.Collect(maps.Keys(l.subs)), slices.Collect(maps.Keys(l.shards)), l.back
 	l.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -198,6 +202,9 @@ func (l *listener) redial() (<-chan error, bool) {
 			dc.Close()
 			return errs, false
 		}
+	}
+	if len(chans) > 0 && back != nil {
+		back()
 	}
 	return errs, true
 }
@@ -294,6 +301,12 @@ func (l *listener) SUnsubscribe(ctx context.Context, channel string) error {
 	return dropped(l.do(ctx, func(dc rueidis.DedicatedClient) rueidis.Completed {
 		return dc.B().Sunsubscribe().Channel(channel).Build()
 	}))
+}
+
+func (l *listener) OnResubscribed(f func()) {
+	l.mu.Lock()
+	l.back = f
+	l.mu.Unlock()
 }
 
 func (l *listener) OnShardLost(lost func(channel string)) {

@@ -9,7 +9,9 @@ import "context"
 var vanished = map[string]bool{"del": true, "expired": true, "evicted": true, "expire": true}
 
 // Hear calls heard with the events on keys after which a lock held on
-// them may be gone, until done is closed or the Client closes. It joins
+// them may be gone, and with "resubscribed" when a node's subscription
+// came back after its events were lost, until done is closed or the
+// Client closes. It joins
 // keys' waiters, so a key is subscribed on every node once, however many
 // local waiters and holders share it; it wakes none of them. It returns
 // once the keys are subscribed, or the Client closed; the listening stops

@@ -37,6 +37,16 @@ func (kw *keyWaiters) wakeOne() {
 	}
 }
 
+// wakeAll wakes every waiter (not a holder's watch) that holds no
+// wake-up yet. It runs under Notifier.mu.
+func (kw *keyWaiters) wakeAll() {
+	for _, w := range kw.waiters {
+		if w.heard == nil && len(w.wake) == 0 {
+			w.wake <- struct{}{}
+		}
+	}
+}
+
 // PassOn wakes one of key's remaining waiters (see waiter.PassOn).
 func (n *Notifier) PassOn(key string) {
 	n.mu.Lock()

@@ -18,6 +18,21 @@ type fakeNotifier struct {
 	mu      sync.Mutex
 	deliver func(channel, payload string)
 	subs    []string // SUBSCRIBE and UNSUBSCRIBE, in order
+	back    func()   // OnResubscribed's
+}
+
+func (f *fakeNotifier) OnResubscribed(back func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.back = back
+}
+
+// resubscribe tells the Notifier that the connection came back.
+func (f *fakeNotifier) resubscribe() {
+	f.mu.Lock()
+	back := f.back
+	f.mu.Unlock()
+	back()
 }
 
 func (f *fakeNotifier) Name() string                    { return "fake" }
@@ -169,4 +184,65 @@ func TestNotifyCloseEndsWait(t *testing.T) {
 		t.Fatalf("first wait on a closed Notifier: got %v, want ErrClosed", err)
 	}
 	w.stop()
+}
+
+// A subscription that came back on a new connection wakes every waiter
+// of the Client, on every key and in every line: a release while it was
+// gone told none of them.
+func TestResubscribedWakesEveryWaiter(t *testing.T) {
+	n, f, o := newFakeNotifier(t)
+	ws := []*waiting{startWaiting(t, n, o, "k"), startWaiting(t, n, o, "k"), startWaiting(t, n, o, "other")}
+	ticket := n.Register("p{x}:t:cid:R", "tok", nil)
+	defer n.DropTicket(ticket)
+	time.Sleep(20 * time.Millisecond) // all blocked in wait
+	f.resubscribe()
+	for i, w := range ws {
+		if !w.woken(time.Second) {
+			t.Fatalf("waiter %d was not woken when the subscription came back", i)
+		}
+		w.w.stop()
+	}
+	select {
+	case <-ticket.Wake:
+	default:
+		t.Fatal("the waiter in line was not woken when the subscription came back")
+	}
+}
+
+// Resubscriptions in quick succession (a user who may publish on the
+// Client's channel overflowing its connection's output buffer again and
+// again) wake the waiters once per rewakeEvery, the last one too.
+func TestResubscribedWakesBounded(t *testing.T) {
+	n, f, _ := newFakeNotifier(t)
+	n.subs[0].listener(context.Background(), n) // sets OnResubscribed
+	defer n.Close()
+	ticket := n.Register("p{x}:t:cid:R", "tok", nil)
+	defer n.DropTicket(ticket)
+	woken := func() bool {
+		select {
+		case <-ticket.Wake:
+			return true
+		default:
+			return false
+		}
+	}
+	f.resubscribe()
+	if !woken() {
+		t.Fatal("the first resubscription did not wake the waiter at once")
+	}
+	start := time.Now()
+	for range 20 {
+		f.resubscribe()
+	}
+	if woken() {
+		t.Fatal("a resubscription right after another woke the waiter at once")
+	}
+	time.Sleep(rewakeEvery + 50*time.Millisecond)
+	if !woken() {
+		t.Fatalf("the resubscriptions after the first did not wake the waiter within %v", time.Since(start))
+	}
+	time.Sleep(rewakeEvery + 50*time.Millisecond)
+	if woken() {
+		t.Fatal("twenty resubscriptions in a row woke the waiter more than twice")
+	}
 }

@@ -38,6 +38,8 @@ type Notifier struct {
 	shards    map[string]*shardSub
 	closed    bool
 	following bool           // see follow.go
+	rewoke    time.Time      // the last wake-up after a resubscription
+	rewake    *time.Timer    // the next one, when it is due
 	followers sync.WaitGroup // the goroutine following the Cluster, which Close waits for
 }
 
@@ -236,6 +238,9 @@ func (s *subscriber) listener(ctx context.Context, n *Notifier) (driver.Listener
 	if err != nil {
 		return nil, "", err
 	}
+	if rl, ok := l.(driver.ResubscribingListener); ok {
+		rl.OnResubscribed(n.resubscribed)
+	}
 	s.l, s.prefix = l, prefix
 	return l, prefix, nil
 }
@@ -283,11 +288,59 @@ func (n *Notifier) deliverer(node int, prefix string) func(channel, event string
 	}
 }
 
+// resubscribed wakes every waiter of the Client once a node's Listener
+// subscribed its channels again on a new connection: a release there
+// while it was gone told nobody (or passed the Client's tickets over as
+// deaf, see lib/hand_on.lua), and the waiters would otherwise wait for
+// their safety net, the holder's TTL. Each attempts once; a wake-up is
+// not a grant. The holders that listen check their lease, whose events
+// may have been lost too. At most one wake-up per rewakeEvery: a user
+// who may publish on the Client's channel can have the servers close the
+// connection as often as it likes (by overflowing its output buffer),
+// and would have the waiters attempt as often.
+func (n *Notifier) resubscribed() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch wait := rewakeEvery - time.Since(n.rewoke); {
+	case n.rewake != nil: // one is due
+	case wait <= 0:
+		n.rewakeLocked()
+	default:
+		n.rewake = time.AfterFunc(wait, func() {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			n.rewake = nil
+			if !n.closed {
+				n.rewakeLocked()
+			}
+		})
+	}
+}
+
+// rewakeEvery bounds how often resubscriptions wake the waiters.
+const rewakeEvery = 100 * time.Millisecond
+
+// rewakeLocked wakes every waiter and holder that listens (see
+// resubscribed). n.mu is held.
+func (n *Notifier) rewakeLocked() {
+	n.rewoke = time.Now()
+	for _, kw := range n.keys {
+		kw.wakeAll()
+		kw.tell("resubscribed")
+	}
+	for _, t := range n.tickets {
+		t.signal()
+	}
+}
+
 // close closes the Listeners. Waiters return ErrClosed from wait (the
 // Client's closing channel is closed before).
 func (n *Notifier) Close() error {
 	n.mu.Lock()
 	n.closed = true
+	if n.rewake != nil {
+		n.rewake.Stop()
+	}
 	n.mu.Unlock()
 	n.followers.Wait()
 	var errs []error
