@@ -85,7 +85,7 @@ func (l *Lease) downgrade(ctx context.Context, h rwHold) (*Lease, error) {
 	releaseOn(context.WithoutCancel(ctx), l.c, &o, h, func(i int) bool { return replies[i].V || replies[i].Err != nil })
 	err := quorum.NoQuorum(ctx, l.c.q, replies)
 	if err == nil {
-		err = unconfirmed(l.c, replies)
+		err = quorum.Unconfirmed(l.c.q, replies)
 	}
 	if err != nil {
 		l.end(ErrNotHeld) // given up: it may still hold where no release reached

@@ -282,34 +282,13 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
 		return err
 	}
-	if err := unconfirmed(l.c, replies); err != nil {
+	if err := quorum.Unconfirmed(l.c.q, replies); err != nil {
 		return err // the extension is not confirmed, nor the lease lost
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.endLocked(l.lost())
 	return l.err
-}
-
-// unconfirmed is ErrNoQuorum, with the nodes' errors, when fewer than a
-// majority confirmed that the lease holds but the nodes that did not
-// answer may make one: the lease is not known to be lost. Else nil.
-func unconfirmed(c *Client, replies []quorum.Reply[bool]) error {
-	if h := quorum.Held(replies); h < c.q.Quorum && h+unanswered(replies) >= c.q.Quorum {
-		return errors.Join(ErrNoQuorum, quorum.NodeErrors(c.q, replies))
-	}
-	return nil
-}
-
-// unanswered is how many nodes failed to answer.
-func unanswered(replies []quorum.Reply[bool]) int {
-	n := 0
-	for _, r := range replies {
-		if r.Err != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // stillWanted returns what a wait won, unless ctx ended meanwhile (a
@@ -381,7 +360,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if err := quorum.NoQuorum(context.WithoutCancel(ctx), l.c.q, replies); err != nil {
 		return err
 	}
-	if err := unconfirmed(l.c, replies); err != nil {
+	if err := quorum.Unconfirmed(l.c.q, replies); err != nil {
 		return err // its keys expire at their TTL where the release did not reach them
 	}
 	return l.lost()

@@ -31,29 +31,6 @@ func (l *Lease) Valid(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// heldUntil asks every node how long a hold has left there (left) and
-// returns until when a majority of them still hold it, less the allowance
-// for clock drift; the zero time when fewer hold it. It also returns the
-// replies, and by node whether it holds there.
-func heldUntil(ctx context.Context, c *Client, tm quorum.Timing, left func(context.Context, *quorum.Node) (time.Duration, error)) (time.Time, []quorum.Reply[time.Duration], []quorum.Reply[bool]) {
-	start := time.Now()
-	replies := quorum.Fanout(ctx, c.q, tm, func(ctx context.Context, _ int, n *quorum.Node) (time.Duration, error) {
-		return left(ctx, n)
-	})
-	held := make([]quorum.Reply[bool], len(replies))
-	var lefts []time.Duration
-	for i, r := range replies {
-		held[i] = quorum.Reply[bool]{V: r.Err == nil && r.V > 0, Err: r.Err}
-		if held[i].V {
-			lefts = append(lefts, r.V)
-		}
-	}
-	if len(lefts) < c.q.Quorum {
-		return time.Time{}, replies, held
-	}
-	return start.Add(quorumth(c.q.Quorum, lefts, func(d time.Duration) time.Duration { return d }) - tm.Drift()), replies, held
-}
-
 // TTL asks the servers how long the lease still holds, as Valid does: the
 // remaining time that a majority of nodes still have (the quorum-th
 // longest of the holding nodes'), less the allowance for clock drift that
@@ -66,7 +43,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.state(ctx); err != nil {
 		return 0, err
 	}
-	until, replies, held := heldUntil(ctx, l.c, l.opts.timing(), l.hold.left)
+	until, replies, held := quorum.HeldUntil(ctx, l.c.q, l.opts.timing(), l.hold.left, func(d time.Duration) time.Duration { return d })
 	if !until.IsZero() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -81,7 +58,7 @@ func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
 	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
 		return 0, err
 	}
-	if err := unconfirmed(l.c, held); err != nil {
+	if err := quorum.Unconfirmed(l.c.q, held); err != nil {
 		return 0, err
 	}
 	l.mu.Lock()

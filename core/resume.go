@@ -49,9 +49,8 @@ func (m *Mutex) Resume(ctx context.Context, id string) (*Lease, error) {
 		left  time.Duration
 		fence uint64
 	}
-	k, tm := m.keys, m.opts.timing()
-	start := time.Now()
-	replies := quorum.Fanout(ctx, m.c.q, tm, func(ctx context.Context, _ int, n *quorum.Node) (holding, error) {
+	k := m.keys
+	until, replies, held := quorum.HeldUntil(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, n *quorum.Node) (holding, error) {
 		r, err := n.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
 		switch {
 		case err != nil || r.Owned || r.Holder != id:
@@ -60,47 +59,30 @@ func (m *Mutex) Resume(ctx context.Context, id string) (*Lease, error) {
 			r.TTL = math.MaxInt32 * time.Millisecond
 		}
 		return holding{left: r.TTL, fence: uint64(max(r.Fence, 0))}, nil
-	})
-	held := make([]quorum.Reply[bool], len(replies))
-	var holders []holding
-	for i, r := range replies {
-		held[i] = quorum.Reply[bool]{V: r.Err == nil && r.V.left > 0, Err: r.Err}
-		if held[i].V {
-			holders = append(holders, r.V)
-		}
-	}
-	if len(holders) < m.c.q.Quorum {
+	}, func(h holding) time.Duration { return h.left })
+	if until.IsZero() {
 		if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
 			return nil, err
 		}
-		if err := unconfirmed(m.c, held); err != nil {
+		if err := quorum.Unconfirmed(m.c.q, held); err != nil {
 			return nil, err
 		}
 		return nil, ErrNotHeld
 	}
-	until := start.Add(quorumth(m.c.q.Quorum, holders, func(h holding) time.Duration { return h.left }) - tm.Drift())
 	if !time.Now().Before(until) {
 		return nil, ErrNotHeld
 	}
-	l := newLease(m.c, m.names, m.opts, m.hold(id), agreedFence(m.c.q.Quorum, holders, func(h holding) uint64 { return h.fence }))
+	// The lease's round left its token on a majority of the nodes that
+	// hold it, and no draw moves a counter while the name is held there.
+	fence, _ := quorum.MajorityNames(m.c.q.Quorum, replies, func(r quorum.Reply[holding]) uint64 {
+		if r.Err != nil || r.V.left <= 0 {
+			return 0
+		}
+		return r.V.fence
+	})
+	l := newLease(m.c, m.names, m.opts, m.hold(id), fence)
 	l.start(until)
 	return l, nil
-}
-
-// agreedFence is the fencing counter that at least quorum of the nodes
-// holding a lease keep, 0 when none: the lease's round left its token on
-// a majority of them, and no draw moves a counter while the name is held
-// there.
-func agreedFence[N any](quorum int, holders []N, fence func(N) uint64) uint64 {
-	count := map[uint64]int{}
-	for _, h := range holders {
-		if f := fence(h); f != 0 {
-			if count[f]++; count[f] >= quorum {
-				return f
-			}
-		}
-	}
-	return 0
 }
 
 // isLeaseID reports whether id has the form of a plain Mutex lease's ID: a

@@ -19,7 +19,7 @@ func (s *Semaphore) TTL(ctx context.Context, id string) (time.Duration, error) {
 	}
 	o := s.opts
 	o.ttl = h.ttl // the drift allowance is the acquisition's
-	until, replies, _ := heldUntil(ctx, s.c, o.timing(), h.left)
+	until, replies, _ := quorum.HeldUntil(ctx, s.c.q, o.timing(), h.left, func(d time.Duration) time.Duration { return d })
 	if !until.IsZero() {
 		return max(time.Until(until), 0), nil
 	}

@@ -187,9 +187,9 @@ func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Re
 	// a lease's token is on the majority that granted it, a node that
 	// granted after the round was decided may have drawn a larger one.
 	token := func(n MutexNodeState) uint64 { return n.Token }
-	s.Token = quorumth(c.q.Quorum, answered, token)
-	s.Waiting = quorumth(c.q.Quorum, answered, func(n MutexNodeState) int { return n.Waiting })
-	holder, ok := majority(c.q.Quorum, answered)
+	s.Token = quorum.MajorityHas(c.q.Quorum, answered, token)
+	s.Waiting = quorum.MajorityHas(c.q.Quorum, answered, func(n MutexNodeState) int { return n.Waiting })
+	holder, ok := quorum.MajorityNames(c.q.Quorum, answered, func(n MutexNodeState) string { return n.Holder })
 	if !ok {
 		return s, nil
 	}
@@ -200,35 +200,10 @@ func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Re
 		}
 	}
 	s.Locked, s.Holder, s.Owned, s.Nodes = true, holder, holders[0].Owned, len(holders)
-	s.Token = quorumth(c.q.Quorum, holders, token)
-	s.TTL = quorumth(c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
-	s.Holds = quorumth(c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
+	s.Token = quorum.MajorityHas(c.q.Quorum, holders, token)
+	s.TTL = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
+	s.Holds = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
 	return s, nil
-}
-
-// majority returns the holder that at least quorum nodes name.
-func majority(quorum int, nodes []MutexNodeState) (string, bool) {
-	count := map[string]int{}
-	for _, n := range nodes {
-		if n.Holder != "" {
-			count[n.Holder]++
-			if count[n.Holder] >= quorum {
-				return n.Holder, true
-			}
-		}
-	}
-	return "", false
-}
-
-// quorumth is the quorum-th largest value of f over nodes, which has at
-// least quorum of them: the most that a majority of nodes has.
-func quorumth[N any, T cmp.Ordered](quorum int, nodes []N, f func(N) T) T {
-	v := make([]T, len(nodes))
-	for i, n := range nodes {
-		v[i] = f(n)
-	}
-	slices.Sort(v)
-	return v[len(v)-quorum]
 }
 
 // RWMutexState is what the servers hold for an RWMutex name at one
@@ -351,14 +326,13 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 		return s, err
 	}
 	answered := slices.DeleteFunc(slices.Clone(s.PerNode), func(n RWMutexNodeState) bool { return n.Err != nil })
-	s.WaitingWriters = quorumth(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
-	s.WaitingReaders = quorumth(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
+	s.WaitingWriters = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
+	s.WaitingReaders = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
 	w, _ := m.c.summarize(ctx, m.name, writers)
 	s.Locked, s.Writer, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.TTL, w.Token, w.Nodes
 	for id, ttls := range readers {
 		if len(ttls) >= m.c.q.Quorum {
-			slices.Sort(ttls)
-			s.Readers = append(s.Readers, Reader{ID: id, TTL: ttls[len(ttls)-m.c.q.Quorum]})
+			s.Readers = append(s.Readers, Reader{ID: id, TTL: quorum.MajorityHas(m.c.q.Quorum, ttls, func(d time.Duration) time.Duration { return d })})
 		}
 	}
 	slices.SortFunc(s.Readers, func(a, b Reader) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.ID, b.ID)) })
@@ -479,18 +453,14 @@ func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
 		return st, err
 	}
 	q := s.c.q.Quorum
-	st.Size = cmp.Or(quorumth(q, answered, func(n SemaphoreNodeState) int { return n.Size }), s.permits)
-	st.InUse = quorumth(q, answered, func(n SemaphoreNodeState) int { return n.InUse })
-	st.Token = quorumth(q, answered, func(n SemaphoreNodeState) uint64 { return n.Token })
-	st.Waiting = quorumth(q, answered, func(n SemaphoreNodeState) int { return n.Waiting })
+	st.Size = cmp.Or(quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.Size }), s.permits)
+	st.InUse = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.InUse })
+	st.Token = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) uint64 { return n.Token })
+	st.Waiting = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.Waiting })
 	for _, ls := range leases {
 		if len(ls) >= q {
-			ttls := make([]time.Duration, len(ls))
-			for i, l := range ls {
-				ttls[i] = l.TTL
-			}
-			slices.Sort(ttls)
-			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Permits: ls[0].Permits, TTL: ttls[len(ttls)-q]})
+			ttl := quorum.MajorityHas(q, ls, func(l PermitLease) time.Duration { return l.TTL })
+			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Permits: ls[0].Permits, TTL: ttl})
 		}
 	}
 	slices.SortFunc(st.Leases, func(a, b PermitLease) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.Holder, b.Holder)) })
