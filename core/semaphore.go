@@ -191,14 +191,8 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
 		return 0, err
 	}
-	var free []int64
-	for _, r := range replies {
-		if r.Err == nil {
-			free = append(free, r.V)
-		}
-	}
-	slices.Sort(free)
-	return int(free[len(free)-s.c.q.Quorum]), nil
+	answered := slices.DeleteFunc(replies, func(r quorum.Reply[int64]) bool { return r.Err != nil })
+	return int(quorum.MajorityHas(s.c.q.Quorum, answered, func(r quorum.Reply[int64]) int64 { return r.V })), nil
 }
 
 // check reports a closed client, a nil context, bad options, a bad number
