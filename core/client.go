@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
 	"github.com/redlockgo/redlock/internal/quorum"
@@ -106,12 +107,12 @@ func (c *Client) Ping(ctx context.Context) error {
 		if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 			return err
 		}
-		return errors.Join(append([]error{refusal}, c.evicting(ctx)...)...)
+		return errors.Join(append([]error{refusal}, quorum.Evicting(ctx, c.q, c.opts.timing())...)...)
 	}
 	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 		return err
 	}
-	return errors.Join(c.evicting(ctx)...)
+	return errors.Join(quorum.Evicting(ctx, c.q, c.opts.timing())...)
 }
 
 // Close stops every watchdog, every waiting call (which returns
@@ -201,4 +202,21 @@ func keyOf(o options, name string) func(suffix string) string {
 func (c *Client) queues(o *options) (*line.Notifier, bool) {
 	n, ok := c.wait.(*line.Notifier)
 	return n, ok && o.wait == Notify
+}
+
+// warnEviction logs, once per Client and in the background, the servers
+// that may evict the library's keys (see quorum.Evicting): at the Client's first
+// lease that holds, as New sends nothing. Not sooner: the servers answer
+// by then, and a cluster client that reaches no server is not kept busy
+// with it while the first calls fail.
+func (c *Client) warnEviction() {
+	c.evictionOnce.Do(func() {
+		c.q.InBackground(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), max(c.opts.perNodeTimeout(), time.Second))
+			defer cancel()
+			for _, err := range quorum.Evicting(ctx, c.q, c.opts.timing()) {
+				c.opts.logger.Warn("redlock: " + err.Error())
+			}
+		})
+	})
 }

@@ -108,7 +108,7 @@ var (
 	// key lets another client take a held lock. The Client's first lease
 	// logs it at warn level. The message says what to set; a caller sure
 	// that its data never reaches maxmemory may ignore it.
-	ErrEviction = errors.New("redlock: a server may evict the lock keys")
+	ErrEviction = quorum.ErrEviction
 )
 
 func invalid(format string, args ...any) error {

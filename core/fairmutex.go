@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -152,3 +154,56 @@ func (h fairHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	}
 	return v == 1, err
 }
+
+// State reads who holds the lock, for how long, and who waits in its
+// line, from every node at once, as Mutex.State does (MutexState's Owned
+// and Holds are those of a plain lock), and each node's line: the first
+// LineShown waiters, with the time until each place lapses. It costs one
+// round trip: a read-only script per node, O(log n) in the line's length.
+func (m *FairMutex) State(ctx context.Context) (MutexState, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return MutexState{Name: m.name}, err
+	}
+	k := m.keys
+	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
+		r, err := nd.Driver.FairMutexState(ctx, k.lock, k.fence, k.queue, k.lapse, LineShown)
+		if err != nil {
+			return MutexNodeState{}, err
+		}
+		s := MutexNodeState{Holder: r.Holder, TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
+		if s.Holder != "" {
+			s.Holds = 1
+		}
+		if len(r.Line)%2 != 0 {
+			return MutexNodeState{}, fmt.Errorf("%w: fair_state.lua listed a waiter without its lapse time", driver.ErrUnexpectedReply)
+		}
+		for i := 0; i < len(r.Line); i += 2 {
+			ms, err := strconv.ParseInt(r.Line[i+1], 10, 64)
+			if err != nil {
+				return MutexNodeState{}, fmt.Errorf("%w: fair_state.lua gave waiter %q the lapse time %q", driver.ErrUnexpectedReply, r.Line[i], r.Line[i+1])
+			}
+			s.Line = append(s.Line, Waiter{ID: r.Line[i], Lapses: time.Duration(ms) * time.Millisecond})
+		}
+		return s, nil
+	})
+	return m.c.summarize(ctx, m.name, replies)
+}
+
+// ForceUnlock frees the fair lock whoever holds it and grants it to the
+// waiter first in line, as Mutex.ForceUnlock does: it breaks mutual
+// exclusion by design.
+func (m *FairMutex) ForceUnlock(ctx context.Context) error {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return err
+	}
+	k, o := m.keys, &m.opts
+	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
+		return nd.Driver.FairMutexForce(ctx, driver.FairMutexForceRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Forced: forcedKey(k.lock), Idle: o.idle, Left: o.ttl})
+	})
+}
+
+func (h fairHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	return lockLeft(ctx, n, h.keys.lock, h.token, h.forcedFlag)
+}
+
+func (h fairHold) lockKeys() []string { return []string{h.keys.lock} }

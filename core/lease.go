@@ -282,34 +282,13 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
 		return err
 	}
-	if err := unconfirmed(l.c, replies); err != nil {
+	if err := quorum.Unconfirmed(l.c.q, replies); err != nil {
 		return err // the extension is not confirmed, nor the lease lost
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.endLocked(l.lost())
 	return l.err
-}
-
-// unconfirmed is ErrNoQuorum, with the nodes' errors, when fewer than a
-// majority confirmed that the lease holds but the nodes that did not
-// answer may make one: the lease is not known to be lost. Else nil.
-func unconfirmed(c *Client, replies []quorum.Reply[bool]) error {
-	if h := quorum.Held(replies); h < c.q.Quorum && h+unanswered(replies) >= c.q.Quorum {
-		return errors.Join(ErrNoQuorum, quorum.NodeErrors(c.q, replies))
-	}
-	return nil
-}
-
-// unanswered is how many nodes failed to answer.
-func unanswered(replies []quorum.Reply[bool]) int {
-	n := 0
-	for _, r := range replies {
-		if r.Err != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // stillWanted returns what a wait won, unless ctx ended meanwhile (a
@@ -381,7 +360,7 @@ func (l *Lease) Unlock(ctx context.Context) (err error) {
 	if err := quorum.NoQuorum(context.WithoutCancel(ctx), l.c.q, replies); err != nil {
 		return err
 	}
-	if err := unconfirmed(l.c, replies); err != nil {
+	if err := quorum.Unconfirmed(l.c.q, replies); err != nil {
 		return err // its keys expire at their TTL where the release did not reach them
 	}
 	return l.lost()
@@ -430,4 +409,140 @@ func grantedLease(ctx context.Context, c *Client, o *options, names leaseNames, 
 	l := newLease(c, names, *o, h, uint64(fence))
 	l.start(until)
 	return l, nodes
+}
+
+// Valid asks the servers, not the local clock, whether the lease still
+// holds: whether a majority of nodes (the majority its acquisition needed)
+// still hold its name with its token; every name, for a MultiLock, and
+// all its permits, for a Semaphore lease. Use it right before a side
+// effect that the resource cannot fence with Token. It costs one
+// read-only command per node (per node and name, for a MultiLock) and
+// writes nothing.
+//
+// When a majority no longer holds it, the lease is lost, as a failed
+// Extend finds it: Done closes, Err returns ErrLost, and Valid returns
+// false with a nil error. It returns ErrNoQuorum when too few nodes
+// answered to tell (the lease is left as it was), and ErrNotHeld after
+// Unlock.
+func (l *Lease) Valid(ctx context.Context) (bool, error) {
+	_, err := l.TTL(ctx)
+	if errors.Is(err, ErrLost) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// TTL asks the servers how long the lease still holds, as Valid does: the
+// remaining time that a majority of nodes still have (the quorum-th
+// longest of the holding nodes'), less the allowance for clock drift that
+// the acquisition keeps back, and never more than Until leaves. Once the
+// lease is lost it returns 0 and ErrLost; its other errors are Valid's.
+func (l *Lease) TTL(ctx context.Context) (time.Duration, error) {
+	if l == nil {
+		return 0, ErrNotHeld
+	}
+	if err := l.state(ctx); err != nil {
+		return 0, err
+	}
+	until, replies, held := quorum.HeldUntil(ctx, l.c.q, l.opts.timing(), l.hold.left, func(d time.Duration) time.Duration { return d })
+	if !until.IsZero() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.err == nil && !time.Now().Before(l.until) {
+			l.endLocked(l.lost())
+		}
+		if l.err != nil {
+			return 0, l.err
+		}
+		return max(min(time.Until(until), time.Until(l.until)), 0), nil
+	}
+	if err := quorum.NoQuorum(ctx, l.c.q, replies); err != nil {
+		return 0, err
+	}
+	if err := quorum.Unconfirmed(l.c.q, held); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked(l.lost())
+	return 0, l.err
+}
+
+// ownExpireEcho is how long after an Extend of the lease an expire event
+// on its keys may be that Extend's own: such an event is checked once the
+// time is over, not at once, so that an Extend costs no check, but another
+// client's write of the key meanwhile (a force-release handing it on sets
+// its expiry too) is still heard soon.
+const ownExpireEcho = 250 * time.Millisecond
+
+// hear has the lease, under Notify, listen to the keyspace events of the
+// keys it holds alone, and check itself on the servers (Valid) after one
+// that may have removed it, so that Done closes soon after the lease is
+// lost. It runs at the first call of Done: it subscribes the keys on every
+// node's subscription connection of the Client (which a Client opens
+// once), so a lease whose Done nobody reads costs nothing. Events that
+// come while a check runs make one more check; those after the lease
+// ended (its Unlock's) none.
+func (l *Lease) hear() {
+	// The keys that hold the lease alone: a reader's and a permit's are
+	// shared, and others' extensions of them would make checks.
+	h, ok := l.hold.(interface{ lockKeys() []string })
+	n, notify := l.c.queues(&l.opts)
+	if !ok || !notify || l.Err() != nil {
+		return
+	}
+	keys := h.lockKeys()
+	if len(keys) == 0 {
+		return
+	}
+	o := l.opts.waiting()
+	recheck := make(chan struct{}, 1)
+	check := func() {
+		select {
+		case recheck <- struct{}{}:
+		default:
+		}
+	}
+	// echoFor is how much longer an expire event may be an Extend's own.
+	echoFor := func() time.Duration {
+		if len(l.extending) > 0 {
+			return ownExpireEcho // the event may have come before its reply
+		}
+		return ownExpireEcho - time.Since(time.Unix(0, l.extended.Load()))
+	}
+	var deferred atomic.Bool // a check waits for the end of an Extend's echo
+	var checkLater func()
+	checkLater = func() {
+		if wait := echoFor(); wait > 0 {
+			time.AfterFunc(wait+ownExpireEcho/10, checkLater)
+			return
+		}
+		deferred.Store(false)
+		check()
+	}
+	heard := func(event string) {
+		switch {
+		case event != "expire":
+			check()
+		case echoFor() <= 0:
+			check()
+		case deferred.CompareAndSwap(false, true):
+			checkLater()
+		}
+	}
+	l.c.q.InBackground(func() {
+		n.Hear(l.done, &o, keys, heard)
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-l.c.q.Closing():
+				return
+			case <-recheck:
+			}
+			// Bounded by the node timeout; a check without a majority's
+			// answer leaves the lease as it was.
+			_, _ = l.Valid(context.Background())
+		}
+	})
 }

@@ -649,3 +649,43 @@ func queuedAt(replies []quorum.Reply[[]grant], joined []bool) {
 
 // allGranted reports whether a node's reply granted all n names.
 func allGranted(gs []grant, n int) bool { return len(gs) == n && gs[n-1].Acquired }
+
+// State reads the state of each of the MultiLock's names, in the order of
+// Names, as Mutex.State does; it stops at the first error. A MultiLock
+// holds its names as Mutexes do, so a name's Holder is the MultiLock
+// lease's ID. It costs one round trip per name.
+func (m *MultiLock) State(ctx context.Context) ([]MutexState, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	states := make([]MutexState, len(m.names))
+	for i, k := range m.keys {
+		var err error
+		if states[i], err = m.c.mutexState(ctx, &m.opts, m.names[i], k); err != nil {
+			return states[:i+1], err
+		}
+	}
+	return states, nil
+}
+
+func (h multiHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	var least time.Duration
+	for j, mh := range h {
+		r := quorum.RetryTransient(ctx, n, func(ctx context.Context) (time.Duration, error) { return mh.left(ctx, n) })
+		if r.Err != nil || r.V <= 0 {
+			return 0, r.Err
+		}
+		if j == 0 || r.V < least {
+			least = r.V
+		}
+	}
+	return least, nil
+}
+
+func (h multiHold) lockKeys() []string {
+	keys := make([]string, len(h))
+	for i, mh := range h {
+		keys[i] = mh.keys.lock
+	}
+	return keys
+}

@@ -4,7 +4,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -521,3 +525,382 @@ func (m *Mutex) grantedLease(ctx context.Context, t *line.Ticket) *Lease {
 	}
 	return l
 }
+
+// MutexState is what the servers hold for a Mutex name at one moment: who
+// holds it, how long they still do, and how many wait. Mutex.State
+// returns it. The summary fields are what a majority of nodes agree on;
+// PerNode has each node's own view.
+type MutexState struct {
+	// Name is the lock's name.
+	Name string
+	// Locked reports that a majority of nodes agree on one holder, Holder.
+	// Redisson calls it isLocked.
+	Locked bool
+	// Holder is the holder a majority agrees on: the Lease.ID of the
+	// lease that holds a plain lock, or the owner of a reentrant one
+	// (WithOwner). Empty when no holder has a majority.
+	Holder string
+	// Owned reports that Holder is an owner.
+	Owned bool
+	// Holds is the hold count: how many of the owner's leases hold the
+	// lock (Redisson's getHoldCount); 1 for a plain lock, 0 when free.
+	Holds int
+	// TTL is how long a majority still holds the lock without an
+	// extension (Redisson's remainTimeToLive, bsm/redislock's TTL); 0 when
+	// free.
+	TTL time.Duration
+	// Token is the fencing token of the name's latest grant, as a majority
+	// has it: while Locked, the Token of Holder's lease.
+	Token uint64
+	// Nodes is how many nodes Holder holds; 0 when free.
+	Nodes int
+	// Waiting is the length of the line as a majority of nodes has it. A
+	// Mutex's line holds its Notify waiters (Poll waiters do not queue), a
+	// FairMutex's every waiter.
+	Waiting int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []MutexNodeState
+}
+
+// MutexNodeState is one node's view of a Mutex name.
+type MutexNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Holder is the Lease.ID of the lease that holds the lock on this
+	// node, or the owner of a reentrant lock; empty when free (also while
+	// the lock is reserved, for a moment, for an owner's waiter).
+	Holder string
+	Owned  bool
+	Holds  int
+	// TTL is the lock's remaining time on this node; 0 when free.
+	TTL time.Duration
+	// Token is this node's fencing counter: the token of its latest grant.
+	Token uint64
+	// Waiting is the number of waiters in this node's line. A Mutex's
+	// counts its tickets, those of waiters whose tickets expired included
+	// until a release drops them; a FairMutex's counts the waiters whose
+	// place has not lapsed.
+	Waiting int
+	// Line is a FairMutex's waiters in line order, at most LineShown of
+	// them; nil for a Mutex, whose waiters keep their details in keys of
+	// their own, which no script may read on a Redis Cluster without
+	// naming them beforehand.
+	Line []Waiter
+}
+
+// Waiter is one waiter in a FairMutex's line.
+type Waiter struct {
+	// ID is the waiter's token: the Lease.ID it will hold.
+	ID string
+	// Lapses is how long the waiter keeps its place unless it attempts
+	// again (waiters attempt again well before).
+	Lapses time.Duration
+}
+
+// LineShown is the most waiters a FairMutex's State lists per node.
+const LineShown = 100
+
+// State reads who holds the lock, for how long, and how long its line
+// is, from every node at once; it touches no lock and writes nothing.
+// When too few nodes answered it returns, with the state of those that
+// did, ErrNoQuorum (ErrServerError when nodes answered with an error); it
+// returns ErrInvalid for bad options, ErrClosed after Close, and ctx's
+// error when ctx ended first. It costs one round trip: a
+// read-only script per node, O(1) for a plain lock, O(leases) for an
+// owner's. It is for operators and dashboards: a holder may release or
+// lose the lock the moment after, so decide nothing on it that the lock
+// itself should decide.
+func (m *Mutex) State(ctx context.Context) (MutexState, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return MutexState{Name: m.name}, err
+	}
+	return m.c.mutexState(ctx, &m.opts, m.name, m.keys)
+}
+
+func (c *Client) mutexState(ctx context.Context, o *options, name string, k keyNames) (MutexState, error) {
+	replies := quorum.Fanout(ctx, c.q, o.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (MutexNodeState, error) {
+		r, err := nd.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
+		return MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}, err
+	})
+	return c.summarize(ctx, name, replies)
+}
+
+// summarize is the state a majority of nodes agree on.
+func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Reply[MutexNodeState]) (MutexState, error) {
+	s := MutexState{Name: name, PerNode: make([]MutexNodeState, len(replies))}
+	var answered []MutexNodeState
+	for i, r := range replies {
+		s.PerNode[i] = r.V
+		if r.Err != nil {
+			s.PerNode[i] = MutexNodeState{Err: c.q.NodeError(i, r.Err)}
+			continue
+		}
+		if r.V.Holder == "" {
+			s.PerNode[i].TTL = 0
+		}
+		s.PerNode[i].TTL = max(s.PerNode[i].TTL, 0)
+		answered = append(answered, s.PerNode[i])
+	}
+	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
+		return s, err
+	}
+	// What a majority has is the quorum-th largest value among the nodes:
+	// a lease's token is on the majority that granted it, a node that
+	// granted after the round was decided may have drawn a larger one.
+	token := func(n MutexNodeState) uint64 { return n.Token }
+	s.Token = quorum.MajorityHas(c.q.Quorum, answered, token)
+	s.Waiting = quorum.MajorityHas(c.q.Quorum, answered, func(n MutexNodeState) int { return n.Waiting })
+	holder, ok := quorum.MajorityNames(c.q.Quorum, answered, func(n MutexNodeState) string { return n.Holder })
+	if !ok {
+		return s, nil
+	}
+	var holders []MutexNodeState
+	for _, n := range answered {
+		if n.Holder == holder {
+			holders = append(holders, n)
+		}
+	}
+	s.Locked, s.Holder, s.Owned, s.Nodes = true, holder, holders[0].Owned, len(holders)
+	s.Token = quorum.MajorityHas(c.q.Quorum, holders, token)
+	s.TTL = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
+	s.Holds = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
+	return s, nil
+}
+
+// ForceUnlock frees the lock whoever holds it, a plain lease or an
+// owner's leases, on every node at once, and hands it on to the oldest
+// waiter as a release does. It is an operator's tool, for a holder that
+// is stuck, and it breaks mutual exclusion by design: the former holder
+// may go on working on the resource until its next Extend or Unlock,
+// which returns ErrLost saying that the lease was force-released (with
+// WithAutoExtend, its watchdog closes Done within a third of its TTL,
+// Err saying so too). Only fencing tokens (Lease.Token), checked
+// by the resource, keep its late writes out: the next holder's is
+// higher. It returns nil when a majority of nodes answered, the name then
+// free there or handed on (a name that was free is no error); else, as
+// State does, ErrNoQuorum with the nodes' errors (ErrServerError when they
+// answered with an error), or ctx's error.
+func (m *Mutex) ForceUnlock(ctx context.Context) error {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return err
+	}
+	k, o := m.keys, &m.opts
+	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
+		return nd.Driver.MutexForce(ctx, k.lock, k.fence, k.queue, forcedKey(k.lock), o.reserve(), o.idle)
+	})
+}
+
+// ForceLock takes the lock from whoever holds it, on every node at once,
+// with a fencing token higher than the former holder's, and returns its
+// lease; the line of waiters stays as it is, and the lease's Unlock hands
+// the lock on to it as any release does. It is an operator's tool, as
+// ForceUnlock is, and breaks mutual exclusion by design: the former
+// holder may go on working until its next Extend or Unlock, which returns
+// ErrLost saying that it was force-released (with WithAutoExtend, its
+// watchdog closes Done, Err saying so), and only fencing tokens, checked
+// by the resource, keep its late writes out.
+//
+// It reads each node's holder, as State does, then asks each node to swap
+// that holder, and only that one, for the new lease: a copy or retry of
+// the request that lands once the name changed hands takes nothing, and
+// one that finds this lease writes nothing. A copy that lands once the
+// name is free again, as it was when read, takes it as a late TryLock
+// does: for at most the TTL, as a lease that nobody has. When the holder
+// changes between the read and the swap on too many nodes, it reads
+// again, a few times, then returns ErrNotAcquired saying so. It returns
+// ErrInvalid, writing nothing, for a Mutex with an owner (WithOwner) or a
+// name that an owner holds (ForceUnlock it first); else the errors of
+// TryLock. It costs two round trips, and a third to make the token
+// durable where the nodes drew different ones.
+func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return nil, err
+	}
+	if m.opts.owner != "" {
+		return nil, invalid("ForceLock takes a plain lock: use a Mutex without WithOwner")
+	}
+	o, k := &m.opts, m.keys
+	h := m.hold(rand.Text()) // one token for every try: a late request of an earlier try is then its own
+	h.mark = line.RandomKey(k.noTicket)
+	durable := func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
+		return h.makeFenceDurable(ctx, m.c, o, replies, fence)
+	}
+	for range forceLockTries {
+		seen := quorum.Fanout(ctx, m.c.q, o.timing(), func(ctx context.Context, _ int, n *quorum.Node) (driver.MutexStateReply, error) {
+			return n.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
+		})
+		if err := quorum.NoQuorum(ctx, m.c.q, seen); err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(seen, func(r quorum.Reply[driver.MutexStateReply]) bool { return r.Err == nil && r.V.Owned }); i >= 0 {
+			return nil, invalid("ForceLock takes a plain lock, and owner %q holds %q: ForceUnlock it first", seen[i].V.Holder, m.name)
+		}
+		swap := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
+			if seen[i].Err != nil {
+				return grant{}, seen[i].Err
+			}
+			fence, err := n.Driver.MutexForceLock(ctx, driver.MutexForceLockRequest{Lock: k.lock, Fence: k.fence, Forced: forcedKey(k.lock), Token: h.holder, Holder: seen[i].V.Holder, TTL: o.ttl, Idle: o.idle})
+			return grant{Acquired: err == nil && fence > 0, Fence: fence}, err
+		}
+		l, _, err := grantRound(ctx, m.c, o, m.names, h, h, false, swap, durable)
+		if !errors.Is(err, ErrNotAcquired) {
+			return l, err
+		}
+	}
+	return nil, errHolderKeptChanging
+}
+
+// forceLockTries is how many times ForceLock reads the holders and swaps.
+const forceLockTries = 3
+
+// errHolderKeptChanging is ForceLock's ErrNotAcquired once every try
+// found another holder than it read on too many nodes.
+var errHolderKeptChanging = fmt.Errorf("%w: the holder kept changing between ForceLock's read and its swap; call ForceLock again", ErrNotAcquired)
+
+// Resume returns a Lease for the hold of this lock whose Lease.ID is id,
+// taken by this or another process: a worker that hands its job on hands
+// the ID on, and the next one extends or releases the lock with it. It
+// checks on the servers that a majority of nodes hold the name with id
+// now, and writes nothing. The Lease's Until is the remaining time that a
+// majority still have (as Lease.TTL reads it), less the allowance for
+// clock drift of this Mutex's TTL; its Extend, Unlock, Valid, TTL and Done
+// work as on the original, which keeps working too: an Unlock through
+// either releases the lock, and the other learns it at its next Extend
+// or check (or at Until). Its Token is the fencing token of the hold,
+// read from the name's fencing counter, or 0 when fewer than a majority
+// of the holding nodes still keep it there (the counter expires
+// WithIdleExpiry after its last draw, also while a lease holds the name).
+//
+// What holds the name with id may be a late copy of the original's
+// acquisition, landed after its Unlock or ForceUnlock (see SAFETY.md):
+// Resume then returns a lease for that hold, exclusive as any, whose
+// Token is the copy's, higher than the original's; the original lease
+// stays ended.
+//
+// It returns ErrNotHeld when id does not hold the name on a majority
+// (released, expired, or another holder's now), ErrNoQuorum when too few
+// nodes answered to tell, and ErrInvalid, writing nothing, when id is not
+// a Mutex lease's ID or the Mutex is reentrant (WithOwner: an owner's
+// leases are resumed by taking the lock again as that owner). It costs a
+// read-only script per node.
+func (m *Mutex) Resume(ctx context.Context, id string) (*Lease, error) {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return nil, err
+	}
+	if m.opts.owner != "" {
+		return nil, invalid("Resume takes a plain lock's lease ID, and %q is reentrant (WithOwner(%q)): lock it again as that owner instead", m.name, m.opts.owner)
+	}
+	if !isLeaseID(id) {
+		return nil, invalid("%q is not the ID of a Mutex lease: pass the Lease.ID of one of the leases of %q", id, m.name)
+	}
+	type holding struct {
+		left  time.Duration
+		fence uint64
+	}
+	k := m.keys
+	until, replies, held := quorum.HeldUntil(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, n *quorum.Node) (holding, error) {
+		r, err := n.Driver.MutexState(ctx, k.lock, k.fence, k.queue)
+		switch {
+		case err != nil || r.Owned || r.Holder != id:
+			return holding{}, err
+		case r.TTL < 0: // made persistent: it holds for as long as Until allows
+			r.TTL = math.MaxInt32 * time.Millisecond
+		}
+		return holding{left: r.TTL, fence: uint64(max(r.Fence, 0))}, nil
+	}, func(h holding) time.Duration { return h.left })
+	if until.IsZero() {
+		if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
+			return nil, err
+		}
+		if err := quorum.Unconfirmed(m.c.q, held); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotHeld
+	}
+	if !time.Now().Before(until) {
+		return nil, ErrNotHeld
+	}
+	// The lease's round left its token on a majority of the nodes that
+	// hold it, and no draw moves a counter while the name is held there.
+	fence, _ := quorum.MajorityNames(m.c.q.Quorum, replies, func(r quorum.Reply[holding]) uint64 {
+		if r.Err != nil || r.V.left <= 0 {
+			return 0
+		}
+		return r.V.fence
+	})
+	l := newLease(m.c, m.names, m.opts, m.hold(id), fence)
+	l.start(until)
+	return l, nil
+}
+
+// isLeaseID reports whether id has the form of a plain Mutex lease's ID: a
+// token from crypto/rand.Text, followed, for a waiter's under Notify, by
+// the number of its token (see line.Ticket.Rotate).
+func isLeaseID(id string) bool {
+	const most = 20 // digits: more than a waiter ever rotates
+	return len(id) >= 26 && len(id) <= 26+most && isToken(id[:26]) && strings.Trim(id[26:], "0123456789") == ""
+}
+
+// ExtendOrRetake extends a plain Mutex's lease as Extend does, and when the
+// lease has been lost (its keys expired or were deleted, its validity ran
+// out) while its name is free, takes the name again as TryLock does. It
+// returns the lease that holds the name: l itself when l was extended, or
+// a new Lease when the name was retaken. A retake is a new acquisition: the
+// new Lease has a new ID and a higher Token, and l stays lost, so compare
+// them:
+//
+//	next, err := lease.ExtendOrRetake(ctx, ttl)
+//	if err == nil && next != lease {
+//		// Retaken: another holder may have come and gone between the two,
+//		// so check what the lock protects, and send next.Token() from now on.
+//	}
+//
+// The retake releases what is left of the lost hold first (the nodes
+// where its keys remain), as Unlock would, and runs as a TryLock of the
+// Mutex with a TTL of ttl and the lease's other options. When another
+// holder has the name, it returns ErrLost, as Extend does; ErrNoQuorum,
+// ErrUnavailable and ErrReplicasBehind as TryLock does, and when l was
+// not lost, Extend's errors (after ErrNoQuorum l stays valid until
+// Until). It returns ErrNotHeld after Unlock, and ErrInvalid, writing
+// nothing, for a lease that is not a plain Mutex's (a reentrant one's,
+// WithOwner, a FairMutex's, an RWMutex's, a Semaphore's or a MultiLock's).
+// The watchdog of WithAutoExtend calls Extend, never this: a lease it
+// keeps ends when lost.
+func (l *Lease) ExtendOrRetake(ctx context.Context, ttl time.Duration) (*Lease, error) {
+	if l == nil {
+		return nil, ErrNotHeld
+	}
+	h, ok := l.hold.(mutexHold)
+	if !ok || h.owned() {
+		return nil, invalid("ExtendOrRetake takes a plain Mutex's lease, and the lease of %q is not one; use Extend", l.name)
+	}
+	lost := l.Extend(ctx, ttl)
+	switch {
+	case lost == nil:
+		return l, nil
+	case !errors.Is(lost, ErrLost):
+		return nil, lost
+	}
+	// Unlock of a lost lease still deletes its keys where they remain,
+	// which would refuse the retake there; after an Unlock by the caller
+	// it returns ErrNotHeld, and nothing is retaken.
+	if err := l.Unlock(ctx); !errors.Is(err, ErrLost) {
+		return nil, err
+	}
+	m := &Mutex{c: l.c, name: l.name, names: l.names, opts: l.opts, keys: h.keys}
+	m.opts.ttl = ttl
+	next, err := m.TryLock(ctx)
+	if errors.Is(err, ErrNotAcquired) {
+		return nil, lost
+	}
+	return next, err
+}
+
+func (h mutexHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	if h.owned() {
+		return n.Driver.OwnedTTL(ctx, h.keys.lock, h.holder)
+	}
+	return lockLeft(ctx, n, h.keys.lock, h.holder, h.forcedFlag)
+}
+
+func (h mutexHold) lockKeys() []string { return []string{h.keys.lock} }

@@ -1,8 +1,12 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -189,4 +193,258 @@ func (h rwHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 		h.askForced(ctx, n, k.writer, h.token) // only a release that found the lock gone asks
 	}
 	return v == 1, err
+}
+
+// RWMutexState is what the servers hold for an RWMutex name at one
+// moment: its writer, its read leases, and who waits. RWMutex.State
+// returns it. The summary fields are what a majority of nodes agree on;
+// PerNode has each node's own view.
+type RWMutexState struct {
+	// Name is the lock's name.
+	Name string
+	// Locked reports that a majority of nodes agree on one writer, Writer.
+	Locked bool
+	// Writer is the Lease.ID of the write lease a majority agrees on;
+	// empty when none.
+	Writer string
+	// TTL is how long a majority still holds the write lock without an
+	// extension; 0 without a writer.
+	TTL time.Duration
+	// Token is the fencing token of the name's latest grant, as a majority
+	// has it: while Locked, the Token of Writer's lease.
+	Token uint64
+	// Nodes is how many nodes Writer holds; 0 without a writer.
+	Nodes int
+	// Readers are the read leases a majority of nodes hold (of those the
+	// nodes list), each with how long a majority still holds it.
+	Readers []Reader
+	// WaitingWriters and WaitingReaders are the waiting writers and
+	// readers as a majority of nodes has them (a node where a grant did not
+	// land may still count its writer as waiting).
+	WaitingWriters, WaitingReaders int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []RWMutexNodeState
+}
+
+// RWMutexNodeState is one node's view of an RWMutex name.
+type RWMutexNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Writer is the Lease.ID of the write lease on this node; empty when
+	// none.
+	Writer string
+	// TTL is the write lock's remaining time on this node; 0 when none.
+	TTL time.Duration
+	// Token is this node's fencing counter: the token of its latest grant.
+	Token uint64
+	// Readers is the number of read leases on this node.
+	Readers int
+	// ReadLeases are the read leases, at most LineShown, soonest to lapse
+	// first.
+	ReadLeases []Reader
+	// WaitingWriters is the number of writers waiting on this node, the
+	// writer left out; Writers lists them, at most LineShown, soonest to
+	// lapse first, each with the time until its wait lapses.
+	WaitingWriters int
+	Writers        []Waiter
+	// WaitingReaders is the number of readers waiting on this node.
+	WaitingReaders int
+}
+
+// Reader is one read lease.
+type Reader struct {
+	// ID is the read lease's Lease.ID.
+	ID string
+	// TTL is how long it still holds without an extension.
+	TTL time.Duration
+}
+
+// State reads the writer, the read leases and the waiters of the lock
+// from every node at once; it touches no lock and writes nothing. Its
+// errors are those of Mutex.State. It costs one round trip: a
+// read-only script per node, O(log n + LineShown) in the leases and
+// waiters. As Mutex.State, it is for operators and dashboards.
+func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
+	s := RWMutexState{Name: m.name}
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return s, err
+	}
+	k := m.keys
+	replies := quorum.Fanout(ctx, m.c.q, m.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (RWMutexNodeState, error) {
+		r, err := nd.Driver.RWMutexState(ctx, k.writer, k.readers, k.writers, k.waiting, k.fence, LineShown)
+		if err != nil {
+			return RWMutexNodeState{}, err
+		}
+		s := RWMutexNodeState{Writer: r.Writer, Token: uint64(max(r.Fence, 0)), Readers: int(r.Readers),
+			WaitingWriters: int(r.Writers), WaitingReaders: int(r.Waiting)}
+		if s.Writer != "" {
+			s.TTL = max(r.TTL, 0)
+		}
+		if len(r.Listed)%3 != 0 {
+			return RWMutexNodeState{}, fmt.Errorf("%w: rw_state.lua listed %d strings, not kind, token and time each", driver.ErrUnexpectedReply, len(r.Listed))
+		}
+		for i := 0; i < len(r.Listed); i += 3 {
+			ms, err := strconv.ParseInt(r.Listed[i+2], 10, 64)
+			if err != nil {
+				return RWMutexNodeState{}, fmt.Errorf("%w: rw_state.lua gave %q the time %q", driver.ErrUnexpectedReply, r.Listed[i+1], r.Listed[i+2])
+			}
+			left := time.Duration(ms) * time.Millisecond
+			if r.Listed[i] == "r" {
+				s.ReadLeases = append(s.ReadLeases, Reader{ID: r.Listed[i+1], TTL: left})
+			} else {
+				s.Writers = append(s.Writers, Waiter{ID: r.Listed[i+1], Lapses: left})
+			}
+		}
+		return s, nil
+	})
+	s.PerNode = make([]RWMutexNodeState, len(replies))
+	writers := make([]quorum.Reply[MutexNodeState], len(replies)) // as a Mutex's holders
+	readers := map[string][]time.Duration{}
+	for i, r := range replies {
+		writers[i] = quorum.Reply[MutexNodeState]{V: MutexNodeState{Holder: r.V.Writer, TTL: r.V.TTL, Token: r.V.Token}, Err: r.Err}
+		if r.Err != nil {
+			s.PerNode[i] = RWMutexNodeState{Err: m.c.q.NodeError(i, r.Err)}
+			continue
+		}
+		s.PerNode[i] = r.V
+		for _, rd := range r.V.ReadLeases {
+			readers[rd.ID] = append(readers[rd.ID], rd.TTL)
+		}
+	}
+	if err := quorum.NoQuorum(ctx, m.c.q, replies); err != nil {
+		return s, err
+	}
+	answered := slices.DeleteFunc(slices.Clone(s.PerNode), func(n RWMutexNodeState) bool { return n.Err != nil })
+	s.WaitingWriters = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
+	s.WaitingReaders = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
+	w, _ := m.c.summarize(ctx, m.name, writers)
+	s.Locked, s.Writer, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.TTL, w.Token, w.Nodes
+	for id, ttls := range readers {
+		if len(ttls) >= m.c.q.Quorum {
+			s.Readers = append(s.Readers, Reader{ID: id, TTL: quorum.MajorityHas(m.c.q.Quorum, ttls, func(d time.Duration) time.Duration { return d })})
+		}
+	}
+	slices.SortFunc(s.Readers, func(a, b Reader) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.ID, b.ID)) })
+	return s, nil
+}
+
+// ForceUnlock frees the lock from its writer and every reader, and grants
+// it to the first waiting writer, or else wakes the waiting readers, as
+// Mutex.ForceUnlock does: it breaks mutual exclusion by design.
+func (m *RWMutex) ForceUnlock(ctx context.Context) error {
+	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
+		return err
+	}
+	k, o := m.keys, &m.opts
+	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
+		return nd.Driver.RWMutexForce(ctx, driver.RWMutexForceRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Forced: forcedKey(k.writer), Idle: o.idle, Left: o.ttl})
+	})
+}
+
+// Downgrade turns an RWMutex write lease into a read lease at once: on
+// each node one script takes the read lease and gives up the write lock
+// together, so no other writer can take the lock in between (Redisson's
+// "acquire the read lock, then release the write lock"). It returns the
+// read lease, a Lease like RLock's (Extend, Unlock, Valid, TTL, Done and
+// WithAutoExtend work on it), with the write lease's TTL option; l ends as
+// after Unlock (Done closes, Err returns ErrNotHeld).
+//
+// The read lease keeps l's Token and ID: it carries on the same hold, and
+// no writer came between, so a resource fenced by tokens accepts its
+// reads as it accepted l's writes. Waiting writers keep waiting until the
+// read lease and the other readers' are released; with no writer waiting,
+// the waiting readers are woken as by a writer's Unlock, and new readers
+// get in.
+//
+// It needs a majority of the nodes, as an acquisition does. When it does
+// not get one, l ends as well, released where it may still hold: it
+// returns ErrLost when a majority no longer held l (Err then returns
+// ErrLost; nodes that did not hold it write nothing), and otherwise
+// ErrNoQuorum (or ErrUnavailable, ErrReplicasBehind, ctx's error). It
+// returns ErrNotHeld after Unlock, l's Err once l ended, and ErrInvalid,
+// writing nothing, for a lease that is not an RWMutex's write lease. It
+// costs one script per node.
+func (l *Lease) Downgrade(ctx context.Context) (*Lease, error) {
+	if l == nil {
+		return nil, ErrNotHeld
+	}
+	h, ok := l.hold.(rwHold)
+	if !ok || h.read {
+		return nil, invalid("Downgrade takes an RWMutex's write lease, and the lease of %q is not one", l.name)
+	}
+	if err := l.state(ctx); err != nil {
+		return nil, err
+	}
+	// An extension of the write lease that landed after the downgrade
+	// would find it gone and call it lost.
+	select {
+	case l.extending <- struct{}{}:
+		defer func() { <-l.extending }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := l.Err(); err != nil {
+		return nil, err
+	}
+	a := l.opts.acquiring(ctx, l.name, false)
+	a.attempt()
+	read, err := l.downgrade(ctx, h)
+	return a.done(read, err)
+}
+
+func (l *Lease) downgrade(ctx context.Context, h rwHold) (*Lease, error) {
+	o := l.opts
+	if s, ok := o.observer.(observedSince); ok {
+		o.observer = s.Observer // the read lease is observed from its own start
+	}
+	k := h.keys
+	start := time.Now()
+	replies := quorum.Vote(ctx, l.c.q, o.timing(), func(ctx context.Context, _ int, n *quorum.Node) (bool, error) {
+		v, err := n.Driver.RWMutexDowngrade(ctx, driver.RWMutexDowngradeRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Token: h.token, TTL: o.ttl})
+		return n.Extended(ctx, o.timing(), l.names.acked, v == 1, err)
+	}, quorum.Ballot[bool]{Yes: isTrue})
+	if quorum.Held(replies) >= l.c.q.Quorum {
+		if until, ok := o.timing().ValidUntil(start); ok {
+			l.end(ErrNotHeld)
+			var released error
+			l.reportRelease(nil, &released)
+			read := newLease(l.c, l.names, o, rwHold{keys: k, read: true, lineHold: h.lineHold}, l.fence)
+			read.start(until)
+			return read, nil
+		}
+	}
+	// Where the downgrade landed, or may land, the release takes the read
+	// lease back; where it did not, the write lease.
+	releaseOn(context.WithoutCancel(ctx), l.c, &o, h, func(i int) bool { return replies[i].V || replies[i].Err != nil })
+	err := quorum.NoQuorum(ctx, l.c.q, replies)
+	if err == nil {
+		err = quorum.Unconfirmed(l.c.q, replies)
+	}
+	if err != nil {
+		l.end(ErrNotHeld) // given up: it may still hold where no release reached
+		return nil, err
+	}
+	l.end(ErrLost)
+	return nil, ErrLost
+}
+
+// end ends the lease with err, unless it ended before.
+func (l *Lease) end(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.endLocked(err)
+}
+
+func (h rwHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	if h.read {
+		return n.Driver.RWMutexReadTTL(ctx, h.keys.readers, h.token)
+	}
+	return lockLeft(ctx, n, h.keys.writer, h.token, h.forcedFlag)
+}
+
+func (h rwHold) lockKeys() []string {
+	if h.read {
+		return nil
+	}
+	return []string{h.keys.writer}
 }

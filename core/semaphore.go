@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -190,14 +191,8 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
 		return 0, err
 	}
-	var free []int64
-	for _, r := range replies {
-		if r.Err == nil {
-			free = append(free, r.V)
-		}
-	}
-	slices.Sort(free)
-	return int(free[len(free)-s.c.q.Quorum]), nil
+	answered := slices.DeleteFunc(replies, func(r quorum.Reply[int64]) bool { return r.Err != nil })
+	return int(quorum.MajorityHas(s.c.q.Quorum, answered, func(r quorum.Reply[int64]) int64 { return r.V })), nil
 }
 
 // check reports a closed client, a nil context, bad options, a bad number
@@ -513,4 +508,302 @@ func heldOn(ctx context.Context, c *Client, replies []quorum.Reply[bool]) error 
 		return err
 	}
 	return ErrNotHeld
+}
+
+// SemaphoreState is what the servers hold for a Semaphore name at one
+// moment: its permits in use, by the lease that holds them, its number of
+// permits, and how many wait. Semaphore.State returns it. The summary
+// fields are what a majority of nodes agree on; PerNode has each node's
+// own view.
+type SemaphoreState struct {
+	// Name is the semaphore's name.
+	Name string
+	// Size is the number of permits: the one stored (by SetPermits,
+	// TrySetPermits or AddPermits), or, when none is stored, the one this
+	// Semaphore was made with.
+	Size int
+	// InUse is the number of permits held.
+	InUse int
+	// Leases are the leases a majority of nodes hold (of those the nodes
+	// list), soonest to expire first.
+	Leases []PermitLease
+	// Token is the fencing token of the latest acquisition, as a majority
+	// has it.
+	Token uint64
+	// Waiting is the length of the line under Notify (Poll waiters do not
+	// queue).
+	Waiting int
+	// PerNode is each node's view, in the order of the Client's nodes.
+	PerNode []SemaphoreNodeState
+}
+
+// SemaphoreNodeState is one node's view of a Semaphore name.
+type SemaphoreNodeState struct {
+	// Err is the node's error; the other fields are then zero.
+	Err error
+	// Size is the number of permits stored; 0 when none is.
+	Size int
+	// InUse is the number of permits held on this node.
+	InUse int
+	// Leases are the leases that hold them, of the first LineShown
+	// permits to expire, soonest to expire first.
+	Leases []PermitLease
+	// Token is this node's fencing counter.
+	Token uint64
+	// Waiting is the number of tickets in this node's line.
+	Waiting int
+}
+
+// PermitLease is one lease's permits.
+type PermitLease struct {
+	// Holder is the token the lease holds its permits with on the
+	// servers: the part of its permit ID (Lease.ID) after the first "-"
+	// and before the next. The rest of the permit ID is known only to the
+	// lease, so that only its holder can extend or release the permits.
+	Holder string
+	// Permits are the numbers of the permits (1 to the size) it holds.
+	Permits []int
+	// TTL is how long it still holds them without an extension.
+	TTL time.Duration
+}
+
+// State reads the permits in use, by lease, the number of permits and the
+// line's length from every node at once; it touches no permit and writes
+// nothing. Its errors are those of Mutex.State. It costs one round trip: a read-only script per node, O(log n + LineShown) in the
+// permits. As Mutex.State, it is for operators and dashboards.
+func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
+	st := SemaphoreState{Name: s.name}
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return st, err
+	}
+	k := s.keys
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (SemaphoreNodeState, error) {
+		r, err := nd.Driver.SemaphoreState(ctx, k.permits, k.holders, k.size, k.fence, k.queue, LineShown)
+		if err != nil {
+			return SemaphoreNodeState{}, err
+		}
+		n := SemaphoreNodeState{Size: int(r.Size), InUse: int(r.Held), Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
+		if len(r.Slots)%3 != 0 {
+			return SemaphoreNodeState{}, fmt.Errorf("%w: semaphore_state.lua listed %d strings, not token, slot and time each", driver.ErrUnexpectedReply, len(r.Slots))
+		}
+		at := map[string]int{} // a lease's place in n.Leases
+		for i := 0; i < len(r.Slots); i += 3 {
+			slot, err1 := strconv.Atoi(r.Slots[i+1])
+			ms, err2 := strconv.ParseInt(r.Slots[i+2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return SemaphoreNodeState{}, fmt.Errorf("%w: semaphore_state.lua: %w", driver.ErrUnexpectedReply, err)
+			}
+			id := r.Slots[i]
+			if _, ok := at[id]; !ok {
+				at[id] = len(n.Leases)
+				n.Leases = append(n.Leases, PermitLease{Holder: id, TTL: time.Duration(ms) * time.Millisecond})
+			}
+			l := &n.Leases[at[id]]
+			l.Permits = append(l.Permits, slot)
+		}
+		for _, l := range n.Leases {
+			slices.Sort(l.Permits)
+		}
+		return n, nil
+	})
+	st.PerNode = make([]SemaphoreNodeState, len(replies))
+	var answered []SemaphoreNodeState
+	leases := map[string][]PermitLease{}
+	for i, r := range replies {
+		if r.Err != nil {
+			st.PerNode[i] = SemaphoreNodeState{Err: s.c.q.NodeError(i, r.Err)}
+			continue
+		}
+		st.PerNode[i] = r.V
+		answered = append(answered, r.V)
+		for _, l := range r.V.Leases {
+			leases[l.Holder] = append(leases[l.Holder], l)
+		}
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return st, err
+	}
+	q := s.c.q.Quorum
+	st.Size = cmp.Or(quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.Size }), s.permits)
+	st.InUse = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.InUse })
+	st.Token = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) uint64 { return n.Token })
+	st.Waiting = quorum.MajorityHas(q, answered, func(n SemaphoreNodeState) int { return n.Waiting })
+	for _, ls := range leases {
+		if len(ls) >= q {
+			ttl := quorum.MajorityHas(q, ls, func(l PermitLease) time.Duration { return l.TTL })
+			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Permits: ls[0].Permits, TTL: ttl})
+		}
+	}
+	slices.SortFunc(st.Leases, func(a, b PermitLease) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.Holder, b.Holder)) })
+	return st, nil
+}
+
+// ForceRelease gives back the permits of one lease, whoever holds them,
+// and wakes the waiter first in line, as Mutex.ForceUnlock does: it
+// breaks the bound on permits held by design. id is the lease's permit ID
+// (Lease.ID) or the Holder that State lists for it; the lease's next
+// Extend or Unlock returns ErrLost. It returns ErrInvalid, writing
+// nothing, when id is neither, and ErrNotHeld, writing nothing, when a
+// majority answered and no node lists the Holder id (mistyped, or its
+// permits expired or were released).
+func (s *Semaphore) ForceRelease(ctx context.Context, id string) error {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return err
+	}
+	if isToken(id) {
+		return s.forceHolder(ctx, id)
+	}
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	return force(ctx, s.c, &s.opts, func(ctx context.Context, nd *quorum.Node) (int64, error) {
+		_, err := h.release(ctx, nd)
+		return 0, err
+	})
+}
+
+// forcedByHolder is the byID of a force-release by holder token (see
+// semaphore_release.lua).
+const forcedByHolder = 2
+
+// forceHolder gives back all of holder's permits, however many: the
+// release reads the holder's list of slots on each node.
+func (s *Semaphore) forceHolder(ctx context.Context, holder string) error {
+	k := s.keys
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Ticket: k.mark(holder), Token: holder, N: maxPermitsInID, Left: s.opts.ttl, ByID: forcedByHolder})
+		return v == 1, err
+	})
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return err
+	}
+	if quorum.Held(replies) == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// DrainPermits takes every permit free now, at most MaxSemaphoreAcquire,
+// in one attempt, as one lease, and returns it with the number of permits
+// it holds; it costs what a TryAcquire of as many does. Like TryAcquire it
+// does not wait, and takes nothing while waiters wait in line. When none
+// is free it returns ErrNotAcquired, as TryAcquire does, so that a nil
+// lease never comes with a nil error; with a quorum, also when the nodes
+// of no majority have the same permits free (while leases hold theirs on
+// different majorities). Its other errors are TryAcquire's.
+func (s *Semaphore) DrainPermits(ctx context.Context) (*Lease, int, error) {
+	if err := s.check(ctx, 1); err != nil {
+		return nil, 0, err
+	}
+	a := s.opts.acquiring(ctx, s.name, false)
+	a.attempt()
+	l, _, err := s.attempt(ctx, -MaxSemaphoreAcquire, nil)
+	if l, err = a.done(l, err); err != nil {
+		return nil, 0, err
+	}
+	return l, int(l.hold.(semaphoreHold).n), nil
+}
+
+// TrySetPermits stores the number of permits as SetPermits does, but only
+// if none is stored yet, and reports whether it stored it. The number
+// given to Client.Semaphore is never stored: a semaphore has no number set
+// until SetPermits, TrySetPermits or AddPermits stores one, or again once
+// a stored number lapsed (WithIdleExpiry after the semaphore's last use).
+// It costs one script call per node, and returns true when a majority of
+// nodes stored it; false when a majority answered but fewer stored it,
+// the others having a number already (where it did store it, it stays:
+// SetPermits makes every node alike). It returns ErrInvalid, writing
+// nothing, for a number below 1 or above MaxSemaphorePermits, and
+// ErrNoQuorum when too few nodes answered. Where it stores the number, a
+// node also keeps a small mark of the call for WithIdleExpiry (10 minutes
+// by default), so that a copy of its request that the network delivers
+// meanwhile (a client that resends it on a broken connection) still
+// answers that the call stored it. Calling TrySetPermits again after
+// ErrNoQuorum makes a new call, which answers false where the first one's
+// requests stored the number.
+func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error) {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return false, err
+	}
+	if permits <= 0 || int64(permits) > MaxSemaphorePermits {
+		return false, invalid("TrySetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
+	}
+	call := s.keys.newCall()
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, call, int64(permits), s.opts.idle)
+	})
+	if quorum.Held(replies) >= s.c.q.Quorum {
+		return true, nil
+	}
+	return false, quorum.NoQuorum(ctx, s.c.q, replies)
+}
+
+// AddPermits adds delta permits to the number in force (the stored one,
+// or the one given to Client.Semaphore while none is stored) and stores
+// the sum, in one script call per node; a negative delta takes permits
+// away.
+// A raise wakes the waiter first in line, as a release does. A lowering
+// revokes nothing: leases keep their permits, and new acquisitions wait
+// until enough are released or expire. It returns ErrInvalid, writing
+// nothing, for a delta of 0 or one that would leave fewer than 1 or more
+// than MaxSemaphorePermits permits, and ErrNoQuorum when fewer than a
+// majority applied it.
+// Each call adds at most once on each node: where it adds, the node keeps
+// a small mark of the call for WithIdleExpiry (10 minutes by default), and
+// a copy of its request that the network delivers meanwhile (a client that
+// resends it on a broken connection) adds nothing, and answers as the call
+// did. Calling AddPermits again after ErrNoQuorum makes a new call, which
+// adds again wherever the first one's requests landed or still land; so
+// call it again only where adding twice is harmless, and otherwise use
+// SetPermits, which stores a number.
+func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
+	if err := s.check(ctx, 1); err != nil {
+		return err
+	}
+	if delta == 0 || int64(delta) > MaxSemaphorePermits || int64(delta) < -MaxSemaphorePermits {
+		return invalid("AddPermits(%d) on semaphore %q: add from -MaxSemaphorePermits to MaxSemaphorePermits, not 0", delta, s.name)
+	}
+	call := s.keys.newCall()
+	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
+		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, call, int64(delta), int64(s.permits), s.opts.idle)
+		return total > 0, err
+	})
+	if quorum.Held(replies) >= s.c.q.Quorum {
+		return nil
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return err
+	}
+	return invalid("AddPermits(%d) on semaphore %q would leave fewer than 1 or more than MaxSemaphorePermits permits; read the number with State", delta, s.name)
+}
+
+// TTL returns how long the permits with permit ID id are still held, from
+// any Client, as Lease.TTL reads it: the time a majority of nodes still
+// hold all of them, less the allowance for clock drift. It writes nothing.
+// It returns ErrNotHeld when they expired or were released, ErrNoQuorum
+// when too few nodes answered, and ErrInvalid when id is not a permit ID.
+func (s *Semaphore) TTL(ctx context.Context, id string) (time.Duration, error) {
+	h, err := s.holdOf(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	o := s.opts
+	o.ttl = h.ttl // the drift allowance is the acquisition's
+	until, replies, _ := quorum.HeldUntil(ctx, s.c.q, o.timing(), h.left, func(d time.Duration) time.Duration { return d })
+	if !until.IsZero() {
+		return max(time.Until(until), 0), nil
+	}
+	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
+		return 0, err
+	}
+	return 0, ErrNotHeld
+}
+
+func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration, error) {
+	r, err := nd.Driver.SemaphoreTTL(ctx, h.keys.permits, h.keys.holders, h.ticket, h.token, h.n, h.slots)
+	if r.ByID {
+		h.heard(2)
+	}
+	return r.TTL, err
 }

@@ -38,6 +38,9 @@ var (
 	// ErrReplicasBehind: a master's replicas did not acknowledge a grant
 	// within the node timeout, so the grant did not count.
 	ErrReplicasBehind = errors.New("redlock: replicas behind: a master's replicas did not acknowledge the grant within the node timeout; check the replicas and their links, or lower WithReplicaAcks")
+
+	// ErrEviction: a server may evict the lock keys (see Evicting).
+	ErrEviction = errors.New("redlock: a server may evict the lock keys")
 )
 
 // errUnreachable follows ErrNoQuorum: nodes did not answer.
