@@ -75,9 +75,6 @@ var checkDeclaredOnce sync.Once
 // KEYS: they run without the check until they no longer do.
 var undeclaredYet = map[string]bool{
 	"fair_acquire": true, "fair_force": true, "fair_release": true,
-	"multi_acquire": true, "multi_release": true,
-	"mutex_force": true, "mutex_leave": true,
-	"release_or_mark": true, "release_owned": true, "release_wake": true,
 	"rw_downgrade": true, "rw_force": true, "rw_lock": true, "rw_release": true, "rw_rlock": true,
 	"semaphore_acquire": true, "semaphore_add_permits": true, "semaphore_available": true,
 	"semaphore_release": true, "semaphore_set_permits": true, "semaphore_try_set_permits": true,

@@ -28,7 +28,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) error {
 	}
 	k, o := m.keys, &m.opts
 	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
-		return nd.Driver.MutexForce(ctx, k.lock, k.fence, k.queue, forcedKey(k.lock), o.reserve(), o.idle)
+		return nd.Driver.MutexForce(ctx, driver.MutexForceRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Tickets: k.tickets, Reserve: o.reserve(), Idle: o.idle})
 	})
 }
 
