@@ -85,6 +85,7 @@ func runClient(t *testing.T, e env) {
 		t.Run("SlotMigrationLeaseCheck", func(t *testing.T) { testSlotMigrationLeaseCheck(t, e) })
 	}
 	if e.cluster && e.strategy == core.Notify { // whose Unlock also names the line
+		t.Run("SlotMigrationHandOff", func(t *testing.T) { testSlotMigrationHandOff(t, e) })
 		t.Run("SlotMigrationHolder", func(t *testing.T) { testSlotMigrationHolder(t, e, fewFillers) })
 		if os.Getenv("REDLOCK_LONG") == "1" {
 			t.Run("SlotMigrationHolderLong", func(t *testing.T) { testSlotMigrationHolder(t, e, manyFillers) })

@@ -103,6 +103,13 @@ var toxiproxyStuck = goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/t
 
 func run(t *testing.T, h Harness) {
 	servers := testenv.Servers(t)
+	checkDeclaredKeys()
+	undeclared := undeclaredCount(t, servers)
+	defer func() {
+		if n := undeclaredCount(t, servers) - undeclared; n > 0 {
+			t.Errorf("scripts opened keys not in their KEYS %d times while the suite ran: the servers' logs name each (UNDECLARED)", n)
+		}
+	}()
 	first := env{h: h, server: servers[0].Name, addrs: servers[0].Nodes[:1], strategy: core.Poll}
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, first) })
 	t.Run("NotifyNeedsRESP3", func(t *testing.T) { testNotifyNeedsRESP3(t, h, notifying(t, servers)) })

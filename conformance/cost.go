@@ -127,17 +127,19 @@ func testHandOffCost(t *testing.T, e env) {
 		"evalsha", // A's Unlock: release_wake.lua
 		"get",     // the lock: A's token?
 		"zpopmin", // the head of the line, taken out of it: B's ticket
-		"get",     // B's ticket: its grant (TTL, token, secret)
+		"hget",    // B's ticket, a field of the line's tickets: its deadline and grant (TTL, token, secret)
+		"time",    // the server's clock: has B's ticket lapsed? (Redis 7.0 has no expiry per field)
 		"incr",    // the fencing counter: B's token
 		"publish", // the grant to B's Client's own channel: its secret here says this is one server, where no Client subscribes a sharded one; the count of receivers says B's Client listens
 		"set",     // the lock: B's token, for B's TTL
-		"pexpire", // B's ticket names the grant as long as it lasts
+		"hset",    // B's ticket names the grant as long as it lasts: its deadline moves to B's TTL from now
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("a hand-off ran %q on the server, want %q", got, want)
 	}
 	// Left out: the case's own probes, and the PEXPIREs that lengthen the
-	// line (GT, then NX where that did nothing), which the clock decides.
+	// line and its tickets (GT, then NX where that did nothing), which the
+	// clock decides.
 	// B's first attempt, which does not queue, and its Client's
 	// subscription to its own channel come before: in an earlier hand-off
 	// of this case, as in a Client that waited before.
@@ -146,11 +148,12 @@ func testHandOffCost(t *testing.T, e env) {
 	})
 	want = []string{
 		"evalsha", // B's attempt: mutex_acquire.lua, joining the line, once: B watches no keyspace event
-		"get",     // B's ticket: left, or naming a later token of B's? (none yet)
+		"hget",    // B's ticket: left, or naming a later token of B's? (none yet, so no TIME to check its deadline)
 		"get",     // the lock: held, by whom (a later token of B's?)
 		"pttl",    // the lock: how long B may wait
 		"zadd",    // the line: B's ticket
-		"set",     // B's ticket: its grant (TTL, token, secret)
+		"time",    // the server's clock, for the ticket's deadline (Redis 7.0 has no expiry per field)
+		"hset",    // B's ticket: its deadline and grant (TTL, token, secret)
 	}
 	if !slices.Equal(joined, want) {
 		t.Errorf("a Lock of a held lock ran %q on the server to join the line, want %q", joined, want)

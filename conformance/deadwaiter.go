@@ -60,7 +60,7 @@ func testDeadAheadPassedOver(t *testing.T, e env, value string, crowd int) {
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		for i := range crowd {
 			dead := ticketKey(lockKey(n), "DEADCLIENT:DEADWAITER"+strconv.Itoa(i))
-			if err := r.Set(ctx, dead, value, holderTTL).Err(); err != nil {
+			if err := putTicket(ctx, r, lockKey(n), dead, value, holderTTL); err != nil {
 				return err
 			}
 			if err := r.ZAdd(ctx, queueKey(n), redis.Z{Score: float64(i), Member: dead}).Err(); err != nil {

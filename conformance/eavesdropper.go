@@ -189,7 +189,8 @@ func splitHandOff(t *testing.T, message string) (fence uint64, mac, ticket strin
 // ticket holds ("g:<ttl>:<token>:<secret>", see lib/hand_on.lua).
 func grantSecret(t *testing.T, ctx context.Context, admin redis.UniversalClient, ticket string) string {
 	t.Helper()
-	value, err := admin.Get(ctx, ticket).Result()
+	stem, _, _ := ticketParts(ticket)
+	value, _, err := ticketIn(ctx, admin, stem, ticket)
 	fields := strings.Split(value, ":")
 	if err != nil || len(fields) != 4 || fields[0] != "g" || fields[3] == "" {
 		t.Fatalf("ticket %s holds %q (%v), want g:<ttl>:<token>:<secret>", ticket, value, err)

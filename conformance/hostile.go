@@ -180,7 +180,7 @@ func testHostileForeignMember(t *testing.T, e env) {
 	lb := mustLock(t, ctx, e.hostileClient(t, core.WithKeyPrefix("hostile:")).Mutex(n).TryLock)
 	foreign := reprefixed("hostile:", ticketKey(lockKey(n), "zz:victim"))
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		if err := r.Set(ctx, foreign, "g:30000:VICTIM:SECRET", 30*time.Second).Err(); err != nil {
+		if err := putTicket(ctx, r, reprefixed("hostile:", lockKey(n)), foreign, "g:30000:VICTIM:SECRET", 30*time.Second); err != nil {
 			return err
 		}
 		return r.ZAdd(ctx, queueKey(n), redis.Z{Score: 0, Member: foreign}).Err()
@@ -200,21 +200,20 @@ func testHostileForeignMember(t *testing.T, e env) {
 }
 
 // testHostileMalformedQueue fills a line with members a script cannot use
-// as they are: the queue key itself (WRONGTYPE on GET), tickets whose
-// grants have a zero or an overflowing TTL, and a ticket that is a hash.
+// as they are: the queue key itself (no ticket id), tickets whose grants
+// have a zero or an overflowing TTL, and a ticket without a deadline.
 // Every release must skip and drop them, and free the lock.
 func testHostileMalformedQueue(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	m := e.hostileClient(t).Mutex(n, core.WithOwner("a"))
 	q, tk := queueKey(n), ticketKey(lockKey(n), "zz:")
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		r.Set(ctx, tk+"zero", "g:0:x:", time.Minute)
-		r.Set(ctx, tk+"huge", "g:99999999999999999999:x:", time.Minute)
-		r.Set(ctx, tk+"multi", "m:ab:0:x", time.Minute)
-		r.HSet(ctx, tk+"hash", "g", "1")
-		r.Expire(ctx, tk+"hash", time.Minute)
+		putTicket(ctx, r, lockKey(n), tk+"zero", "g:0:x:", time.Minute)
+		putTicket(ctx, r, lockKey(n), tk+"huge", "g:99999999999999999999:x:", time.Minute)
+		putTicket(ctx, r, lockKey(n), tk+"multi", "m:ab:0:x", time.Minute)
+		r.HSet(ctx, ticketsKey(lockKey(n)), tk+"raw", "g:30000:x:y")
 		return r.ZAdd(ctx, q, redis.Z{Score: 0, Member: q}, redis.Z{Score: 1, Member: tk + "zero"},
-			redis.Z{Score: 2, Member: tk + "huge"}, redis.Z{Score: 3, Member: tk + "multi"}, redis.Z{Score: 4, Member: tk + "hash"}).Err()
+			redis.Z{Score: 2, Member: tk + "huge"}, redis.Z{Score: 3, Member: tk + "multi"}, redis.Z{Score: 4, Member: tk + "raw"}).Err()
 	})
 	l := mustLock(t, ctx, m.TryLock)
 	if err := l.Unlock(ctx); err != nil {
@@ -228,7 +227,7 @@ func testHostileMalformedQueue(t *testing.T, e env) {
 	}
 }
 
-// testHostileDeadTickets has a line of dead tickets (their keys gone): a
+// testHostileDeadTickets has a line of dead tickets (no field holds them): a
 // release purges a bounded number of them and still frees the lock, and
 // the backlog shrinks with every release.
 func testHostileDeadTickets(t *testing.T, e env) {
@@ -239,9 +238,9 @@ func testHostileDeadTickets(t *testing.T, e env) {
 }
 
 // testHostileGiveUpDropsTicket has a waiter give up: it leaves its place
-// in line, and of its ticket key only the mark that refuses its late
-// attempts (lib/left.lua), which expires with the waiter's TTL. (The
-// holder's TryLock, with the same TTL, leaves such a mark too.)
+// in line, and of its ticket only the mark that refuses its late attempts
+// (lib/left.lua), which lapses with the waiter's TTL. (The holder's
+// TryLock, with the same TTL, leaves such a mark too.)
 func testHostileGiveUpDropsTicket(t *testing.T, e env) {
 	ctx, n, ttl := ctxFor(t, 10*time.Second), name(t), 5*time.Second
 	if _, err := e.hostileClient(t).Mutex(n, core.WithTTL(ttl)).TryLock(ctx); err != nil {
@@ -265,9 +264,19 @@ func testHostileGiveUpDropsTicket(t *testing.T, e env) {
 	}
 	e.expectCard(t, ctx, queueKey(n), 0, "after the waiter gave up")
 	for i := range e.addrs {
-		for _, k := range e.keysUnder(t, ctx, i, ticketKey(lockKey(n), "")) {
-			v, _ := e.admin(t, i).Get(ctx, k).Result()
-			if left, _ := e.admin(t, i).PTTL(ctx, k).Result(); v != "left" || left <= 0 || left > ttl {
+		r := e.admin(t, i)
+		now, err := r.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields, err := r.HGetAll(ctx, ticketsKey(lockKey(n))).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, field := range fields {
+			deadline, v, _ := strings.Cut(field, ":")
+			ms, _ := strconv.ParseInt(deadline, 10, 64)
+			if left := time.Duration(ms-now.UnixMilli()) * time.Millisecond; v != "left" || left <= 0 || left > ttl {
 				t.Errorf("node %d: the waiter that gave up left its ticket %s holding %q for %v, want only the mark \"left\" for at most %v", i, k, v, left, ttl)
 			}
 		}

@@ -158,7 +158,7 @@ func (f *firstJoin) is(call faults.Call) bool {
 	if n, ok := f.n[call.Node]; ok {
 		return n == call.N
 	}
-	if !slices.ContainsFunc(call.Keys, func(k string) bool { _, _, ok := ticketParts(k); return ok }) {
+	if !slices.ContainsFunc(call.Tickets, func(k string) bool { _, _, ok := ticketParts(k); return ok }) {
 		return false
 	}
 	if f.n == nil {

@@ -26,7 +26,7 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 	var moving atomic.Bool
 	moving.Store(true)
 	var mu sync.Mutex
-	moved := map[string]string{} // lock key: the ticket key of a move-leave held back on X
+	moved := map[string]string{} // lock key: the ticket of a move-leave held back on X
 	// Two layers on X, each flushed on its own: the leaves land first.
 	ds := e.drivers(t, e.addrs)
 	inner, attempts := faults.Wrap(ds[x], x, func(c faults.Call) faults.Fault {
@@ -38,7 +38,7 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 	outer, leaves := faults.Wrap(inner, x, func(c faults.Call) faults.Fault {
 		if c.Op == "MutexLeave" && moving.Load() {
 			mu.Lock()
-			moved[c.Keys[0]] = c.Keys[3]
+			moved[c.Keys[0]] = c.Tickets[0]
 			mu.Unlock()
 			return later
 		}
@@ -57,7 +57,7 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 	}
 	done := startLock(ctx, w.MultiLock(names).Lock)
 	// awaitMoved waits for W's move-leave of name's line on X, and returns
-	// its ticket key there.
+	// its ticket there.
 	awaitMoved := func(nm string) string {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
@@ -77,11 +77,11 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 			}
 		}
 	}
-	tickets := []string{awaitMoved(names[1])} // W waits at a
+	tickets := map[string]string{names[1]: awaitMoved(names[1])} // W waits at a
 	if err := held[0].Unlock(ctx); err != nil {
 		t.Fatalf("A's Unlock: %v", err)
 	}
-	tickets = append(tickets, awaitMoved(names[0])) // W waits at b
+	tickets[names[0]] = awaitMoved(names[0]) // W waits at b
 	moving.Store(false)
 	if err := held[1].Unlock(ctx); err != nil {
 		t.Fatalf("B's Unlock: %v", err)
@@ -94,8 +94,8 @@ func testMultiLateMoveLeave(t *testing.T, e env) {
 		t.Fatalf("W's Unlock: %v", err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for _, k := range tickets {
-		for e.admin(t, x).Get(ctx, k).Val() != "left" {
+	for nm, k := range tickets {
+		for e.ticketValues(t, ctx, x, lockKey(nm))[k] != "left" {
 			if time.Now().After(deadline) {
 				t.Fatalf("node %d: W's ticket %s is not marked left 2s after its lease's release", x, k)
 			}

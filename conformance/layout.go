@@ -1,6 +1,16 @@
 package conformance
 
-import "strings"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // The library's key and channel layout as the cases spell it (the scripts
 // and core own it): a change of the layout is a change here alone.
@@ -46,6 +56,75 @@ func latchKey(name string) string { return lockKey(name) + ":latch" }
 
 // ticketKey is the ticket of member (<client id>:<random>, or a token) in the line whose keys start with stem (by the joining waiter); member "" gives the prefix of them all.
 func ticketKey(stem, member string) string { return stem + ticketInfix + member }
+
+// ticketsKey is the hash of the tickets of the line whose keys start with
+// stem: a Mutex's (see lib/tickets.lua), field ticketKey(stem, member),
+// value "<deadline ms>:<value>".
+func ticketsKey(stem string) string { return stem + ":t" }
+
+// putTicket makes ticket, an id of the line whose keys start with stem,
+// hold value for ttl by the server's clock, through r, as a script does
+// (lib/tickets.lua): the hash lives at least as long.
+func putTicket(ctx context.Context, r redis.UniversalClient, stem, ticket, value string, ttl time.Duration) error {
+	now, err := r.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	tickets := ticketsKey(stem)
+	if err := r.HSet(ctx, tickets, ticket, fmt.Sprintf("%d:%s", now.Add(ttl).UnixMilli(), value)).Err(); err != nil {
+		return err
+	}
+	ms := ttl.Milliseconds()
+	if ok, err := r.Do(ctx, "pexpire", tickets, ms, "GT").Int(); err != nil || ok == 1 {
+		return err
+	}
+	return r.Do(ctx, "pexpire", tickets, ms, "NX").Err()
+}
+
+// ticketIn returns what ticket, an id of the line whose keys start with
+// stem, holds by r, and whether it holds anything that has not lapsed
+// (see putTicket).
+func ticketIn(ctx context.Context, r redis.UniversalClient, stem, ticket string) (string, bool, error) {
+	field, err := r.HGet(ctx, ticketsKey(stem), ticket).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	now, err := r.Time(ctx).Result()
+	if err != nil {
+		return "", false, err
+	}
+	deadline, value, ok := strings.Cut(field, ":")
+	ms, err := strconv.ParseInt(deadline, 10, 64)
+	if !ok || err != nil || ms <= now.UnixMilli() {
+		return "", false, nil
+	}
+	return value, true, nil
+}
+
+// ticketValues returns what the live tickets of the line whose keys start
+// with stem hold on node i, by ticket id (see putTicket).
+func (e env) ticketValues(t testing.TB, ctx context.Context, i int, stem string) map[string]string {
+	r := e.admin(t, i)
+	now, err := r.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := r.HGetAll(ctx, ticketsKey(stem)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]string{}
+	for id, field := range fields {
+		deadline, value, _ := strings.Cut(field, ":")
+		if ms, err := strconv.ParseInt(deadline, 10, 64); err == nil && ms > now.UnixMilli() {
+			live[id] = value
+		}
+	}
+	return live
+}
 
 // lineStem is the stem of the tickets of the line key line (the key less its ":q", ":wq" or ":rq").
 func lineStem(line string) string {

@@ -200,7 +200,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	d := e.h.Open(t, e.addrs[0])
 	lock, fence, queue, ticket := lockKey(n), fenceKey(n), queueKey(n), ticketKey(lockKey(n), "leaver:1")
 	const token = "leaver"
-	r, err := d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lock, Fence: fence, Queue: queue, Ticket: ticket, Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: ""})
+	r, err := d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lock, Fence: fence, Queue: queue, Tickets: ticketsKey(lock), Ticket: ticket, Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: ""})
 	if err != nil || r.Acquired {
 		t.Fatalf("the leaver's attempt on a held lock: got %+v, %v; want it queued", r, err)
 	}
@@ -212,7 +212,7 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 	if v, err := e.admin(t, 0).Get(ctx, lock).Result(); v != token {
 		t.Fatalf("after the release the lock holds %q (err %v), want the leaver's token %q: it was granted to the first in line", v, err, token)
 	}
-	if passed, err := d.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: lock, Fence: fence, Queue: queue, Ticket: ticket, Token: token, Reserve: 200 * time.Millisecond, Idle: time.Minute, Left: 10 * time.Second, Stem: "", Keep: 0}); passed != 1 || err != nil {
+	if passed, err := d.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: lock, Fence: fence, Queue: queue, Tickets: ticketsKey(lock), Ticket: ticket, Token: token, Reserve: 200 * time.Millisecond, Idle: time.Minute, Left: 10 * time.Second, Stem: "", Keep: 0}); passed != 1 || err != nil {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
@@ -232,7 +232,7 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 	// The waiter's tokens are its stem and a number that grows as it gives
 	// one up (see lib/take_over.lua).
 	attempt := func(name, token string) (driver.MutexAcquireReply, error) {
-		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: fenceKey(name), Queue: queueKey(name),
+		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(name), Fence: fenceKey(name), Queue: queueKey(name), Tickets: ticketsKey(lockKey(name)),
 			Ticket: ticketKey(lockKey(name), "waiter:1"), Token: token, TTL: 30 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: "w"})
 	}
 	expect := func(what string, r driver.MutexAcquireReply, err error, acquired, granted bool) {
@@ -265,7 +265,7 @@ func testGrantFoundSaysSo(t *testing.T, e env) {
 	expect("an attempt on the lock, free now", r, err, true, false)
 	r, err = attempt(free, "w2")
 	expect("a copy of it", r, err, true, false)
-	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(free), Fence: fenceKey(free), Queue: queueKey(free),
+	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(free), Fence: fenceKey(free), Queue: queueKey(free), Tickets: ticketsKey(lockKey(free)),
 		Token: "w2", Reserve: 200 * time.Millisecond, Idle: time.Minute}); v != 1 || err != nil {
 		t.Fatalf("the undo of the free lock: got %d, %v; want 1 (let go)", v, err)
 	}

@@ -86,9 +86,8 @@ func testMultiMarkSparesLiveWaiter(t *testing.T, e env) {
 	case <-time.After(3 * time.Second):
 		marks := []string{}
 		for _, n := range names {
-			keys := e.keysUnder(t, ctx, 0, ticketKey(lockKey(n), ""))
-			for _, k := range keys {
-				if v, _ := e.admin(t, 0).Get(ctx, k).Result(); v == "left" {
+			for _, v := range e.ticketValues(t, ctx, 0, lockKey(n)) {
+				if v == "left" {
 					marks = append(marks, n)
 				}
 			}
@@ -117,7 +116,7 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 		if call.Op != "MultiLockAcquire" {
 			return faults.Fault{}
 		}
-		joining := len(call.Keys) >= 4 && !strings.HasSuffix(call.Keys[3], ticketInfix)
+		joining := len(call.Tickets) >= 1 && !strings.HasSuffix(call.Tickets[0], ticketInfix)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -167,9 +166,8 @@ func testMultiMarkSparesWaiterAfterNodeError(t *testing.T, e env) {
 	case <-time.After(3 * time.Second):
 		marked := 0
 		for _, n := range names {
-			keys := e.keysUnder(t, ctx, 0, ticketKey(lockKey(n), ""))
-			for _, k := range keys {
-				if v, _ := e.admin(t, 0).Get(ctx, k).Result(); v == "left" {
+			for _, v := range e.ticketValues(t, ctx, 0, lockKey(n)) {
+				if v == "left" {
 					marked++
 				}
 			}

@@ -141,7 +141,7 @@ type fairHold struct {
 }
 
 func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
-	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets+h.token, forcedKey(h.keys.lock), h.token, ttl)
+	v, err := n.ExtendKeyed(ctx, h.keys.lock, h.keys.tickets+h.token, forcedKey(h.keys.lock), h.token, ttl)
 	h.heard(v)
 	return v == 1, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -347,7 +348,7 @@ func (h multiHold) whole(n *quorum.Node) bool { return len(h) > 0 && n.SingleSer
 // undo knows), and then the refusal. A queued waiter's tickets share one
 // arrival, the first's, at whichever name it queues.
 func (h multiHold) acquireWhole(ctx context.Context, n *quorum.Node, ttl time.Duration, tickets []*line.Ticket, asks []asked) ([]grant, error) {
-	keys := make([]string, 0, 4*len(h))
+	keys, ids := make([]string, 0, 4*len(h)), make([]string, 0, len(h))
 	join, arrival, secret, stem, spend := int64(0), int64(0), "", "", int64(0)
 	if h[0].own != "" {
 		spend = 1
@@ -358,9 +359,10 @@ func (h multiHold) acquireWhole(ctx context.Context, n *quorum.Node, ttl time.Du
 			a := asks[j]
 			ticket, join, arrival, secret, stem = a.key, 1, asks[0].arrival, a.secrets[n.Index], a.stem
 		}
-		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, ticket)
+		keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, mh.keys.tickets)
+		ids = append(ids, strings.TrimPrefix(ticket, mh.keys.noTicket))
 	}
-	r, err := n.Driver.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem, Spend: spend})
+	r, err := n.Driver.MultiLockAcquire(ctx, driver.MultiLockAcquireRequest{Keys: keys, Token: h.id(), TTL: ttl, Join: join, Arrival: arrival, Reserve: h[0].reserve, Secret: secret, Idle: h[0].idle, Stem: stem, Spend: spend, Tickets: strings.Join(ids, " ")})
 	switch {
 	case err != nil:
 		return nil, err
@@ -399,9 +401,10 @@ func (h multiHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration
 // its release then finds the others free.
 func (h multiHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	if h.whole(n) {
-		keys := make([]string, 0, 4*len(h))
+		keys, ids := make([]string, 0, 4*len(h)), make([]string, 0, len(h))
 		for _, mh := range h {
-			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, mh.ticket())
+			keys = append(keys, mh.keys.lock, mh.keys.fence, mh.keys.queue, mh.keys.tickets)
+			ids = append(ids, strings.TrimPrefix(mh.ticket(), mh.keys.noTicket))
 		}
 		mark := int64(marksNone) // as mutexHold.release marks, in one script
 		switch {
@@ -410,7 +413,7 @@ func (h multiHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 		case h[0].mark != "":
 			mark = marksMissed
 		}
-		v, err := n.Driver.MultiLockRelease(ctx, keys, h.id(), h[0].reserve, h[0].idle, h[0].ttl, mark)
+		v, err := n.Driver.MultiLockRelease(ctx, driver.MultiLockReleaseRequest{Keys: keys, Token: h.id(), Reserve: h[0].reserve, Idle: h[0].idle, Left: h[0].ttl, Mark: mark, Tickets: strings.Join(ids, " ")})
 		return v == int64(len(h)), err
 	}
 	all := true

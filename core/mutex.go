@@ -37,7 +37,7 @@ func (c *Client) Mutex(name string, opts ...Option) *Mutex {
 	c.optionsInto(&m.opts, "Mutex", opts)
 	var k [6]string
 	keysInto(k[:], m.opts.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix, ackedSuffix)
-	m.keys = keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
+	m.keys = keyNames{lock: k[0], fence: k[1], queue: k[2], tickets: strings.TrimSuffix(k[3], ":"), noTicket: k[3], forced: k[4]}
 	m.named = [2]string{name, k[5]}
 	m.names = leaseNames{names: m.named[:1], acked: m.named[1:]}
 	return m
@@ -48,14 +48,15 @@ func (c *Client) Mutex(name string, opts ...Option) *Mutex {
 type keyNames struct {
 	lock, fence string
 	queue       string // the Notify wait queue (see Mutex.lockQueued)
-	noTicket    string // stands for the ticket of an attempt that does not queue
+	tickets     string // the hash of the queue's tickets, fields named by their ids (see ticketIn in scripts/lua/lib/tickets.lua)
+	noTicket    string // stands for the ticket of an attempt that does not queue; every ticket id starts with it
 	forced      string // the lock's forced marker (see forcedKey)
 }
 
 func (c *Client) keys(o options, name string) keyNames {
 	var k [5]string
 	keysInto(k[:], o.keyPrefix, name, "", ":fence", ":q", ticketInfix, forcedSuffix)
-	return keyNames{lock: k[0], fence: k[1], queue: k[2], noTicket: k[3], forced: k[4]}
+	return keyNames{lock: k[0], fence: k[1], queue: k[2], tickets: strings.TrimSuffix(k[3], ":"), noTicket: k[3], forced: k[4]}
 }
 
 // Name returns the lock's name.
@@ -178,7 +179,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 				ahead = a.arrival
 			}
 			k := h.keys
-			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
+			v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Tickets: k.tickets, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: ahead})
 			if v == 2 {
 				kept.Store(true)
 			}
@@ -320,10 +321,10 @@ func (h mutexHold) acquire(ctx context.Context, n *quorum.Node, ttl time.Duratio
 	var g grant
 	var err error
 	if h.owned() {
-		r, e := n.Driver.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
+		r, e := n.Driver.MutexAcquireOwned(ctx, driver.MutexAcquireOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: ticket, Mark: cmp.Or(h.own, ticket), Owner: h.owner, Lease: h.holder, TTL: ttl, Join: join, Arrival: arrival, Idle: h.idle, Secret: secret})
 		g, err = grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, e
 	} else {
-		r, e := n.Driver.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
+		r, e := n.Driver.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: ticket, Token: h.holder, TTL: ttl, Join: join, Arrival: arrival, Secret: secret, Idle: h.idle, Stem: stem, Spend: spend})
 		g, err = grant(r), e
 	}
 	return g, err
@@ -331,10 +332,10 @@ func (h mutexHold) acquire(ctx context.Context, n *quorum.Node, ttl time.Duratio
 
 func (h mutexHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
 	if h.owned() {
-		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, cmp.Or(h.own, h.ticket()), h.holder, ttl)
+		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, h.keys.tickets, h.holder, ttl, cmp.Or(h.own, h.ticket()))
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.lock, h.ticket(), h.keys.forced, h.holder, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets, h.ticket(), h.keys.forced, h.holder, ttl)
 	h.heard(v)
 	return v == 1, err
 }
@@ -359,11 +360,11 @@ func (h *mutexHold) markTicket(ticket string) {
 func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	if h.owned() {
-		left, err := n.Driver.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.ticket(), Mark: cmp.Or(h.own, h.ticket()), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: boolInt(h.always)})
+		left, err := n.Driver.ReleaseOwned(ctx, driver.ReleaseOwnedRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: h.ticket(), Mark: cmp.Or(h.own, h.ticket()), Lease: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: boolInt(h.always)})
 		return left >= 0, err
 	}
 	if h.always {
-		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
+		v, err := n.Driver.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 1})
 		h.heard(v)
 		return v == 1, err
 	}
@@ -373,7 +374,7 @@ func (h mutexHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
-	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
+	v, err2 := n.Driver.ReleaseOrMark(mctx, driver.ReleaseOrMarkRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: h.mark, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Left: h.ttl, Always: 0})
 	h.heard(v)
 	if err != nil {
 		return false, err
@@ -387,7 +388,7 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
 		// Notify pays for the hand-off with a script.
-		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Tickets: k.tickets, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
 		if !n.Cluster || !driver.IsTryAgain(err) {
 			h.heard(v)
 			return v == 1, err
@@ -501,7 +502,7 @@ func leaveQueue(ctx context.Context, c *Client, o *options, k keyNames, t *line.
 			if forGood {
 				left = o.ttl
 			}
-			return n.Driver.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Ticket: t.Key, Token: token, Reserve: o.reserve(), Idle: o.idle, Left: left, Stem: t.Stem, Keep: spare})
+			return n.Driver.MutexLeave(ctx, driver.MutexLeaveRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Ticket: t.Key, Token: token, Reserve: o.reserve(), Idle: o.idle, Left: left, Stem: t.Stem, Keep: spare})
 		})
 	}
 	replies := leave(ctx, on)
@@ -686,7 +687,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) error {
 	}
 	k, o := m.keys, &m.opts
 	return force(ctx, m.c, o, func(ctx context.Context, nd *quorum.Node) (int64, error) {
-		return nd.Driver.MutexForce(ctx, k.lock, k.fence, k.queue, forcedKey(k.lock), o.reserve(), o.idle)
+		return nd.Driver.MutexForce(ctx, driver.MutexForceRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: forcedKey(k.lock), Tickets: k.tickets, Reserve: o.reserve(), Idle: o.idle})
 	})
 }
 

@@ -181,7 +181,7 @@ func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (
 		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets+h.token, forcedKey(h.keys.writer), h.token, ttl)
+	v, err := n.ExtendKeyed(ctx, h.keys.writer, h.keys.tickets+h.token, forcedKey(h.keys.writer), h.token, ttl)
 	h.heard(v)
 	return v == 1, err
 }

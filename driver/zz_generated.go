@@ -37,19 +37,25 @@ type Scripts interface {
 	ReleaseOrMark(ctx context.Context, r ReleaseOrMarkRequest) (int64, error)
 	// Extend lengthens a plain lock's expiry, and the mark of its attempt, to at least ttl only when it holds token.
 	// It runs scripts/lua/extend.lua.
-	Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error)
+	Extend(ctx context.Context, lock string, tickets string, forced string, token string, ttl time.Duration, ticket string) (int64, error)
 	// ExtendLock lengthens a plain lock's expiry to at least ttl only when it holds token, leaving the mark of its attempt to KeepMark: Extend in two calls, where a Cluster slot's migration split the two keys between masters.
 	// It runs scripts/lua/extend_lock.lua.
 	ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error)
 	// KeepMark lengthens the mark of a lease's attempt to last at least ttl more, after ExtendLock lengthened the lease.
 	// It runs scripts/lua/keep_mark.lua.
-	KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error)
+	KeepMark(ctx context.Context, tickets string, ttl time.Duration, ticket string) (int64, error)
+	// ExtendKeyed is Extend for a line whose tickets are keys of their own (FairMutex, RWMutex writers), until they move into a hash beside the line as a Mutex's did.
+	// It runs scripts/lua/extend_keyed.lua.
+	ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error)
+	// KeepMarkKeyed is KeepMark for a line whose tickets are keys of their own (see ExtendKeyed).
+	// It runs scripts/lua/keep_mark_keyed.lua.
+	KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error)
 	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.
 	// It runs scripts/lua/release_owned.lua.
 	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)
 	// ExtendOwned lengthens a reentrant lock's expiry, and the mark of its attempt, to at least ttl only while the lease holds it.
 	// It runs scripts/lua/extend_owned.lua.
-	ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error)
+	ExtendOwned(ctx context.Context, lock string, tickets string, lease string, ttl time.Duration, ticket string) (int64, error)
 	// OwnedTTL reads how long a lease of a reentrant lock still holds it, writing nothing.
 	// It runs scripts/lua/owned_ttl.lua.
 	OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error)
@@ -67,7 +73,7 @@ type Scripts interface {
 	MutexForceLock(ctx context.Context, r MutexForceLockRequest) (int64, error)
 	// MutexForce frees a lock whoever holds it, handing it on to the oldest waiter (an operator's force-release).
 	// It runs scripts/lua/mutex_force.lua.
-	MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error)
+	MutexForce(ctx context.Context, r MutexForceRequest) (int64, error)
 	// MutexState reads a lock's holder, its remaining time, the fencing counter and the line's length, writing nothing.
 	// It runs scripts/lua/mutex_state.lua.
 	MutexState(ctx context.Context, lock string, fence string, queue string) (MutexStateReply, error)
@@ -76,7 +82,7 @@ type Scripts interface {
 	MultiLockAcquire(ctx context.Context, r MultiLockAcquireRequest) (MultiLockAcquireReply, error)
 	// MultiLockRelease releases every name of a MultiLock that holds token, granting them all to a waiter for the same names, or each to its oldest waiter, and marks the attempt's tickets as mark says.
 	// It runs scripts/lua/multi_release.lua.
-	MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error)
+	MultiLockRelease(ctx context.Context, r MultiLockReleaseRequest) (int64, error)
 	// FairMutexAcquire queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.
 	// It runs scripts/lua/fair_acquire.lua.
 	FairMutexAcquire(ctx context.Context, r FairMutexAcquireRequest) (FairMutexAcquireReply, error)
@@ -165,7 +171,7 @@ type MutexAcquireRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
+	Tickets string        // KEYS[4]
 	Token   string        // ARGV[1]
 	TTL     time.Duration // ARGV[2]
 	Join    int64         // ARGV[3]
@@ -174,6 +180,7 @@ type MutexAcquireRequest struct {
 	Idle    time.Duration // ARGV[6]
 	Stem    string        // ARGV[7]
 	Spend   int64         // ARGV[8]
+	Ticket  string        // ARGV[9]
 }
 
 // MutexAcquireReply is the reply of scripts/lua/mutex_acquire.lua.
@@ -189,8 +196,7 @@ type MutexAcquireOwnedRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
-	Mark    string        // KEYS[5]
+	Tickets string        // KEYS[4]
 	Owner   string        // ARGV[1]
 	Lease   string        // ARGV[2]
 	TTL     time.Duration // ARGV[3]
@@ -198,6 +204,8 @@ type MutexAcquireOwnedRequest struct {
 	Arrival int64         // ARGV[5]
 	Idle    time.Duration // ARGV[6]
 	Secret  string        // ARGV[7]
+	Ticket  string        // ARGV[8]
+	Mark    string        // ARGV[9]
 }
 
 // MutexAcquireOwnedReply is the reply of scripts/lua/mutex_acquire_owned.lua.
@@ -213,6 +221,7 @@ type ReleaseWakeRequest struct {
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
 	Forced  string        // KEYS[4]
+	Tickets string        // KEYS[5]
 	Token   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
@@ -224,13 +233,14 @@ type MutexLeaveRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
+	Tickets string        // KEYS[4]
 	Token   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
 	Stem    string        // ARGV[5]
 	Keep    int64         // ARGV[6]
+	Ticket  string        // ARGV[7]
 }
 
 // ReleaseOrMarkRequest holds the keys and arguments of ReleaseOrMark, in the order of scripts/lua/release_or_mark.lua.
@@ -238,13 +248,14 @@ type ReleaseOrMarkRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
+	Tickets string        // KEYS[4]
 	Forced  string        // KEYS[5]
 	Token   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
 	Always  int64         // ARGV[5]
+	Ticket  string        // ARGV[6]
 }
 
 // ReleaseOwnedRequest holds the keys and arguments of ReleaseOwned, in the order of scripts/lua/release_owned.lua.
@@ -252,13 +263,14 @@ type ReleaseOwnedRequest struct {
 	Lock    string        // KEYS[1]
 	Fence   string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
-	Mark    string        // KEYS[5]
+	Tickets string        // KEYS[4]
 	Lease   string        // ARGV[1]
 	Reserve time.Duration // ARGV[2]
 	Idle    time.Duration // ARGV[3]
 	Left    time.Duration // ARGV[4]
 	Always  int64         // ARGV[5]
+	Ticket  string        // ARGV[6]
+	Mark    string        // ARGV[7]
 }
 
 // MutexForceLockRequest holds the keys and arguments of MutexForceLock, in the order of scripts/lua/mutex_force_lock.lua.
@@ -270,6 +282,17 @@ type MutexForceLockRequest struct {
 	Holder string        // ARGV[2]
 	TTL    time.Duration // ARGV[3]
 	Idle   time.Duration // ARGV[4]
+}
+
+// MutexForceRequest holds the keys and arguments of MutexForce, in the order of scripts/lua/mutex_force.lua.
+type MutexForceRequest struct {
+	Lock    string        // KEYS[1]
+	Fence   string        // KEYS[2]
+	Queue   string        // KEYS[3]
+	Forced  string        // KEYS[4]
+	Tickets string        // KEYS[5]
+	Reserve time.Duration // ARGV[1]
+	Idle    time.Duration // ARGV[2]
 }
 
 // MutexStateReply is the reply of scripts/lua/mutex_state.lua.
@@ -294,6 +317,7 @@ type MultiLockAcquireRequest struct {
 	Idle    time.Duration // ARGV[7]
 	Stem    string        // ARGV[8]
 	Spend   int64         // ARGV[9]
+	Tickets string        // ARGV[10]
 }
 
 // MultiLockAcquireReply is the reply of scripts/lua/multi_acquire.lua.
@@ -302,6 +326,17 @@ type MultiLockAcquireReply struct {
 	Fence     int64         // every name's fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the remaining time of the name's holder; negative without expiry
 	At        int64         // when not acquired, the index of the first name held by another token
+}
+
+// MultiLockReleaseRequest holds the keys and arguments of MultiLockRelease, in the order of scripts/lua/multi_release.lua.
+type MultiLockReleaseRequest struct {
+	Keys    []string      // KEYS[1]
+	Token   string        // ARGV[1]
+	Reserve time.Duration // ARGV[2]
+	Idle    time.Duration // ARGV[3]
+	Left    time.Duration // ARGV[4]
+	Mark    int64         // ARGV[5]
+	Tickets string        // ARGV[6]
 }
 
 // FairMutexAcquireRequest holds the keys and arguments of FairMutexAcquire, in the order of scripts/lua/fair_acquire.lua.

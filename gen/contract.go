@@ -53,10 +53,15 @@ func contract(ops []spec.Op) *jen.File {
 // SHA1s and the decoders of their replies, which the adapters use.
 func scripts(ops []spec.Op) *jen.File {
 	f := newFile(adapterPkg, "adapter")
+	var list []jen.Code
 	for _, op := range ops {
 		add(f, scriptVar(op))
 		add(f, decoder(op))
+		list = append(list, jen.Op("&").Id(op.Name+"Script"))
 	}
+	add(f, jen.Comment("Scripts lists every script, in spec order, for a test that runs them").Line().
+		Comment("changed (the conformance suite's check that a script opens only its KEYS).").Line().
+		Var().Id("Scripts").Op("=").Index().Op("*").Id("Script").Values(list...))
 	return f
 }
 

@@ -27,7 +27,8 @@ func faults(ops []spec.Op) *jen.File {
 
 // faultMethod renders one wrapped method: run asks the hook with the
 // operation's name (the same for the script and its natives), the method's
-// name and the call's keys, and runs the inner method when it should.
+// name, the call's keys and ticket ids, and runs the inner method when it
+// should.
 func faultMethod(op spec.Op, name string) jen.Code {
 	inner := jen.Id("d").Dot("inner").Dot(name).CallFunc(func(g *jen.Group) {
 		g.Id("ctx")
@@ -42,6 +43,25 @@ func faultMethod(op spec.Op, name string) jen.Code {
 	fn := jen.Func().Params(jen.Id("ctx").Qual("context", "Context")).Params(replyType(op), jen.Error()).Block(jen.Return(inner))
 	return jen.Commentf("%s asks the hook, then runs the inner driver's %s.", name, name).Line().
 		Func().Params(jen.Id("d").Op("*").Id("Driver")).Id(name).Add(signature(op)).Block(
-		jen.Return(jen.Id("run").Call(jen.Id("ctx"), jen.Id("d"), jen.Lit(op.Name), jen.Lit(name), keys(op), fn)),
+		jen.Return(jen.Id("run").Call(jen.Id("ctx"), jen.Id("d"), jen.Lit(op.Name), jen.Lit(name), keys(op), ticketArgs(op), fn)),
 	)
+}
+
+// ticketArgs renders the ticket ids a call names, for the hook: its
+// "ticket" and "mark" arguments, or the ids a MultiLock's "tickets"
+// argument lists (see ticketIDs in conformance/faults).
+func ticketArgs(op spec.Op) jen.Code {
+	var ids []jen.Code
+	for _, p := range op.Args {
+		switch p.Name {
+		case "ticket", "mark":
+			ids = append(ids, ref(op, p))
+		case "tickets":
+			return jen.Id("ticketIDs").Call(keys(op), ref(op, p))
+		}
+	}
+	if len(ids) == 0 {
+		return jen.Nil()
+	}
+	return jen.Index().String().Values(ids...)
 }

@@ -14,7 +14,7 @@ func TestFaultMethod(t *testing.T) {
 	expect(t, "script", faultMethod(take, "Take"), `
 // Take asks the hook, then runs the inner driver's Take.
 func (d *Driver) Take(ctx context.Context, lock string, token string, ttl time.Duration, n int64) (driver.TakeReply, error) {
-	return run(ctx, d, "Take", "Take", []string{lock}, func(ctx context.Context) (driver.TakeReply, error) {
+	return run(ctx, d, "Take", "Take", []string{lock}, nil, func(ctx context.Context) (driver.TakeReply, error) {
 		return d.inner.Take(ctx, lock, token, ttl, n)
 	})
 }`)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,10 @@ type Call struct {
 	Op     string   // the operation of package spec ("Extend"), also for its natives
 	Method string   // the method of driver.Scripts: Op, or Op and a native's name ("ExtendSetIfeq")
 	Keys   []string // the call's KEYS
-	N      int      // 1 for the first call of Op on this driver, 2 for the second, ...
+	// Tickets are the ticket ids the call names (a Mutex's "ticket" and
+	// "mark" arguments; a MultiLock's, one per name), which are no keys.
+	Tickets []string
+	N       int // 1 for the first call of Op on this driver, 2 for the second, ...
 }
 
 // Hook decides what happens to a call. It is called from many goroutines.
@@ -204,11 +208,11 @@ var (
 )
 
 // run asks the hook about a call and does what it says; f makes the call.
-func run[T any](ctx context.Context, d *Driver, op, method string, keys []string, f func(context.Context) (T, error)) (T, error) {
+func run[T any](ctx context.Context, d *Driver, op, method string, keys, tickets []string, f func(context.Context) (T, error)) (T, error) {
 	var zero T
 	d.mu.Lock()
 	d.calls[op]++
-	c := Call{Node: d.node, Op: op, Method: method, Keys: keys, N: d.calls[op]}
+	c := Call{Node: d.node, Op: op, Method: method, Keys: keys, Tickets: tickets, N: d.calls[op]}
 	d.mu.Unlock()
 	fault := Fault{}
 	if d.hook != nil {
@@ -343,11 +347,26 @@ func (d *Driver) Replicas(ctx context.Context) (driver.Replicas, error) {
 // WaitReplicas asks the hook, as every operation does, then runs the
 // inner driver's WaitReplicas.
 func (d *Driver) WaitReplicas(ctx context.Context, marker string, n int, timeout time.Duration) (int, error) {
-	return run(ctx, d, "WaitReplicas", "WaitReplicas", []string{marker}, func(ctx context.Context) (int, error) {
+	return run(ctx, d, "WaitReplicas", "WaitReplicas", []string{marker}, nil, func(ctx context.Context) (int, error) {
 		r, ok := d.inner.(driver.Replicated)
 		if !ok {
 			return 0, fmt.Errorf("%w: the %s driver cannot wait for replicas", driver.ErrInvalid, d.inner.Name())
 		}
 		return r.WaitReplicas(ctx, marker, n, timeout)
 	})
+}
+
+// ticketIDs is lib/ticket_ids.lua: a MultiLock call's ticket ids, each
+// name's tickets key (the fourth of its keys), ":" and its part of list.
+func ticketIDs(keys []string, list string) []string {
+	rests := strings.Split(list, " ")
+	var ids []string
+	for i := 3; i < len(keys); i += 4 {
+		rest := ""
+		if j := i / 4; j < len(rests) {
+			rest = rests[j]
+		}
+		ids = append(ids, keys[i]+":"+rest)
+	}
+	return ids
 }

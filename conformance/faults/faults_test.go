@@ -107,13 +107,13 @@ func TestDelay(t *testing.T) {
 	var reached atomic.Int64
 	d, fd := faults.Wrap(extender{n: &reached}, 0, s.Hook)
 	ctx := context.Background()
-	if _, err := d.Extend(ctx, "probe", "probe:ticket", "probe:forced", "t", time.Second); err != nil {
+	if _, err := d.Extend(ctx, "probe", "probe:t", "probe:forced", "t", time.Second, "probe:t:1"); err != nil {
 		t.Fatalf("a call on another key: %v", err)
 	}
-	if _, err := d.Extend(ctx, "k", "k:ticket", "k:forced", "t", time.Second); err != nil {
+	if _, err := d.Extend(ctx, "k", "k:t", "k:forced", "t", time.Second, "k:t:1"); err != nil {
 		t.Fatalf("the first call the rule matches: %v", err)
 	}
-	_, err := d.Extend(ctx, "k", "k:ticket", "k:forced", "t", time.Second)
+	_, err := d.Extend(ctx, "k", "k:t", "k:forced", "t", time.Second, "k:t:1")
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() || fd.Pending() != 1 || reached.Load() != 2 {
 		t.Fatalf("the delayed call: err %v, pending %d, reached %d", err, fd.Pending(), reached.Load())
@@ -122,7 +122,7 @@ func TestDelay(t *testing.T) {
 	if fd.Pending() != 0 || reached.Load() != 3 {
 		t.Fatalf("after Flush: pending %d, reached %d", fd.Pending(), reached.Load())
 	}
-	if _, err := d.Extend(ctx, "k", "k:ticket", "k:forced", "t", time.Second); err != nil {
+	if _, err := d.Extend(ctx, "k", "k:t", "k:forced", "t", time.Second, "k:t:1"); err != nil {
 		t.Fatalf("a call after the Nth: %v", err)
 	}
 }
@@ -137,7 +137,7 @@ func TestStall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := d.Extend(ctx, "k", "k:ticket", "k:forced", "t", time.Second)
+		_, err := d.Extend(ctx, "k", "k:t", "k:forced", "t", time.Second, "k:t:1")
 		done <- err
 	}()
 	select {
@@ -165,7 +165,7 @@ func TestSlow(t *testing.T) {
 	})
 	done := make(chan error, 1)
 	go func() {
-		_, err := d.Extend(context.Background(), "k", "k:ticket", "k:forced", "t", time.Second)
+		_, err := d.Extend(context.Background(), "k", "k:t", "k:forced", "t", time.Second, "k:t:1")
 		done <- err
 	}()
 	select {
@@ -185,7 +185,7 @@ func TestLoseReply(t *testing.T) {
 	d, _ := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault { return faults.Fault{Kind: faults.LoseReply} })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.Extend(ctx, "k", "k:ticket", "k:forced", "t", time.Second); !errors.Is(err, faults.ErrInjected) || reached.Load() != 1 {
+	if _, err := d.Extend(ctx, "k", "k:t", "k:forced", "t", time.Second, "k:t:1"); !errors.Is(err, faults.ErrInjected) || reached.Load() != 1 {
 		t.Fatalf("got %v, reached %d", err, reached.Load())
 	}
 }
@@ -197,7 +197,7 @@ func TestDuplicate(t *testing.T) {
 	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault {
 		return faults.Fault{Kind: faults.Duplicate, After: time.Hour}
 	})
-	if v, err := d.Extend(context.Background(), "k", "k:ticket", "k:forced", "t", time.Second); err != nil || v != 1 || reached.Load() != 1 || fd.Pending() != 1 {
+	if v, err := d.Extend(context.Background(), "k", "k:t", "k:forced", "t", time.Second, "k:t:1"); err != nil || v != 1 || reached.Load() != 1 || fd.Pending() != 1 {
 		t.Fatalf("the duplicated call: %d, err %v, reached %d, pending %d", v, err, reached.Load(), fd.Pending())
 	}
 	fd.Flush()
@@ -210,7 +210,7 @@ func TestDuplicate(t *testing.T) {
 func TestRetry(t *testing.T) {
 	var reached atomic.Int64
 	d, fd := faults.Wrap(extender{n: &reached}, 0, func(faults.Call) faults.Fault { return faults.Fault{Kind: faults.Retry} })
-	if v, err := d.Extend(context.Background(), "k", "k:ticket", "k:forced", "t", time.Second); err != nil || v != 1 || reached.Load() != 2 || fd.Pending() != 0 {
+	if v, err := d.Extend(context.Background(), "k", "k:t", "k:forced", "t", time.Second, "k:t:1"); err != nil || v != 1 || reached.Load() != 2 || fd.Pending() != 0 {
 		t.Fatalf("the retried call: %d, err %v, reached %d, pending %d", v, err, reached.Load(), fd.Pending())
 	}
 }
@@ -221,7 +221,7 @@ type extender struct {
 	n *atomic.Int64
 }
 
-func (e extender) Extend(ctx context.Context, _, _, _, _ string, _ time.Duration) (int64, error) {
+func (e extender) Extend(ctx context.Context, _, _, _, _ string, _ time.Duration, _ string) (int64, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}

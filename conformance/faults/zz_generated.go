@@ -12,343 +12,357 @@ var _ driver.Scripts = (*Driver)(nil)
 
 // MutexAcquire asks the hook, then runs the inner driver's MutexAcquire.
 func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
-	return run(ctx, d, "MutexAcquire", "MutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (driver.MutexAcquireReply, error) {
+	return run(ctx, d, "MutexAcquire", "MutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Tickets}, []string{r.Ticket}, func(ctx context.Context) (driver.MutexAcquireReply, error) {
 		return d.inner.MutexAcquire(ctx, r)
 	})
 }
 
 // MutexAcquireOwned asks the hook, then runs the inner driver's MutexAcquireOwned.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
+	return run(ctx, d, "MutexAcquireOwned", "MutexAcquireOwned", []string{r.Lock, r.Fence, r.Queue, r.Tickets}, []string{r.Ticket, r.Mark}, func(ctx context.Context) (driver.MutexAcquireOwnedReply, error) {
 		return d.inner.MutexAcquireOwned(ctx, r)
 	})
 }
 
 // Release asks the hook, then runs the inner driver's Release.
 func (d *Driver) Release(ctx context.Context, lock string, token string) (int64, error) {
-	return run(ctx, d, "Release", "Release", []string{lock}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "Release", "Release", []string{lock}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.Release(ctx, lock, token)
 	})
 }
 
 // ReleaseDelifeq asks the hook, then runs the inner driver's ReleaseDelifeq.
 func (d *Driver) ReleaseDelifeq(ctx context.Context, lock string, token string) (int64, error) {
-	return run(ctx, d, "Release", "ReleaseDelifeq", []string{lock}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "Release", "ReleaseDelifeq", []string{lock}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseDelifeq(ctx, lock, token)
 	})
 }
 
 // ReleaseDelex asks the hook, then runs the inner driver's ReleaseDelex.
 func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (int64, error) {
-	return run(ctx, d, "Release", "ReleaseDelex", []string{lock}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "Release", "ReleaseDelex", []string{lock}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseDelex(ctx, lock, token)
 	})
 }
 
 // ReleaseWake asks the hook, then runs the inner driver's ReleaseWake.
 func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
-	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{r.Lock, r.Fence, r.Queue, r.Forced}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseWake", "ReleaseWake", []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseWake(ctx, r)
 	})
 }
 
 // MutexLeave asks the hook, then runs the inner driver's MutexLeave.
 func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (int64, error) {
-	return run(ctx, d, "MutexLeave", "MutexLeave", []string{r.Lock, r.Fence, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "MutexLeave", "MutexLeave", []string{r.Lock, r.Fence, r.Queue, r.Tickets}, []string{r.Ticket}, func(ctx context.Context) (int64, error) {
 		return d.inner.MutexLeave(ctx, r)
 	})
 }
 
 // ReleaseOrMark asks the hook, then runs the inner driver's ReleaseOrMark.
 func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
-	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Forced}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseOrMark", "ReleaseOrMark", []string{r.Lock, r.Fence, r.Queue, r.Tickets, r.Forced}, []string{r.Ticket}, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseOrMark(ctx, r)
 	})
 }
 
 // Extend asks the hook, then runs the inner driver's Extend.
-func (d *Driver) Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "Extend", "Extend", []string{lock, ticket, forced}, func(ctx context.Context) (int64, error) {
-		return d.inner.Extend(ctx, lock, ticket, forced, token, ttl)
+func (d *Driver) Extend(ctx context.Context, lock string, tickets string, forced string, token string, ttl time.Duration, ticket string) (int64, error) {
+	return run(ctx, d, "Extend", "Extend", []string{lock, tickets, forced}, []string{ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.Extend(ctx, lock, tickets, forced, token, ttl, ticket)
 	})
 }
 
 // ExtendLock asks the hook, then runs the inner driver's ExtendLock.
 func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "ExtendLock", "ExtendLock", []string{lock}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ExtendLock", "ExtendLock", []string{lock}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.ExtendLock(ctx, lock, token, ttl)
 	})
 }
 
 // KeepMark asks the hook, then runs the inner driver's KeepMark.
-func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "KeepMark", "KeepMark", []string{ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.KeepMark(ctx, ticket, ttl)
+func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration, ticket string) (int64, error) {
+	return run(ctx, d, "KeepMark", "KeepMark", []string{tickets}, []string{ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.KeepMark(ctx, tickets, ttl, ticket)
+	})
+}
+
+// ExtendKeyed asks the hook, then runs the inner driver's ExtendKeyed.
+func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "ExtendKeyed", "ExtendKeyed", []string{lock, ticket, forced}, nil, func(ctx context.Context) (int64, error) {
+		return d.inner.ExtendKeyed(ctx, lock, ticket, forced, token, ttl)
+	})
+}
+
+// KeepMarkKeyed asks the hook, then runs the inner driver's KeepMarkKeyed.
+func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return run(ctx, d, "KeepMarkKeyed", "KeepMarkKeyed", []string{ticket}, nil, func(ctx context.Context) (int64, error) {
+		return d.inner.KeepMarkKeyed(ctx, ticket, ttl)
 	})
 }
 
 // ReleaseOwned asks the hook, then runs the inner driver's ReleaseOwned.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Tickets}, []string{r.Ticket, r.Mark}, func(ctx context.Context) (int64, error) {
 		return d.inner.ReleaseOwned(ctx, r)
 	})
 }
 
 // ExtendOwned asks the hook, then runs the inner driver's ExtendOwned.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "ExtendOwned", "ExtendOwned", []string{lock, ticket}, func(ctx context.Context) (int64, error) {
-		return d.inner.ExtendOwned(ctx, lock, ticket, lease, ttl)
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, tickets string, lease string, ttl time.Duration, ticket string) (int64, error) {
+	return run(ctx, d, "ExtendOwned", "ExtendOwned", []string{lock, tickets}, []string{ticket}, func(ctx context.Context) (int64, error) {
+		return d.inner.ExtendOwned(ctx, lock, tickets, lease, ttl, ticket)
 	})
 }
 
 // OwnedTTL asks the hook, then runs the inner driver's OwnedTTL.
 func (d *Driver) OwnedTTL(ctx context.Context, lock string, lease string) (time.Duration, error) {
-	return run(ctx, d, "OwnedTTL", "OwnedTTL", []string{lock}, func(ctx context.Context) (time.Duration, error) {
+	return run(ctx, d, "OwnedTTL", "OwnedTTL", []string{lock}, nil, func(ctx context.Context) (time.Duration, error) {
 		return d.inner.OwnedTTL(ctx, lock, lease)
 	})
 }
 
 // LockTTL asks the hook, then runs the inner driver's LockTTL.
 func (d *Driver) LockTTL(ctx context.Context, lock string, forced string, token string) (time.Duration, error) {
-	return run(ctx, d, "LockTTL", "LockTTL", []string{lock, forced}, func(ctx context.Context) (time.Duration, error) {
+	return run(ctx, d, "LockTTL", "LockTTL", []string{lock, forced}, nil, func(ctx context.Context) (time.Duration, error) {
 		return d.inner.LockTTL(ctx, lock, forced, token)
 	})
 }
 
 // FenceRaise asks the hook, then runs the inner driver's FenceRaise.
 func (d *Driver) FenceRaise(ctx context.Context, lock string, fence string, holder string, chosen int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "FenceRaise", "FenceRaise", []string{lock, fence}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "FenceRaise", "FenceRaise", []string{lock, fence}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.FenceRaise(ctx, lock, fence, holder, chosen, idle)
 	})
 }
 
 // WasForced asks the hook, then runs the inner driver's WasForced.
 func (d *Driver) WasForced(ctx context.Context, forced string, token string) (bool, error) {
-	return run(ctx, d, "WasForced", "WasForced", []string{forced}, func(ctx context.Context) (bool, error) {
+	return run(ctx, d, "WasForced", "WasForced", []string{forced}, nil, func(ctx context.Context) (bool, error) {
 		return d.inner.WasForced(ctx, forced, token)
 	})
 }
 
 // MutexForceLock asks the hook, then runs the inner driver's MutexForceLock.
 func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequest) (int64, error) {
-	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "MutexForceLock", "MutexForceLock", []string{r.Lock, r.Fence, r.Forced}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.MutexForceLock(ctx, r)
 	})
 }
 
 // MutexForce asks the hook, then runs the inner driver's MutexForce.
-func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return run(ctx, d, "MutexForce", "MutexForce", []string{lock, fence, queue, forced}, func(ctx context.Context) (int64, error) {
-		return d.inner.MutexForce(ctx, lock, fence, queue, forced, reserve, idle)
+func (d *Driver) MutexForce(ctx context.Context, r driver.MutexForceRequest) (int64, error) {
+	return run(ctx, d, "MutexForce", "MutexForce", []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, nil, func(ctx context.Context) (int64, error) {
+		return d.inner.MutexForce(ctx, r)
 	})
 }
 
 // MutexState asks the hook, then runs the inner driver's MutexState.
 func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queue string) (driver.MutexStateReply, error) {
-	return run(ctx, d, "MutexState", "MutexState", []string{lock, fence, queue}, func(ctx context.Context) (driver.MutexStateReply, error) {
+	return run(ctx, d, "MutexState", "MutexState", []string{lock, fence, queue}, nil, func(ctx context.Context) (driver.MutexStateReply, error) {
 		return d.inner.MutexState(ctx, lock, fence, queue)
 	})
 }
 
 // MultiLockAcquire asks the hook, then runs the inner driver's MultiLockAcquire.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
-	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", r.Keys, func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
+	return run(ctx, d, "MultiLockAcquire", "MultiLockAcquire", r.Keys, ticketIDs(r.Keys, r.Tickets), func(ctx context.Context) (driver.MultiLockAcquireReply, error) {
 		return d.inner.MultiLockAcquire(ctx, r)
 	})
 }
 
 // MultiLockRelease asks the hook, then runs the inner driver's MultiLockRelease.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error) {
-	return run(ctx, d, "MultiLockRelease", "MultiLockRelease", keys, func(ctx context.Context) (int64, error) {
-		return d.inner.MultiLockRelease(ctx, keys, token, reserve, idle, left, mark)
+func (d *Driver) MultiLockRelease(ctx context.Context, r driver.MultiLockReleaseRequest) (int64, error) {
+	return run(ctx, d, "MultiLockRelease", "MultiLockRelease", r.Keys, ticketIDs(r.Keys, r.Tickets), func(ctx context.Context) (int64, error) {
+		return d.inner.MultiLockRelease(ctx, r)
 	})
 }
 
 // FairMutexAcquire asks the hook, then runs the inner driver's FairMutexAcquire.
 func (d *Driver) FairMutexAcquire(ctx context.Context, r driver.FairMutexAcquireRequest) (driver.FairMutexAcquireReply, error) {
-	return run(ctx, d, "FairMutexAcquire", "FairMutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (driver.FairMutexAcquireReply, error) {
+	return run(ctx, d, "FairMutexAcquire", "FairMutexAcquire", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, nil, func(ctx context.Context) (driver.FairMutexAcquireReply, error) {
 		return d.inner.FairMutexAcquire(ctx, r)
 	})
 }
 
 // FairMutexRelease asks the hook, then runs the inner driver's FairMutexRelease.
 func (d *Driver) FairMutexRelease(ctx context.Context, r driver.FairMutexReleaseRequest) (int64, error) {
-	return run(ctx, d, "FairMutexRelease", "FairMutexRelease", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "FairMutexRelease", "FairMutexRelease", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.FairMutexRelease(ctx, r)
 	})
 }
 
 // FairMutexForce asks the hook, then runs the inner driver's FairMutexForce.
 func (d *Driver) FairMutexForce(ctx context.Context, r driver.FairMutexForceRequest) (int64, error) {
-	return run(ctx, d, "FairMutexForce", "FairMutexForce", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets, r.Forced}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "FairMutexForce", "FairMutexForce", []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets, r.Forced}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.FairMutexForce(ctx, r)
 	})
 }
 
 // FairMutexState asks the hook, then runs the inner driver's FairMutexState.
 func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, queue string, lapse string, shown int64) (driver.FairMutexStateReply, error) {
-	return run(ctx, d, "FairMutexState", "FairMutexState", []string{lock, fence, queue, lapse}, func(ctx context.Context) (driver.FairMutexStateReply, error) {
+	return run(ctx, d, "FairMutexState", "FairMutexState", []string{lock, fence, queue, lapse}, nil, func(ctx context.Context) (driver.FairMutexStateReply, error) {
 		return d.inner.FairMutexState(ctx, lock, fence, queue, lapse, shown)
 	})
 }
 
 // RWMutexReadAcquire asks the hook, then runs the inner driver's RWMutexReadAcquire.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
-	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {
+	return run(ctx, d, "RWMutexReadAcquire", "RWMutexReadAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, nil, func(ctx context.Context) (driver.RWMutexReadAcquireReply, error) {
 		return d.inner.RWMutexReadAcquire(ctx, r)
 	})
 }
 
 // RWMutexWriteAcquire asks the hook, then runs the inner driver's RWMutexWriteAcquire.
 func (d *Driver) RWMutexWriteAcquire(ctx context.Context, r driver.RWMutexWriteAcquireRequest) (driver.RWMutexWriteAcquireReply, error) {
-	return run(ctx, d, "RWMutexWriteAcquire", "RWMutexWriteAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (driver.RWMutexWriteAcquireReply, error) {
+	return run(ctx, d, "RWMutexWriteAcquire", "RWMutexWriteAcquire", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, nil, func(ctx context.Context) (driver.RWMutexWriteAcquireReply, error) {
 		return d.inner.RWMutexWriteAcquire(ctx, r)
 	})
 }
 
 // RWMutexReadExtend asks the hook, then runs the inner driver's RWMutexReadExtend.
 func (d *Driver) RWMutexReadExtend(ctx context.Context, readers string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "RWMutexReadExtend", "RWMutexReadExtend", []string{readers}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "RWMutexReadExtend", "RWMutexReadExtend", []string{readers}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexReadExtend(ctx, readers, token, ttl)
 	})
 }
 
 // RWMutexReadTTL asks the hook, then runs the inner driver's RWMutexReadTTL.
 func (d *Driver) RWMutexReadTTL(ctx context.Context, readers string, token string) (time.Duration, error) {
-	return run(ctx, d, "RWMutexReadTTL", "RWMutexReadTTL", []string{readers}, func(ctx context.Context) (time.Duration, error) {
+	return run(ctx, d, "RWMutexReadTTL", "RWMutexReadTTL", []string{readers}, nil, func(ctx context.Context) (time.Duration, error) {
 		return d.inner.RWMutexReadTTL(ctx, readers, token)
 	})
 }
 
 // RWMutexRelease asks the hook, then runs the inner driver's RWMutexRelease.
 func (d *Driver) RWMutexRelease(ctx context.Context, r driver.RWMutexReleaseRequest) (int64, error) {
-	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "RWMutexRelease", "RWMutexRelease", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexRelease(ctx, r)
 	})
 }
 
 // RWMutexDowngrade asks the hook, then runs the inner driver's RWMutexDowngrade.
 func (d *Driver) RWMutexDowngrade(ctx context.Context, r driver.RWMutexDowngradeRequest) (int64, error) {
-	return run(ctx, d, "RWMutexDowngrade", "RWMutexDowngrade", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "RWMutexDowngrade", "RWMutexDowngrade", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexDowngrade(ctx, r)
 	})
 }
 
 // RWMutexForce asks the hook, then runs the inner driver's RWMutexForce.
 func (d *Driver) RWMutexForce(ctx context.Context, r driver.RWMutexForceRequest) (int64, error) {
-	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "RWMutexForce", "RWMutexForce", []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence, r.Forced}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.RWMutexForce(ctx, r)
 	})
 }
 
 // RWMutexState asks the hook, then runs the inner driver's RWMutexState.
 func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string, writers string, waiting string, fence string, shown int64) (driver.RWMutexStateReply, error) {
-	return run(ctx, d, "RWMutexState", "RWMutexState", []string{writer, readers, writers, waiting, fence}, func(ctx context.Context) (driver.RWMutexStateReply, error) {
+	return run(ctx, d, "RWMutexState", "RWMutexState", []string{writer, readers, writers, waiting, fence}, nil, func(ctx context.Context) (driver.RWMutexStateReply, error) {
 		return d.inner.RWMutexState(ctx, writer, readers, writers, waiting, fence, shown)
 	})
 }
 
 // SemaphoreAcquire asks the hook, then runs the inner driver's SemaphoreAcquire.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
+	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, nil, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
 		return d.inner.SemaphoreAcquire(ctx, r)
 	})
 }
 
 // SemaphoreRelease asks the hook, then runs the inner driver's SemaphoreRelease.
 func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
-	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{r.Permits, r.Holders, r.Queue, r.Ticket}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{r.Permits, r.Holders, r.Queue, r.Ticket}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreRelease(ctx, r)
 	})
 }
 
 // SemaphoreExtend asks the hook, then runs the inner driver's SemaphoreExtend.
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
-	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreExtend(ctx, r)
 	})
 }
 
 // SemaphoreTTL asks the hook, then runs the inner driver's SemaphoreTTL.
 func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders string, mark string, token string, n int64, slots int64) (driver.SemaphoreTTLReply, error) {
-	return run(ctx, d, "SemaphoreTTL", "SemaphoreTTL", []string{permits, holders, mark}, func(ctx context.Context) (driver.SemaphoreTTLReply, error) {
+	return run(ctx, d, "SemaphoreTTL", "SemaphoreTTL", []string{permits, holders, mark}, nil, func(ctx context.Context) (driver.SemaphoreTTLReply, error) {
 		return d.inner.SemaphoreTTL(ctx, permits, holders, mark, token, n, slots)
 	})
 }
 
 // SemaphoreSetPermits asks the hook, then runs the inner driver's SemaphoreSetPermits.
 func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreSetPermits", "SemaphoreSetPermits", []string{size, queue}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreSetPermits", "SemaphoreSetPermits", []string{size, queue}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreSetPermits(ctx, size, queue, permits, idle)
 	})
 }
 
 // SemaphoreTrySetPermits asks the hook, then runs the inner driver's SemaphoreTrySetPermits.
 func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
-	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue, call}, func(ctx context.Context) (bool, error) {
+	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue, call}, nil, func(ctx context.Context) (bool, error) {
 		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, call, permits, idle)
 	})
 }
 
 // SemaphoreAddPermits asks the hook, then runs the inner driver's SemaphoreAddPermits.
 func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue, call}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue, call}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreAddPermits(ctx, size, queue, call, delta, defaultSize, idle)
 	})
 }
 
 // SemaphoreAvailable asks the hook, then runs the inner driver's SemaphoreAvailable.
 func (d *Driver) SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error) {
-	return run(ctx, d, "SemaphoreAvailable", "SemaphoreAvailable", []string{permits, holders, size}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreAvailable", "SemaphoreAvailable", []string{permits, holders, size}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreAvailable(ctx, permits, holders, size, defaultSize)
 	})
 }
 
 // SemaphoreFenceRaise asks the hook, then runs the inner driver's SemaphoreFenceRaise.
 func (d *Driver) SemaphoreFenceRaise(ctx context.Context, fence string, chosen int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreFenceRaise", "SemaphoreFenceRaise", []string{fence}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreFenceRaise", "SemaphoreFenceRaise", []string{fence}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreFenceRaise(ctx, fence, chosen, idle)
 	})
 }
 
 // SemaphoreState asks the hook, then runs the inner driver's SemaphoreState.
 func (d *Driver) SemaphoreState(ctx context.Context, permits string, holders string, size string, fence string, queue string, shown int64) (driver.SemaphoreStateReply, error) {
-	return run(ctx, d, "SemaphoreState", "SemaphoreState", []string{permits, holders, size, fence, queue}, func(ctx context.Context) (driver.SemaphoreStateReply, error) {
+	return run(ctx, d, "SemaphoreState", "SemaphoreState", []string{permits, holders, size, fence, queue}, nil, func(ctx context.Context) (driver.SemaphoreStateReply, error) {
 		return d.inner.SemaphoreState(ctx, permits, holders, size, fence, queue, shown)
 	})
 }
 
 // LatchTrySet asks the hook, then runs the inner driver's LatchTrySet.
 func (d *Driver) LatchTrySet(ctx context.Context, latch string, undone string, opened string, count int64, gen int64, expiry time.Duration) (bool, error) {
-	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone, opened}, func(ctx context.Context) (bool, error) {
+	return run(ctx, d, "LatchTrySet", "LatchTrySet", []string{latch, undone, opened}, nil, func(ctx context.Context) (bool, error) {
 		return d.inner.LatchTrySet(ctx, latch, undone, opened, count, gen, expiry)
 	})
 }
 
 // LatchCountDown asks the hook, then runs the inner driver's LatchCountDown.
 func (d *Driver) LatchCountDown(ctx context.Context, latch string, opened string, call string, expiry time.Duration) (int64, error) {
-	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch, opened, call}, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "LatchCountDown", "LatchCountDown", []string{latch, opened, call}, nil, func(ctx context.Context) (int64, error) {
 		return d.inner.LatchCountDown(ctx, latch, opened, call, expiry)
 	})
 }
 
 // LatchRead asks the hook, then runs the inner driver's LatchRead.
 func (d *Driver) LatchRead(ctx context.Context, latch string) (driver.LatchReadReply, error) {
-	return run(ctx, d, "LatchRead", "LatchRead", []string{latch}, func(ctx context.Context) (driver.LatchReadReply, error) {
+	return run(ctx, d, "LatchRead", "LatchRead", []string{latch}, nil, func(ctx context.Context) (driver.LatchReadReply, error) {
 		return d.inner.LatchRead(ctx, latch)
 	})
 }
 
 // LatchUnset asks the hook, then runs the inner driver's LatchUnset.
 func (d *Driver) LatchUnset(ctx context.Context, latch string, undone string, gen int64, expiry time.Duration) (bool, error) {
-	return run(ctx, d, "LatchUnset", "LatchUnset", []string{latch, undone}, func(ctx context.Context) (bool, error) {
+	return run(ctx, d, "LatchUnset", "LatchUnset", []string{latch, undone}, nil, func(ctx context.Context) (bool, error) {
 		return d.inner.LatchUnset(ctx, latch, undone, gen, expiry)
 	})
 }
 
 // LatchDelete asks the hook, then runs the inner driver's LatchDelete.
 func (d *Driver) LatchDelete(ctx context.Context, latch string, opened string, expiry time.Duration) (bool, error) {
-	return run(ctx, d, "LatchDelete", "LatchDelete", []string{latch, opened}, func(ctx context.Context) (bool, error) {
+	return run(ctx, d, "LatchDelete", "LatchDelete", []string{latch, opened}, nil, func(ctx context.Context) (bool, error) {
 		return d.inner.LatchDelete(ctx, latch, opened, expiry)
 	})
 }

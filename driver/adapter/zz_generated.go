@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "82e98d8b61f424904a20b5e1c0a83b2153725cef",
+	SHA1:    "0232f949cefe98035d970ab9f127f42ab1c2f776",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "82e98d8b61f424904a20b5e1c0a83b2153725cef",
+	sha1Arg: "0232f949cefe98035d970ab9f127f42ab1c2f776",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
+	SHA1:    "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "54d414149d0d51951d7ca6a69cbacafc2dd2c172",
+	sha1Arg: "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "f1cef780f5ca38daf2932ceb6361df306b3bafa8",
+	SHA1:    "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "f1cef780f5ca38daf2932ceb6361df306b3bafa8",
+	sha1Arg: "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "105083fb586ce970fb6c520abe8079ef83f54550",
+	SHA1:    "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "105083fb586ce970fb6c520abe8079ef83f54550",
+	sha1Arg: "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "de2838b33a8f65d1513bc331a5830140826b7146",
+	SHA1:    "2b4168fd32c127a476ea827faf1b8821895eb499",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "de2838b33a8f65d1513bc331a5830140826b7146",
+	sha1Arg: "2b4168fd32c127a476ea827faf1b8821895eb499",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "ad3caee78e2adade30925f4f4671caec46a20b8a",
+	SHA1:    "14eb37aedc768c223a77630e430d5328d60a6d41",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "ad3caee78e2adade30925f4f4671caec46a20b8a",
+	sha1Arg: "14eb37aedc768c223a77630e430d5328d60a6d41",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
+	SHA1:    "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "d7f46560b5b3f7bf036a36681b02b91308c43cf4",
+	sha1Arg: "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -146,12 +146,38 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// ExtendKeyedScript is scripts/lua/extend_keyed.lua.
+var ExtendKeyedScript = Script{
+	Name:    "extend_keyed",
+	SHA1:    "34d561733983986a98a3912d87869a7293e8f0f1",
+	Source:  lua.Source("extend_keyed.lua"),
+	sha1Arg: "34d561733983986a98a3912d87869a7293e8f0f1",
+}
+
+// DecodeExtendKeyed turns the reply of extend_keyed.lua, or the error that came instead, into its Go form.
+func DecodeExtendKeyed(v int64, err error) (int64, error) {
+	return v, err
+}
+
+// KeepMarkKeyedScript is scripts/lua/keep_mark_keyed.lua.
+var KeepMarkKeyedScript = Script{
+	Name:    "keep_mark_keyed",
+	SHA1:    "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
+	Source:  lua.Source("keep_mark_keyed.lua"),
+	sha1Arg: "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
+}
+
+// DecodeKeepMarkKeyed turns the reply of keep_mark_keyed.lua, or the error that came instead, into its Go form.
+func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
+	return v, err
+}
+
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "d9d113dbf817f5ff5d0dd7c2b14b137da21d166e",
+	SHA1:    "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "d9d113dbf817f5ff5d0dd7c2b14b137da21d166e",
+	sha1Arg: "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -162,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "4f83a509fe2a92647885277573123afa0017341e",
+	SHA1:    "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "4f83a509fe2a92647885277573123afa0017341e",
+	sha1Arg: "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "5fa9b9898d23196b70e3b4d0af5bd1487ffd6989",
+	SHA1:    "e3f0559f29b3af76e11022284403f42bf663035e",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "5fa9b9898d23196b70e3b4d0af5bd1487ffd6989",
+	sha1Arg: "e3f0559f29b3af76e11022284403f42bf663035e",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "589ab35d6bd26393e0bb39c285f4b49a7021bf1a",
+	SHA1:    "9a88740547e9ae0da277891c595948b01cb28217",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "589ab35d6bd26393e0bb39c285f4b49a7021bf1a",
+	sha1Arg: "9a88740547e9ae0da277891c595948b01cb28217",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "96afce88d42848f3b1ce5846758bcda1f379f1d9",
+	SHA1:    "36a68fe19c2a1f0bfcf8824b464733624d70d389",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "96afce88d42848f3b1ce5846758bcda1f379f1d9",
+	sha1Arg: "36a68fe19c2a1f0bfcf8824b464733624d70d389",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +566,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "e109625dfcc4208c724804979bcfe313d588dae2",
+	SHA1:    "27c944f2fe59a4d7500a546872a7de342e32ead4",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "e109625dfcc4208c724804979bcfe313d588dae2",
+	sha1Arg: "27c944f2fe59a4d7500a546872a7de342e32ead4",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +591,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "059036c06870b9bece3b1b79e1ff8176ba35b30c",
+	SHA1:    "05530d047a14699fb2cc50a77fecc27431221224",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "059036c06870b9bece3b1b79e1ff8176ba35b30c",
+	sha1Arg: "05530d047a14699fb2cc50a77fecc27431221224",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +639,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "4f220bc4d5ac1324fd165f7d32d59dced2cfaffb",
+	SHA1:    "b53899e788f904e43949670a4ef1d312426ca2d5",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "4f220bc4d5ac1324fd165f7d32d59dced2cfaffb",
+	sha1Arg: "b53899e788f904e43949670a4ef1d312426ca2d5",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +652,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "0c2eb0ceec1815f496ed839e51a92449460e6cf4",
+	SHA1:    "5b299df3169dd9de49321a051f799567fd9cea7b",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "0c2eb0ceec1815f496ed839e51a92449460e6cf4",
+	sha1Arg: "5b299df3169dd9de49321a051f799567fd9cea7b",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +665,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "3079bbc46724b4484f20e5d01af5945209cd09f5",
+	SHA1:    "940e7a5ad7d76f144b66b5346169eb32f24007ab",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "3079bbc46724b4484f20e5d01af5945209cd09f5",
+	sha1Arg: "940e7a5ad7d76f144b66b5346169eb32f24007ab",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +678,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "5e5cdb49540cab82f4ffbec98bc6bd5d6dc38b43",
+	SHA1:    "07cc9170e64fed9f933b6865b9607e136cdd524f",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "5e5cdb49540cab82f4ffbec98bc6bd5d6dc38b43",
+	sha1Arg: "07cc9170e64fed9f933b6865b9607e136cdd524f",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
@@ -778,3 +804,7 @@ var LatchDeleteScript = Script{
 func DecodeLatchDelete(v int64, err error) (bool, error) {
 	return v == 1, err
 }
+
+// Scripts lists every script, in spec order, for a test that runs them
+// changed (the conformance suite's check that a script opens only its KEYS).
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ExtendKeyedScript, &KeepMarkKeyedScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}

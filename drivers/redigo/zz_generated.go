@@ -14,12 +14,12 @@ var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
 func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
-	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend, r.Ticket))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds(), r.Secret))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Owner, r.Lease, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Idle.Milliseconds(), r.Secret, r.Ticket, r.Mark))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -39,22 +39,22 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
 func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
-	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue, r.Forced}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Ahead))
+	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Ahead))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
 func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (int64, error) {
-	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Stem, r.Keep))
+	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Stem, r.Keep, r.Ticket))
 }
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
 func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
-	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Forced}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))
+	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets, r.Forced}, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always, r.Ticket))
 }
 
 // Extend runs scripts/lua/extend.lua.
-func (d *Driver) Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket, forced}, token, ttl.Milliseconds()))
+func (d *Driver) Extend(ctx context.Context, lock string, tickets string, forced string, token string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, tickets, forced}, token, ttl.Milliseconds(), ticket))
 }
 
 // ExtendLock runs scripts/lua/extend_lock.lua.
@@ -63,18 +63,28 @@ func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl 
 }
 
 // KeepMark runs scripts/lua/keep_mark.lua.
-func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{ticket}, ttl.Milliseconds()))
+func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{tickets}, ttl.Milliseconds(), ticket))
+}
+
+// ExtendKeyed runs scripts/lua/extend_keyed.lua.
+func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtendKeyed(d.evalInt(ctx, adapter.ExtendKeyedScript, []string{lock, ticket, forced}, token, ttl.Milliseconds()))
+}
+
+// KeepMarkKeyed runs scripts/lua/keep_mark_keyed.lua.
+func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeKeepMarkKeyed(d.evalInt(ctx, adapter.KeepMarkKeyedScript, []string{ticket}, ttl.Milliseconds()))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always))
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always, r.Ticket, r.Mark))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, ticket}, lease, ttl.Milliseconds()))
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, tickets string, lease string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, tickets}, lease, ttl.Milliseconds(), ticket))
 }
 
 // OwnedTTL runs scripts/lua/owned_ttl.lua.
@@ -103,8 +113,8 @@ func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequ
 }
 
 // MutexForce runs scripts/lua/mutex_force.lua.
-func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue, forced}, reserve.Milliseconds(), idle.Milliseconds()))
+func (d *Driver) MutexForce(ctx context.Context, r driver.MutexForceRequest) (int64, error) {
+	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, r.Reserve.Milliseconds(), r.Idle.Milliseconds()))
 }
 
 // MutexState runs scripts/lua/mutex_state.lua.
@@ -114,12 +124,12 @@ func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queu
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
-	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend))
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, r.TTL.Milliseconds(), r.Join, r.Arrival, r.Reserve.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Stem, r.Spend, r.Tickets))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error) {
-	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, keys, token, reserve.Milliseconds(), idle.Milliseconds(), left.Milliseconds(), mark))
+func (d *Driver) MultiLockRelease(ctx context.Context, r driver.MultiLockReleaseRequest) (int64, error) {
+	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, r.Keys, r.Token, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Mark, r.Tickets))
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.

@@ -15,12 +15,12 @@ var _ driver.Driver = (*Driver)(nil)
 
 // MutexAcquire runs scripts/lua/mutex_acquire.lua.
 func (d *Driver) MutexAcquire(ctx context.Context, r driver.MutexAcquireRequest) (driver.MutexAcquireReply, error) {
-	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10)))
+	return adapter.DecodeMutexAcquire(d.evalInts(ctx, adapter.MutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10), r.Ticket))
 }
 
 // MutexAcquireOwned runs scripts/lua/mutex_acquire_owned.lua.
 func (d *Driver) MutexAcquireOwned(ctx context.Context, r driver.MutexAcquireOwnedRequest) (driver.MutexAcquireOwnedReply, error) {
-	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret))
+	return adapter.DecodeMutexAcquireOwned(d.evalInts(ctx, adapter.MutexAcquireOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Owner, r.Lease, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret, r.Ticket, r.Mark))
 }
 
 // Release runs scripts/lua/release.lua.
@@ -40,22 +40,22 @@ func (d *Driver) ReleaseDelex(ctx context.Context, lock string, token string) (i
 
 // ReleaseWake runs scripts/lua/release_wake.lua.
 func (d *Driver) ReleaseWake(ctx context.Context, r driver.ReleaseWakeRequest) (int64, error) {
-	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue, r.Forced}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Ahead, 10)))
+	return adapter.DecodeReleaseWake(d.evalInt(ctx, adapter.ReleaseWakeScript, []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Ahead, 10)))
 }
 
 // MutexLeave runs scripts/lua/mutex_leave.lua.
 func (d *Driver) MutexLeave(ctx context.Context, r driver.MutexLeaveRequest) (int64, error) {
-	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Keep, 10)))
+	return adapter.DecodeMutexLeave(d.evalInt(ctx, adapter.MutexLeaveScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Keep, 10), r.Ticket))
 }
 
 // ReleaseOrMark runs scripts/lua/release_or_mark.lua.
 func (d *Driver) ReleaseOrMark(ctx context.Context, r driver.ReleaseOrMarkRequest) (int64, error) {
-	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Forced}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
+	return adapter.DecodeReleaseOrMark(d.evalInt(ctx, adapter.ReleaseOrMarkScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets, r.Forced}, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10), r.Ticket))
 }
 
 // Extend runs scripts/lua/extend.lua.
-func (d *Driver) Extend(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, ticket, forced}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) Extend(ctx context.Context, lock string, tickets string, forced string, token string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeExtend(d.evalInt(ctx, adapter.ExtendScript, []string{lock, tickets, forced}, token, strconv.FormatInt(ttl.Milliseconds(), 10), ticket))
 }
 
 // ExtendLock runs scripts/lua/extend_lock.lua.
@@ -64,18 +64,28 @@ func (d *Driver) ExtendLock(ctx context.Context, lock string, token string, ttl 
 }
 
 // KeepMark runs scripts/lua/keep_mark.lua.
-func (d *Driver) KeepMark(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{ticket}, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{tickets}, strconv.FormatInt(ttl.Milliseconds(), 10), ticket))
+}
+
+// ExtendKeyed runs scripts/lua/extend_keyed.lua.
+func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeExtendKeyed(d.evalInt(ctx, adapter.ExtendKeyedScript, []string{lock, ticket, forced}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+}
+
+// KeepMarkKeyed runs scripts/lua/keep_mark_keyed.lua.
+func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
+	return adapter.DecodeKeepMarkKeyed(d.evalInt(ctx, adapter.KeepMarkKeyedScript, []string{ticket}, strconv.FormatInt(ttl.Milliseconds(), 10)))
 }
 
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
-	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10)))
+	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10), r.Ticket, r.Mark))
 }
 
 // ExtendOwned runs scripts/lua/extend_owned.lua.
-func (d *Driver) ExtendOwned(ctx context.Context, lock string, ticket string, lease string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, ticket}, lease, strconv.FormatInt(ttl.Milliseconds(), 10)))
+func (d *Driver) ExtendOwned(ctx context.Context, lock string, tickets string, lease string, ttl time.Duration, ticket string) (int64, error) {
+	return adapter.DecodeExtendOwned(d.evalInt(ctx, adapter.ExtendOwnedScript, []string{lock, tickets}, lease, strconv.FormatInt(ttl.Milliseconds(), 10), ticket))
 }
 
 // OwnedTTL runs scripts/lua/owned_ttl.lua.
@@ -104,8 +114,8 @@ func (d *Driver) MutexForceLock(ctx context.Context, r driver.MutexForceLockRequ
 }
 
 // MutexForce runs scripts/lua/mutex_force.lua.
-func (d *Driver) MutexForce(ctx context.Context, lock string, fence string, queue string, forced string, reserve time.Duration, idle time.Duration) (int64, error) {
-	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{lock, fence, queue, forced}, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) MutexForce(ctx context.Context, r driver.MutexForceRequest) (int64, error) {
+	return adapter.DecodeMutexForce(d.evalInt(ctx, adapter.MutexForceScript, []string{r.Lock, r.Fence, r.Queue, r.Forced, r.Tickets}, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
 }
 
 // MutexState runs scripts/lua/mutex_state.lua.
@@ -115,12 +125,12 @@ func (d *Driver) MutexState(ctx context.Context, lock string, fence string, queu
 
 // MultiLockAcquire runs scripts/lua/multi_acquire.lua.
 func (d *Driver) MultiLockAcquire(ctx context.Context, r driver.MultiLockAcquireRequest) (driver.MultiLockAcquireReply, error) {
-	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Reserve.Milliseconds(), 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10)))
+	return adapter.DecodeMultiLockAcquire(d.evalInts(ctx, adapter.MultiLockAcquireScript, r.Keys, r.Token, strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Arrival, 10), strconv.FormatInt(r.Reserve.Milliseconds(), 10), r.Secret, strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Stem, strconv.FormatInt(r.Spend, 10), r.Tickets))
 }
 
 // MultiLockRelease runs scripts/lua/multi_release.lua.
-func (d *Driver) MultiLockRelease(ctx context.Context, keys []string, token string, reserve time.Duration, idle time.Duration, left time.Duration, mark int64) (int64, error) {
-	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, keys, token, strconv.FormatInt(reserve.Milliseconds(), 10), strconv.FormatInt(idle.Milliseconds(), 10), strconv.FormatInt(left.Milliseconds(), 10), strconv.FormatInt(mark, 10)))
+func (d *Driver) MultiLockRelease(ctx context.Context, r driver.MultiLockReleaseRequest) (int64, error) {
+	return adapter.DecodeMultiLockRelease(d.evalInt(ctx, adapter.MultiLockReleaseScript, r.Keys, r.Token, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Mark, 10), r.Tickets))
 }
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.

@@ -77,6 +77,27 @@ func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 }
 
 // Extend lengthens a plain lock that token holds, and the mark of its
+// attempt (ticket, a field of tickets), in one script that first reads the lock's forced
+// marker; on a Cluster whose slot migrates with the keys on different
+// masters (TRYAGAIN), the lock and the mark one after the other, the
+// marker unread, so that a lease outlives a migration longer than its
+// TTL. The mark goes
+// first, and for twice the TTL: a lock lengthened without its mark would
+// let a late copy of the attempt take the name again after the release,
+// and the lock's extension may land late.
+func (n *Node) Extend(ctx context.Context, lock, tickets, ticket, forced, token string, ttl time.Duration) (int64, error) {
+	v, err := n.Driver.Extend(ctx, lock, tickets, forced, token, ttl, ticket)
+	if !n.Cluster || !driver.IsTryAgain(err) {
+		return v, err
+	}
+	if _, err := n.Driver.KeepMark(ctx, tickets, 2*ttl, ticket); err != nil {
+		return 0, err
+	}
+	return n.Driver.ExtendLock(ctx, lock, token, ttl)
+}
+
+// ExtendKeyed is Extend for a line whose tickets are keys of their own
+// (FairMutex, RWMutex writers). It lengthens a lock that token holds, and the mark of its
 // attempt (ticket), in one script that first reads the lock's forced
 // marker; on a Cluster whose slot migrates with the keys on different
 // masters (TRYAGAIN), the lock and the mark one after the other, the
@@ -85,12 +106,12 @@ func (n *Node) Release(ctx context.Context, key, token string) (int64, error) {
 // first, and for twice the TTL: a lock lengthened without its mark would
 // let a late copy of the attempt take the name again after the release,
 // and the lock's extension may land late.
-func (n *Node) Extend(ctx context.Context, lock, ticket, forced, token string, ttl time.Duration) (int64, error) {
-	v, err := n.Driver.Extend(ctx, lock, ticket, forced, token, ttl)
+func (n *Node) ExtendKeyed(ctx context.Context, lock, ticket, forced, token string, ttl time.Duration) (int64, error) {
+	v, err := n.Driver.ExtendKeyed(ctx, lock, ticket, forced, token, ttl)
 	if !n.Cluster || !driver.IsTryAgain(err) {
 		return v, err
 	}
-	if _, err := n.Driver.KeepMark(ctx, ticket, 2*ttl); err != nil {
+	if _, err := n.Driver.KeepMarkKeyed(ctx, ticket, 2*ttl); err != nil {
 		return 0, err
 	}
 	return n.Driver.ExtendLock(ctx, lock, token, ttl)

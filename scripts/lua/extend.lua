@@ -5,15 +5,16 @@
 -- lib/left.lua). A token that a force-release freed is refused first:
 -- a late copy of its attempt may hold the name under it again.
 -- KEYS[1] lock: the lock key
--- KEYS[2] ticket: the ticket of the lease's attempt
+-- KEYS[2] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- KEYS[3] forced: the lock's forced marker (see lib/forced.lua)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] ttl: the time to live in milliseconds it needs at least
+-- ARGV[3] ticket: the ticket id of the lease's attempt
 -- Returns: 1 when the token holds the lock here; 0 when the key is absent
 -- or not this holder's; leaseForced when a force-release freed the token.
 
 -- #include lib/lengthen.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
 -- #include lib/forced.lua
 
 if wasForced(KEYS[3], ARGV[1]) then
@@ -23,5 +24,5 @@ if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= A
   return 0
 end
 lengthen(KEYS[1], ARGV[2])
-keepMark(KEYS[2], ARGV[2])
+keepTicketMark(KEYS[2], ARGV[3], ARGV[2])
 return 1

@@ -8,7 +8,7 @@
 -- The attempt's tickets are marked as release_or_mark.lua marks one: an
 -- attempt that may still be on its way must be refused when it lands, not
 -- take the names for its TTL.
--- KEYS[1..] keys: for each name in order, its lock, fence and queue keys
+-- KEYS[1..] keys: for each name in order, its lock, fence, queue and tickets keys
 -- and the attempt's ticket key (release_or_mark.lua's KEYS)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
@@ -19,31 +19,34 @@
 -- marksMissed, those of the names the token does not hold (an attempt with
 -- tickets of its own); marksAll, every ticket (a queued waiter's lease:
 -- its attempts share its token)
+-- ARGV[6] tickets: the ticket ids, as multi_acquire.lua's ARGV[10]
 -- Returns: the number of names that held the token and were released.
 
 -- #include lib/hand_on.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
+-- #include lib/ticket_ids.lua
 -- #include lib/names_digest.lua
 -- #include lib/take_all.lua
 
 local held, released = {}, 0
+local ids = ticketIDs(ARGV[6])
 for i = 1, #KEYS, 4 do
   held[i] = redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1]
   if held[i] then
     released = released + 1
   end
-  markOnRelease(ARGV[5], held[i], KEYS[i + 2], KEYS[i + 3], ARGV[4])
+  markOnReleaseIn(ARGV[5], held[i], KEYS[i + 2], KEYS[i + 3], ids[i], ARGV[4])
 end
 if released == #KEYS / 4 then
   local same = '^m:' .. namesDigest(4) .. ':(%d+):(%w+):(%w+)$'
-  local heir, at, ttl, token, secret
+  local heir, at, ttl, token, secret, heirValue
   local others = false
   for i = 1, #KEYS, 4 do
-    local ticket, value = liveHead(KEYS[i + 2])
+    local ticket, value = liveHeadIn(KEYS[i + 2], KEYS[i + 3])
     if ticket then
       local t, tok, sec = string.match(value, same)
       if tok and not heir then
-        heir, at, ttl, token, secret = ticket, i, t, tok, sec
+        heir, at, ttl, token, secret, heirValue = ticket, i, t, tok, sec, value
       else
         others = true
       end
@@ -61,14 +64,16 @@ if released == #KEYS / 4 then
     if not bad then
       redis.call('zrem', KEYS[at + 2], heir)
       tell(heir, takeAll(4, token, ttl, ARGV[3], counters), secret)
-      redis.call('pexpire', heir, ttl) -- see lib/take_over.lua
+      -- The heir's ticket names the grant as long as it lasts (see
+      -- lib/take_over.lua); its join made the tickets hash outlive it by ttl.
+      redis.call('hset', KEYS[at + 3], heir, string.format('%.0f', ticketNow() + ttl) .. ':' .. heirValue)
       return released
     end
   end
 end
 for i = 1, #KEYS, 4 do
   if held[i] then
-    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[2], ARGV[3])
+    handOn(KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3], ARGV[2], ARGV[3])
   end
 end
 return released

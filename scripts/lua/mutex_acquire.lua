@@ -5,10 +5,8 @@
 -- barges in and the waiter needs no further request.
 -- KEYS[1] lock: the lock key: the holder's token, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
--- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, one of its own, which a release that finds nothing marks
--- (release_or_mark.lua) and which only the slow path reads
+-- KEYS[3] queue: sorted set of waiting tickets (their ids), by arrival
+-- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] token: the new holder's token, the same for a waiter's attempts
 -- until it rotates it; a joining attempt takes over what a release granted
 -- an earlier one (ARGV[7])
@@ -20,6 +18,9 @@
 -- ARGV[7] stem: the stem of the waiter's tokens, empty for an attempt without one (see lib/take_over.lua)
 -- ARGV[8] spend: 1 when the ticket is this attempt's own (see lib/left.lua),
 -- 0 for a waiter's ticket
+-- ARGV[9] ticket: this waiter's ticket id; for an attempt that does not
+-- queue, one of its own, which a release that finds nothing marks
+-- (release_or_mark.lua) and which only the slow path reads
 -- Returns: {1, fence, 0, granted} when acquired (granted: 1 when a
 -- release granted the lock to token, or to this waiter's earlier token,
 -- already: its expiry is lengthened to ttl); {0, 0, wait, 0} when not
@@ -31,7 +32,7 @@
 -- #include lib/join.lua
 -- #include lib/take_over.lua
 -- #include lib/fence.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
 -- #include lib/lengthen.lua
 
 -- The common case, an attempt that does not queue finding the name free,
@@ -48,8 +49,8 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
   end
   return {1, fence, 0, 0}
 end
--- One GET of the ticket: its mark, and the token it names.
-local ticket = valueOf(KEYS[4])
+-- One HGET of the ticket: its mark, and the token it names.
+local ticket, lapses = ticketIn(KEYS[4], ARGV[9])
 if isMark(ticket) then
   return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
@@ -84,7 +85,7 @@ if mine then
   -- Never shortened: this may be an attempt that landed late, after the
   -- lease it belongs to was extended.
   lengthen(KEYS[1], ARGV[2])
-  redis.call('zrem', KEYS[3], KEYS[4])
+  redis.call('zrem', KEYS[3], ARGV[9])
   -- A grant when the ticket names the token the lock held; not when an
   -- attempt of this waiter took the lock free (marked below) and this is
   -- a copy of it, or a later attempt. The ticket then names this token,
@@ -93,17 +94,18 @@ if mine then
   if grantIn(ticket) ~= holder then
     return {1, counter or serverNow() * 1024, 0, 0}
   end
-  redis.call('set', KEYS[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], 'PX', redis.call('pttl', KEYS[1]))
+  putTicket(KEYS[4], ARGV[9], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], redis.call('pttl', KEYS[1]))
   return {1, counter or serverNow() * 1024, 0, 1}
 end
 if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  redis.call('zrem', KEYS[3], KEYS[4])
+  redis.call('zrem', KEYS[3], ARGV[9])
   if ARGV[3] == '1' and ticket then
-    redis.call('set', KEYS[4], 'taken:' .. ARGV[1], 'KEEPTTL') -- no grant: see namedIn
+    -- No grant (see namedIn), as long as the ticket lasts.
+    redis.call('hset', KEYS[4], ARGV[9], string.format('%.0f', lapses) .. ':taken:' .. ARGV[1])
   end
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0}
 end
-local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
+local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[9], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
 reply[4] = 0
 return reply

@@ -5,14 +5,8 @@
 -- lock's queue as in mutex_acquire.lua.
 -- KEYS[1] lock: the lock key: the owner's hash, or "reserved:<ticket>"
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
--- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: this waiter's ticket key; for an attempt that does not
--- queue, its mark (KEYS[5])
--- KEYS[5] mark: this attempt's own mark key, which it sets as it lands, as
--- does a release that finds nothing (release_owned.lua): an owner's
--- attempts each have a lease token of their own, so that a waiter's
--- attempt that lands late, or twice, while a later attempt of its holds
--- the lock would re-enter with a lease nobody has
+-- KEYS[3] queue: sorted set of waiting tickets (their ids), by arrival
+-- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] owner: the owner identity
 -- ARGV[2] lease: this acquisition's random token
 -- ARGV[3] ttl: time to live of the lease's hold in milliseconds
@@ -21,6 +15,13 @@
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[7] secret: this attempt's secret, which the waiter's ticket holds
 -- ("o:<secret>") and which keys the MAC of its wake-up (see lib/tell.lua)
+-- ARGV[8] ticket: this waiter's ticket id; for an attempt that does not
+-- queue, its mark (ARGV[9])
+-- ARGV[9] mark: this attempt's own mark, a ticket id, which it sets as it
+-- lands, as does a release that finds nothing (release_owned.lua): an
+-- owner's attempts each have a lease token of their own, so that a
+-- waiter's attempt that lands late, or twice, while a later attempt of its
+-- holds the lock would re-enter with a lease nobody has
 -- Returns: {1, fence, 0} when acquired or re-entered; {0, 0, wait} when
 -- not (wait: how long the lock stays taken or reserved in ms, -1 without
 -- expiry).
@@ -30,12 +31,12 @@
 -- #include lib/join.lua
 -- #include lib/owned.lua
 -- #include lib/fence.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
 
-if KEYS[4] ~= KEYS[5] and hasLeft(KEYS[4]) then
+if ARGV[8] ~= ARGV[9] and ticketLeft(KEYS[4], ARGV[8]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
-if landed(KEYS[5], true, ARGV[3]) then
+if landedIn(KEYS[4], ARGV[9], true, ARGV[3]) then
   if ownedHolds(KEYS[1], ARGV[2]) then
     local fence, bad = currentFence(KEYS[2])
     return bad or {1, fence, 0} -- a copy of this attempt, which took the lock
@@ -43,11 +44,11 @@ if landed(KEYS[5], true, ARGV[3]) then
   return {0, 0, 0} -- an attempt released, undone or landed already, landing late
 end
 local kind = redis.call('type', KEYS[1]).ok
-local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. KEYS[4]
+local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' .. ARGV[8]
 if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARGV[1]) then
   local counter, bad = readFence(KEYS[2])
   if bad then
-    redis.call('del', KEYS[5]) -- the mark landed set: it was new
+    redis.call('hdel', KEYS[4], ARGV[9]) -- the mark landed set: it was new
     return bad
   end
   if reserved then
@@ -55,7 +56,7 @@ if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1],
   end
   redis.call('hset', KEYS[1], 'o', ARGV[1])
   ownedHold(KEYS[1], ARGV[2], ARGV[3])
-  redis.call('zrem', KEYS[3], KEYS[4])
+  redis.call('zrem', KEYS[3], ARGV[8])
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0}
 end
-return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])
+return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[8], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])

@@ -11,6 +11,7 @@
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] forced: the lock's forced marker
+-- KEYS[5] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[2] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- Returns: 1 when the lock was held and is freed; 0 when it was free or
@@ -35,7 +36,7 @@ if kind == 'string' then
   end
   left = redis.call('pttl', KEYS[1])
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], ARGV[2])
 if holder then
   markForced(KEYS[4], holder, left)
 end

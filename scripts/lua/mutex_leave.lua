@@ -7,7 +7,7 @@
 -- KEYS[1] lock: the lock key
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: the leaving waiter's ticket key
+-- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] token: the waiter's token: a grant to it, or to an earlier token
 -- of the waiter (ARGV[5]), is passed on; empty to pass on only a reservation
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
@@ -18,27 +18,28 @@
 -- (a mark is final), and its attempts landing later must still be refused
 -- ARGV[5] stem: the stem of the waiter's tokens (see lib/take_over.lua)
 -- ARGV[6] keep: 1 to keep a grant to token itself, which the waiter's lease holds
+-- ARGV[7] ticket: the leaving waiter's ticket id
 -- Returns: 1 when the lock passed on, 0 otherwise.
 
 -- #include lib/hand_on.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
 -- #include lib/take_over.lua
 
-redis.call('zrem', KEYS[3], KEYS[4])
+redis.call('zrem', KEYS[3], ARGV[7])
 if ARGV[4] == '0' then
-  if not hasLeft(KEYS[4]) then
-    redis.call('del', KEYS[4])
+  if not ticketLeft(KEYS[4], ARGV[7]) then
+    redis.call('hdel', KEYS[4], ARGV[7])
   end
 else
-  markLeft(KEYS[4], ARGV[4])
+  markTicket(KEYS[4], ARGV[7], ARGV[4])
 end
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end
 local holder = redis.call('get', KEYS[1])
 local granted = ARGV[1] ~= '' and (holder == ARGV[1] and ARGV[6] ~= '1' or earlierOf(holder, ARGV[5], ARGV[1]))
-if holder ~= 'reserved:' .. KEYS[4] and not granted then
+if holder ~= 'reserved:' .. ARGV[7] and not granted then
   return 0
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3])
 return 1

@@ -7,25 +7,26 @@
 -- KEYS[1] lock: the lock key, the owner's hash
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
--- KEYS[4] ticket: the waiter's ticket key (or the mark)
--- KEYS[5] mark: the attempt's own mark key (see mutex_acquire_owned.lua)
+-- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] lease: the lease's random token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long the mark stays, in ms (the attempt's TTL)
 -- ARGV[5] always: 1 marks the ticket too (a queued waiter's lease), 0 not
 -- (the waiter's attempt that does not queue, or its undo: it waits on)
+-- ARGV[6] ticket: the waiter's ticket id (or the mark)
+-- ARGV[7] mark: the attempt's own mark, a ticket id (see mutex_acquire_owned.lua)
 -- Returns: the owner's leases left (0: the lock is free); -1 when this lease
 -- held nothing here (released before, or its hold ended).
 
 -- #include lib/hand_on.lua
 -- #include lib/owned.lua
--- #include lib/left.lua
+-- #include lib/marks.lua
 
 local held = ownedHolds(KEYS[1], ARGV[1])
-markOnRelease(marksMissed, held, KEYS[3], KEYS[5], ARGV[4])
+markOnReleaseIn(marksMissed, held, KEYS[3], KEYS[4], ARGV[7], ARGV[4])
 if ARGV[5] == '1' then
-  markOnRelease(marksAll, held, KEYS[3], KEYS[4], ARGV[4])
+  markOnReleaseIn(marksAll, held, KEYS[3], KEYS[4], ARGV[6], ARGV[4])
 end
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
   return -1
@@ -33,7 +34,7 @@ end
 redis.call('hdel', KEYS[1], 'l:' .. ARGV[1])
 local left = ownedSettle(KEYS[1])
 if left == 0 then
-  handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+  handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3])
 end
 if not held then
   return -1

@@ -6,6 +6,7 @@
 -- KEYS[2] fence: the fencing counter of the lock name
 -- KEYS[3] queue: sorted set of waiting tickets, by arrival
 -- KEYS[4] forced: the lock's forced marker, read only where the lock is not the token's (see lib/forced.lua)
+-- KEYS[5] tickets: hash of the line's tickets (see lib/tickets.lua)
 -- ARGV[1] token: the holder's token
 -- ARGV[2] reserve: how long a reserved waiter has the lock to itself, in ms
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
@@ -29,10 +30,10 @@ if valueOf(KEYS[1]) ~= ARGV[1] then
   return 0
 end
 if ARGV[4] ~= '0' then
-  local head = liveHead(KEYS[3])
+  local head = liveHeadIn(KEYS[3], KEYS[5])
   if not head or tonumber(redis.call('zscore', KEYS[3], head)) > tonumber(ARGV[4]) then
     return 2
   end
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[2], ARGV[3])
 return 1

@@ -20,18 +20,18 @@
 -- passLimit tickets in one release; past them the lock is deleted.
 
 -- #include lib/tell.lua
--- #include lib/live_head.lua
+-- #include lib/ticket_head.lua
 -- #include lib/fence.lua
 
 local deafClients, passLimit = 4, 16
 
-local function handOn(lock, fence, queue, reserve, idle)
+local function handOn(lock, fence, queue, tickets, reserve, idle)
   local deaf, found = {}, 0
   for _ = 1, passLimit do
     if found == deafClients then
       break
     end
-    local ticket, value, place = popLiveHead(queue)
+    local ticket, value, place = popLiveHeadIn(queue, tickets)
     if not ticket then
       break
     end
@@ -50,8 +50,9 @@ local function handOn(lock, fence, queue, reserve, idle)
         drawn, bad = drawFence(fence, idle)
         if bad then
           -- The waiter stays first in line, as long as its ticket lives.
+          local _, deadline = ticketIn(tickets, ticket)
           redis.call('zadd', queue, place, ticket)
-          redis.call('pexpire', queue, redis.call('pttl', ticket) + ttl, 'NX')
+          redis.call('pexpire', queue, deadline - ticketNow() + ttl, 'NX')
           redis.call('del', lock)
           tell(ticket, 0, secret)
           return
@@ -66,8 +67,9 @@ local function handOn(lock, fence, queue, reserve, idle)
           redis.call('set', lock, token, 'PX', ttl)
           -- The ticket names the grant's token as long as the grant lasts,
           -- for a waiter that rotated its token to take it over
-          -- (mutex_acquire.lua).
-          redis.call('pexpire', ticket, ttl)
+          -- (mutex_acquire.lua). The tickets hash lives that long already:
+          -- the waiter's join made it outlive the ticket by ttl.
+          redis.call('hset', tickets, ticket, string.format('%.0f', ticketNow() + ttl) .. ':' .. value)
         else
           redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
         end

@@ -62,29 +62,3 @@ local function liveHead(queue, valid)
   end
   return nil
 end
-
--- popLiveHead is liveHead (for Mutex tickets) that also takes the head out
--- of the queue: one ZPOPMIN where the first ticket is live, the common
--- case; it also returns the head's score, for a caller that puts it back.
-local function popLiveHead(queue)
-  local first = redis.call('zpopmin', queue)
-  if #first == 0 then
-    return nil
-  end
-  local prefix = string.sub(queue, 1, -2) .. 't:'
-  local ticket, score = first[1], first[2]
-  if #ticket > #prefix and string.sub(ticket, 1, #prefix) == prefix then
-    local value = valueOf(ticket)
-    if value ~= nil and isMutexTicket(value) then
-      return ticket, value, score
-    end
-  end
-  local value
-  ticket, value = liveHead(queue)
-  if not ticket then
-    return nil
-  end
-  score = redis.call('zscore', queue, ticket)
-  redis.call('zrem', queue, ticket)
-  return ticket, value, score
-end

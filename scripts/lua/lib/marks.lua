@@ -1,0 +1,51 @@
+-- #include lib/formats.lua
+-- #include lib/tickets.lua
+
+-- The marks of lib/left.lua, on a line's tickets hash (lib/tickets.lua):
+-- the ticket holds "left" until the mark's deadline.
+
+-- markTicket marks ticket id as left for ms, and drops a few lapsed
+-- tickets (see sweepTickets): marks are what a busy name adds most.
+local function markTicket(tickets, id, ms)
+  putTicket(tickets, id, 'left', ms)
+  sweepTickets(tickets)
+end
+
+-- isMark reports whether a ticket's value (nil for none) is a mark.
+local function isMark(value)
+  return value == 'left' or value == 'left:id'
+end
+
+local function ticketLeft(tickets, id)
+  return isMark(ticketIn(tickets, id))
+end
+
+-- landedIn is landed of lib/left.lua: it reports whether an attempt's
+-- ticket is marked, and marks a ticket of its own (own) as it lands.
+local function landedIn(tickets, id, own, ms)
+  if ticketLeft(tickets, id) then
+    return true
+  end
+  if own then
+    markTicket(tickets, id, ms)
+  end
+  return false
+end
+
+-- keepTicketMark lengthens a mark to last at least ms more (see keepMark
+-- in lib/left.lua).
+local function keepTicketMark(tickets, id, ms)
+  local value, deadline = ticketIn(tickets, id)
+  if isMark(value) and deadline < ticketNow() + tonumber(ms) then
+    putTicket(tickets, id, value, ms)
+  end
+end
+
+-- markOnReleaseIn is markOnRelease of lib/left.lua on a tickets hash.
+local function markOnReleaseIn(mode, held, queue, tickets, id, ms)
+  mode = tonumber(mode)
+  if mode == marksAll or mode == marksMissed and not held then
+    redis.call('zrem', queue, id)
+    markTicket(tickets, id, ms)
+  end
+end

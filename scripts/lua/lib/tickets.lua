@@ -1,0 +1,83 @@
+-- #include lib/now.lua
+
+-- A line's tickets are fields of one hash beside its queue, with the same
+-- hash tag ("<prefix>{<name>}:t" for a Mutex's queue "...:q"), which the
+-- caller passes in KEYS: a script opens no key it found in a queue, so it
+-- runs whole on a Redis Cluster whose slot migrates, under ACL key
+-- patterns, and as a Function. A ticket's id is the hash's name, ":" and
+-- the rest core makes ("<client id>:<random>" for a queued waiter, where
+-- tell.lua finds the Client; "<random>" for an attempt's own ticket); the
+-- queue's members are ids. A field holds "<deadline>:<value>", the
+-- deadline in server ms: Redis 7.0 has no expiry per field, so a ticket
+-- whose deadline passed is read as absent, and the hash expires whole no
+-- earlier than its latest deadline (only ever lengthened), so that an
+-- idle name leaves nothing.
+
+local ticketClock
+
+-- ticketNow is the server's time, read once per script call: one TIME,
+-- paid only by a call that finds a ticket or writes one.
+local function ticketNow()
+  if not ticketClock then
+    ticketClock = serverNow()
+  end
+  return ticketClock
+end
+
+-- ticketIn returns what ticket id holds in tickets and its deadline; nil
+-- when it holds nothing, its deadline passed, or tickets is no hash
+-- (another program's data, which the scripts leave alone).
+local function ticketIn(tickets, id)
+  local field = redis.pcall('hget', tickets, id)
+  if type(field) ~= 'string' then
+    return nil
+  end
+  local deadline, value = string.match(field, '^(%d+):(.*)$')
+  if not deadline or tonumber(deadline) <= ticketNow() then
+    return nil
+  end
+  return value, tonumber(deadline)
+end
+
+-- outlive makes key live at least ms more: GT lengthens an expiry, NX
+-- gives one to a key that has none (a hash the HSET before made).
+local function outlive(key, ms)
+  if redis.call('pexpire', key, ms, 'GT') == 0 then
+    redis.call('pexpire', key, ms, 'NX')
+  end
+end
+
+-- ticketsSample is how many fields a write of a mark looks at, at random,
+-- to drop those whose deadline passed: a name that never goes idle keeps
+-- its hash, and each release of a waiter's lease adds a mark. Each write
+-- adds at most one field that will lapse and drops a lapsed one with
+-- probability (lapsed fields / all fields) per field sampled, so lapsed
+-- fields stay below a third of the live ones on average, in O(1) per call.
+local ticketsSample = 4
+
+local function sweepTickets(tickets)
+  local sample = redis.call('hrandfield', tickets, ticketsSample, 'WITHVALUES')
+  local now, gone = ticketNow(), {}
+  for i = 1, #sample, 2 do
+    local deadline = tonumber(string.match(sample[i + 1], '^(%d+):'))
+    if not deadline or deadline <= now then
+      gone[#gone + 1] = sample[i]
+    end
+  end
+  if #gone > 0 then
+    redis.call('hdel', tickets, unpack(gone))
+  end
+end
+
+-- putTicket makes ticket id hold value for ms from now, and tickets live
+-- as long.
+local function putTicket(tickets, id, value, ms)
+  ms = tonumber(ms)
+  redis.call('hset', tickets, id, string.format('%.0f', ticketNow() + ms) .. ':' .. value)
+  outlive(tickets, ms)
+end
+
+-- isTicketOf reports whether member of a queue is an id of tickets.
+local function isTicketOf(tickets, member)
+  return #member > #tickets + 1 and string.sub(member, 1, #tickets + 1) == tickets .. ':'
+end
