@@ -33,6 +33,9 @@ func runLatch(t *testing.T, e env) {
 		cases["DeletedCopyRefused"] = testLatchLateSetsRefused(24*time.Hour, copiedEverywhere, (*core.Latch).Delete)
 		cases["CountDownCopy"] = testLatchCountDownCopy
 	}
+	if e.redialed() {
+		cases["ReconnectingWaiterServed"] = testReconnectingLatchWaiter
+	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))
 	if len(e.addrs) >= 3 {

@@ -50,7 +50,12 @@ func testReconnectingWaiterServed(p string) func(*testing.T, env) {
 		e.everyNode(t, func(r redis.UniversalClient) error {
 			return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
 		})
-		back := e.subscribed(t, ctx, user)
+		back, r := e.subscribedOrDone(t, ctx, user, got)
+		if r != nil {
+			served := make(chan locked, 1)
+			served <- *r
+			got = served
+		}
 		expectServed(t, ctx, got, back)
 	}
 }
@@ -308,4 +313,75 @@ func testReconnectingHolderChecks(t *testing.T, e env) {
 	case <-time.After(2 * time.Second):
 		t.Fatalf("Done still open 2s after the Client's user was let in again, its lock key deleted meanwhile on every node (Err %v); the lease claims %v more", l.Err(), time.Until(l.Until()).Round(time.Second))
 	}
+}
+
+// testReconnectingLatchWaiter: a Latch waiter, whose Client logs in as a
+// user of its own, loses its subscription connection on every node
+// (CLIENT KILL) and cannot open another until its user is let in again;
+// the latch opens meanwhile (CountDown to 0), which tells nobody. Once the
+// Client subscribed again, Wait returns within wokenWithin, not at its
+// retry.
+func testReconnectingLatchWaiter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	if ok, err := e.latchClient(t).Latch(n).TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1) on a new latch: got (%v, %v), want true", ok, err)
+	}
+	user, password := e.aclUser(t, ctx, "allkeys", "allchannels")
+	ds := make([]core.Driver, len(e.addrs))
+	for i, a := range e.addrs {
+		ds[i] = e.h.OpenAs(t, a, user, password)
+	}
+	l := e.clientOver(t, ds, core.WithTTL(time.Minute), core.WithNodeTimeout(time.Second)).Latch(n)
+	got := make(chan locked, 1)
+	go func() {
+		err := l.Wait(ctx)
+		got <- locked{err: err, at: time.Now()}
+	}()
+	e.subscribed(t, ctx, user)
+	time.Sleep(200 * time.Millisecond) // it waits
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Do(ctx, "ACL", "SETUSER", user, "off").Err() // its connections stay
+	})
+	e.killSubscriber(t, ctx, user)
+	if err := e.latchClient(t).Latch(n).CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
+	})
+	back, r := e.subscribedOrDone(t, ctx, user, got)
+	if r == nil {
+		select {
+		case got := <-got:
+			r = &got
+		case <-time.After(3 * time.Second):
+			t.Fatal("Wait did not return within 3s of its Client subscribing again, the latch open meanwhile")
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("Wait: %v", r.err)
+	}
+	if d := r.at.Sub(back); d > wokenWithin {
+		t.Fatalf("Wait returned %v after its Client subscribed again, want within %v", d.Round(time.Millisecond), wokenWithin)
+	}
+}
+
+// subscribedOrDone is subscribed, but returns too when got tells of a
+// waiter that returned first (it may unsubscribe before it is seen
+// subscribed), with what it told.
+func (e env) subscribedOrDone(t *testing.T, ctx context.Context, user string, got <-chan locked) (time.Time, *locked) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.subscribers(t, ctx, user) == 0 {
+		select {
+		case r := <-got:
+			return r.at, &r
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter's Client did not subscribe within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Now(), nil
 }

@@ -35,6 +35,10 @@ func runRWMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll {
 		cases["ForceFreesReaders"] = testForceFreesReaders
 	}
+	if e.redialed() {
+		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("RWMutex")
+		cases["ReconnectingReaderServed"] = testReconnectingWaiterServed("RWMutexRead")
+	}
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testRWMinorityDown
 		cases["MajorityDown"] = testRWMajorityDown
