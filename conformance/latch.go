@@ -35,6 +35,7 @@ func runLatch(t *testing.T, e env) {
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingLatchWaiter
+		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionLatchWaiter
 	}
 	maps.Copy(cases, hostile(e, "Latch"))
 	maps.Copy(cases, randomFaults(e, "Latch"))

@@ -47,6 +47,7 @@ func runMutex(t *testing.T, e env) {
 		if e.redialed() {
 			cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Mutex")
 			cases["ReconnectingOwnedWaiterServed"] = testReconnectingWaiterServed("MutexOwned")
+			cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("Mutex")
 			cases["ReconnectingHolderChecks"] = testReconnectingHolderChecks
 			if e.eavesdropped() && len(e.addrs) <= 3 { // it starts servers of its own, as many as the cell has
 				cases["EavesdropperCannotDeafen"] = testEavesdropperCannotDeafen

@@ -385,3 +385,124 @@ func (e env) subscribedOrDone(t *testing.T, ctx context.Context, user string, go
 	}
 	return time.Now(), nil
 }
+
+// testLateSubscriptionWaiterServed: a Client logged in as a user of its
+// own, which may not subscribe yet, puts a waiter of p in line: its first
+// subscription is refused on every node, and the driver keeps its
+// channels for its next connection. The holder releases meanwhile, which
+// tells nobody. Then the user is allowed the channels and its connections
+// are closed (CLIENT KILL): once the Client subscribed on the new ones,
+// the waiter attempts and holds within wokenWithin, not at its safety
+// net, the holder's 30s TTL. A subscription that comes back on a new
+// connection is one, whether or not the server confirmed one before.
+func testLateSubscriptionWaiterServed(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		hold := x.lock
+		if x.holder != nil {
+			hold = x.holder
+		}
+		held, err := hold(ctx, e.client(t, core.WithTTL(redialHolderTTL)), n)
+		if err != nil {
+			t.Fatalf("the holder: %v", err)
+		}
+		user, password := e.aclUser(t, ctx, "allkeys", "resetchannels")
+		ds := make([]core.Driver, len(e.addrs))
+		for i, a := range e.addrs {
+			ds[i] = e.h.OpenAs(t, a, user, password)
+		}
+		waiter := e.clientOver(t, ds, core.WithTTL(time.Minute))
+		got := startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, waiter, n) })
+		time.Sleep(subscriptionRefused) // it waits, its subscription refused
+		select {
+		case r := <-got:
+			t.Fatalf("the waiter returned (%v) while the lock was held", r.err)
+		default:
+		}
+		if s := e.subscribers(t, ctx, user); s != 0 {
+			t.Fatalf("the waiter's Client subscribed on %d connections while its user was refused", s)
+		}
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.allowAndReconnect(t, ctx, user)
+		back, r := e.subscribedOrDone(t, ctx, user, got)
+		if r != nil {
+			served := make(chan locked, 1)
+			served <- *r
+			got = served
+		}
+		expectServed(t, ctx, got, back)
+	}
+}
+
+// testLateSubscriptionLatchWaiter is testLateSubscriptionWaiterServed for
+// a Latch waiter: its Client's first subscription is refused, the latch
+// opens meanwhile, and Wait returns within wokenWithin of the Client
+// subscribing on new connections.
+func testLateSubscriptionLatchWaiter(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	if ok, err := e.latchClient(t).Latch(n).TrySetCount(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetCount(1) on a new latch: got (%v, %v), want true", ok, err)
+	}
+	user, password := e.aclUser(t, ctx, "allkeys", "resetchannels")
+	ds := make([]core.Driver, len(e.addrs))
+	for i, a := range e.addrs {
+		ds[i] = e.h.OpenAs(t, a, user, password)
+	}
+	l := e.clientOver(t, ds, core.WithTTL(time.Minute), core.WithNodeTimeout(time.Second)).Latch(n)
+	got := make(chan locked, 1)
+	go func() {
+		err := l.Wait(ctx)
+		got <- locked{err: err, at: time.Now()}
+	}()
+	time.Sleep(subscriptionRefused) // it waits, its subscription refused
+	select {
+	case r := <-got:
+		t.Fatalf("Wait returned (%v) while the latch was closed", r.err)
+	default:
+	}
+	if err := e.latchClient(t).Latch(n).CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.allowAndReconnect(t, ctx, user)
+	back, r := e.subscribedOrDone(t, ctx, user, got)
+	if r == nil {
+		select {
+		case got := <-got:
+			r = &got
+		case <-time.After(3 * time.Second):
+			t.Fatal("Wait did not return within 3s of its Client subscribing, the latch open meanwhile")
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("Wait: %v", r.err)
+	}
+	if d := r.at.Sub(back); d > wokenWithin {
+		t.Fatalf("Wait returned %v after its Client subscribed, want within %v", d.Round(time.Millisecond), wokenWithin)
+	}
+}
+
+// subscriptionRefused is how long the Late cases leave a waiter whose
+// subscription is refused: a SUBSCRIBE the server refuses is waited for
+// until the node timeout (at least a second), then the waiter attempts
+// again, and must be waiting before the release.
+const subscriptionRefused = 2 * time.Second
+
+// allowAndReconnect allows user every channel, then closes its
+// connections on every node (CLIENT KILL USER), failing t unless there
+// was one on each: the Client subscribes what it was refused on its new
+// ones.
+func (e env) allowAndReconnect(t *testing.T, ctx context.Context, user string) {
+	t.Helper()
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Do(ctx, "ACL", "SETUSER", user, "allchannels").Err()
+	})
+	for i := range e.addrs {
+		killed, err := e.admin(t, i).Do(ctx, "CLIENT", "KILL", "USER", user).Int()
+		if err != nil || killed == 0 {
+			t.Fatalf("node %d: CLIENT KILL USER %s: %d (%v), want the waiter's Client's connections", i, user, killed, err)
+		}
+	}
+}

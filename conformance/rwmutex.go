@@ -38,6 +38,8 @@ func runRWMutex(t *testing.T, e env) {
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("RWMutex")
 		cases["ReconnectingReaderServed"] = testReconnectingWaiterServed("RWMutexRead")
+		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("RWMutex")
+		cases["LateSubscriptionReaderServed"] = testLateSubscriptionWaiterServed("RWMutexRead")
 	}
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testRWMinorityDown

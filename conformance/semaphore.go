@@ -57,6 +57,7 @@ func runSemaphore(t *testing.T, e env) {
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Semaphore")
+		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("Semaphore")
 	}
 	if len(e.addrs) >= 3 {
 		cases["LostUndoRetried"] = testLostUndoRetried
