@@ -112,6 +112,7 @@ type listener struct {
 	confirmed bool                     // the server confirmed shard
 	dropped   func()                   // called when the server drops shard
 	count     int                      // the connection's classic subscriptions, as the last confirmation counted them
+	failed    bool                     // a Subscribe failed since: its channels come on a later connection
 	back      func()                   // called when a new connection subscribed them again (OnResubscribed)
 
 	// The sharded channels, each on a PubSub of its own: go-redis
@@ -137,12 +138,14 @@ func (l *listener) run(msgs <-chan any) {
 			}
 			// go-redis reconnects silently and subscribes every channel
 			// again in one SUBSCRIBE: the first confirmation on the new
-			// connection counts one, where the old one had some.
+			// connection counts one, where the old one had some, or where
+			// a Subscribe failed (the connection was down, maybe before
+			// any was confirmed) and go-redis kept its channels for it.
 			var back func()
 			switch m.Kind {
 			case "subscribe":
-				if m.Count == 1 && l.count > 0 {
-					back = l.back
+				if m.Count == 1 && (l.count > 0 || l.failed) {
+					back, l.failed = l.back, false
 				}
 				l.count = m.Count
 			case "unsubscribe":
@@ -178,9 +181,15 @@ func (l *listener) Subscribe(ctx context.Context, channels ...string) error {
 	if len(channels) == 0 {
 		return nil
 	}
-	return l.confirm(ctx, channels[0], func(tok string) error {
+	err := l.confirm(ctx, channels[0], func(tok string) error {
 		return l.ps.Subscribe(ctx, append(channels[:len(channels):len(channels)], tok)...)
 	})
+	if err != nil {
+		l.mu.Lock()
+		l.failed = true
+		l.mu.Unlock()
+	}
+	return err
 }
 
 // confirm runs send with a fresh sync channel and waits until the server
