@@ -59,6 +59,7 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed(p)
+		cases["ReconnectingHolderChecks"] = testReconnectingHolderChecksOf(p)
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed(p)
 	}
 	if len(e.addrs) >= 3 {

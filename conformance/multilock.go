@@ -64,6 +64,7 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("MultiLock")
+		cases["ReconnectingHolderChecks"] = testReconnectingHolderChecksOf("MultiLock")
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("MultiLock")
 	}
 	if e.strategy == core.Notify && e.cluster {

@@ -284,21 +284,33 @@ func testEavesdropperCannotDeafen(t *testing.T, e env) {
 // is deleted behind the library's back, an event nobody hears. Once the
 // Client subscribed again, the lease checks itself on the servers: Done
 // closes within 2s of the user's return, Err is ErrLost.
-func testReconnectingHolderChecks(t *testing.T, e env) {
+func testReconnectingHolderChecks(t *testing.T, e env) { testReconnectingHolderChecksOf("Mutex")(t, e) }
+
+// testReconnectingHolderChecksOf is testReconnectingHolderChecks for a
+// lease of p's: one that holds its lock key alone.
+func testReconnectingHolderChecksOf(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) { x.reconnectingHolderChecks(t, e) }
+}
+
+func (x exclusiveLock) reconnectingHolderChecks(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 20*time.Second), name(t)
 	user, password := e.aclUser(t, ctx, "allkeys", "allchannels")
 	ds := make([]core.Driver, len(e.addrs))
 	for i, a := range e.addrs {
 		ds[i] = e.h.OpenAs(t, a, user, password)
 	}
-	l := mustLock(t, ctx, e.clientOver(t, ds, core.WithTTL(redialHolderTTL)).Mutex(n).Lock)
+	l, err := x.lock(ctx, e.clientOver(t, ds, core.WithTTL(redialHolderTTL)), n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := l.Done()
-	e.listening(t, ctx, lockKey(n))
+	e.listening(t, ctx, x.key(n))
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		return r.Do(ctx, "ACL", "SETUSER", user, "off").Err() // its connections stay
 	})
 	e.killSubscriber(t, ctx, user)
-	e.everyNode(t, func(r redis.UniversalClient) error { return r.Del(ctx, lockKey(n)).Err() })
+	e.everyNode(t, func(r redis.UniversalClient) error { return r.Del(ctx, x.key(n)).Err() })
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
 	})

@@ -35,10 +35,8 @@ func runRWMutex(t *testing.T, e env) {
 	if e.strategy == core.Poll {
 		cases["ForceFreesReaders"] = testForceFreesReaders
 	}
-	if e.redialed() {
-		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("RWMutex")
+	if e.redialed() { // the writer's are linedLockCases'
 		cases["ReconnectingReaderServed"] = testReconnectingWaiterServed("RWMutexRead")
-		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("RWMutex")
 		cases["LateSubscriptionReaderServed"] = testLateSubscriptionWaiterServed("RWMutexRead")
 	}
 	if len(e.addrs) >= 3 {
