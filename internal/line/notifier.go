@@ -302,6 +302,7 @@ func (n *Notifier) resubscribed() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch wait := rewakeEvery - time.Since(n.rewoke); {
+	case n.closed: // no timer may outlive Close
 	case n.rewake != nil: // one is due
 	case wait <= 0:
 		n.rewakeLocked()
