@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "0232f949cefe98035d970ab9f127f42ab1c2f776",
+	SHA1:    "b240e56eaac8d15f3bea0b796f7efdd40c931a2b",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "0232f949cefe98035d970ab9f127f42ab1c2f776",
+	sha1Arg: "b240e56eaac8d15f3bea0b796f7efdd40c931a2b",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
+	SHA1:    "cfd9ca16d157d423a6fd3497f2963e81ce1996c2",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
+	sha1Arg: "cfd9ca16d157d423a6fd3497f2963e81ce1996c2",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
+	SHA1:    "5fafd934c68a0890b422a3a77160b8737ea372f5",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
+	sha1Arg: "5fafd934c68a0890b422a3a77160b8737ea372f5",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
+	SHA1:    "50cf49ec45137398ffe61335b609249986e95346",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
+	sha1Arg: "50cf49ec45137398ffe61335b609249986e95346",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "2b4168fd32c127a476ea827faf1b8821895eb499",
+	SHA1:    "f5c276999ec83d56a9b5422e6c223479f8b8a8f1",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "2b4168fd32c127a476ea827faf1b8821895eb499",
+	sha1Arg: "f5c276999ec83d56a9b5422e6c223479f8b8a8f1",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "14eb37aedc768c223a77630e430d5328d60a6d41",
+	SHA1:    "f3c6c8d4ce18773498a176fd15a8801f94c40438",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "14eb37aedc768c223a77630e430d5328d60a6d41",
+	sha1Arg: "f3c6c8d4ce18773498a176fd15a8801f94c40438",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
+	SHA1:    "d05da1abbb4b3546be25414f00b86048404b677f",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
+	sha1Arg: "d05da1abbb4b3546be25414f00b86048404b677f",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
+	SHA1:    "4f02296dd8e5578c5975209851b4da01760ea55e",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
+	sha1Arg: "4f02296dd8e5578c5975209851b4da01760ea55e",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
+	SHA1:    "1cee8f9ad8e77b4eda48e52652a5fb7cbb7dedf4",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
+	sha1Arg: "1cee8f9ad8e77b4eda48e52652a5fb7cbb7dedf4",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "e3f0559f29b3af76e11022284403f42bf663035e",
+	SHA1:    "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "e3f0559f29b3af76e11022284403f42bf663035e",
+	sha1Arg: "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "9a88740547e9ae0da277891c595948b01cb28217",
+	SHA1:    "a7b22a60a661189e80336107451596ed9f725c57",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "9a88740547e9ae0da277891c595948b01cb28217",
+	sha1Arg: "a7b22a60a661189e80336107451596ed9f725c57",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "36a68fe19c2a1f0bfcf8824b464733624d70d389",
+	SHA1:    "39d0a69dd5eac13c19f0a19c657cb15d355a166f",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "36a68fe19c2a1f0bfcf8824b464733624d70d389",
+	sha1Arg: "39d0a69dd5eac13c19f0a19c657cb15d355a166f",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
