@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "b240e56eaac8d15f3bea0b796f7efdd40c931a2b",
+	SHA1:    "63adab36828cf089fdf05383374b5e8211811bbc",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "b240e56eaac8d15f3bea0b796f7efdd40c931a2b",
+	sha1Arg: "63adab36828cf089fdf05383374b5e8211811bbc",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "cfd9ca16d157d423a6fd3497f2963e81ce1996c2",
+	SHA1:    "d9433b49fc12de26fa63e6342e0c14155ca9e847",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "cfd9ca16d157d423a6fd3497f2963e81ce1996c2",
+	sha1Arg: "d9433b49fc12de26fa63e6342e0c14155ca9e847",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "50cf49ec45137398ffe61335b609249986e95346",
+	SHA1:    "772e5a2ee11fac25a409378640cc59367b0e47cf",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "50cf49ec45137398ffe61335b609249986e95346",
+	sha1Arg: "772e5a2ee11fac25a409378640cc59367b0e47cf",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "f5c276999ec83d56a9b5422e6c223479f8b8a8f1",
+	SHA1:    "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "f5c276999ec83d56a9b5422e6c223479f8b8a8f1",
+	sha1Arg: "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "f3c6c8d4ce18773498a176fd15a8801f94c40438",
+	SHA1:    "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "f3c6c8d4ce18773498a176fd15a8801f94c40438",
+	sha1Arg: "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "d05da1abbb4b3546be25414f00b86048404b677f",
+	SHA1:    "aa32e8645f65b498673a571c2cf58910623456c5",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "d05da1abbb4b3546be25414f00b86048404b677f",
+	sha1Arg: "aa32e8645f65b498673a571c2cf58910623456c5",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "4f02296dd8e5578c5975209851b4da01760ea55e",
+	SHA1:    "f04874be3a6858e2ab486852fa88cc3da29e24e5",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "4f02296dd8e5578c5975209851b4da01760ea55e",
+	sha1Arg: "f04874be3a6858e2ab486852fa88cc3da29e24e5",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "1cee8f9ad8e77b4eda48e52652a5fb7cbb7dedf4",
+	SHA1:    "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "1cee8f9ad8e77b4eda48e52652a5fb7cbb7dedf4",
+	sha1Arg: "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "a7b22a60a661189e80336107451596ed9f725c57",
+	SHA1:    "e1102a540d1157746fb2f438029e6229b5d1aa1a",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "a7b22a60a661189e80336107451596ed9f725c57",
+	sha1Arg: "e1102a540d1157746fb2f438029e6229b5d1aa1a",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "39d0a69dd5eac13c19f0a19c657cb15d355a166f",
+	SHA1:    "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "39d0a69dd5eac13c19f0a19c657cb15d355a166f",
+	sha1Arg: "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

@@ -22,18 +22,6 @@ local function ticketLeft(tickets, id)
   return isMark(ticketIn(tickets, id))
 end
 
--- landedIn is landed of lib/left.lua: it reports whether an attempt's
--- ticket is marked, and marks a ticket of its own (own) as it lands.
-local function landedIn(tickets, id, own, ms)
-  if ticketLeft(tickets, id) then
-    return true
-  end
-  if own then
-    markTicket(tickets, id, ms)
-  end
-  return false
-end
-
 -- keepTicketMark lengthens a mark to last at least ms more (see keepMark
 -- in lib/left.lua).
 local function keepTicketMark(tickets, id, ms)
