@@ -55,6 +55,9 @@ func fenceCases(e env, p string) map[string]func(*testing.T, env) {
 		for kind, take := range takers {
 			cases["HostileFenceCounter"+kind] = testHostileFence(take, fence)
 		}
+		if p == "Mutex" {
+			cases["HostileFenceOwnedLapsedTicket"] = testHostileFenceOwnedLapsedTicket
+		}
 	}
 	if e.strategy == core.Notify && p == "Mutex" {
 		cases["HostileFenceHandOn"] = testHostileFenceHandOn

@@ -54,6 +54,7 @@ func runMutex(t *testing.T, e env) {
 			}
 		}
 		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
+		cases["HostileTicketsReleaseWritesNothing"] = testHostileTicketsReleaseWritesNothing
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver
 			cases["DeadOwnerWaiterPassedOver"] = testDeadOwnerWaiterPassedOver

@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "0232f949cefe98035d970ab9f127f42ab1c2f776",
+	SHA1:    "63adab36828cf089fdf05383374b5e8211811bbc",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "0232f949cefe98035d970ab9f127f42ab1c2f776",
+	sha1Arg: "63adab36828cf089fdf05383374b5e8211811bbc",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
+	SHA1:    "d9433b49fc12de26fa63e6342e0c14155ca9e847",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "5c00ec7ad67bc4d3f010dce3919eb844bb96c191",
+	sha1Arg: "d9433b49fc12de26fa63e6342e0c14155ca9e847",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
+	SHA1:    "5fafd934c68a0890b422a3a77160b8737ea372f5",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "6d2e7313dff67c4bca4223bcff1c7ebd15561ab6",
+	sha1Arg: "5fafd934c68a0890b422a3a77160b8737ea372f5",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
+	SHA1:    "772e5a2ee11fac25a409378640cc59367b0e47cf",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "bc1e4eef59c72e33904edfa687a0d96fd5c75aec",
+	sha1Arg: "772e5a2ee11fac25a409378640cc59367b0e47cf",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "2b4168fd32c127a476ea827faf1b8821895eb499",
+	SHA1:    "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "2b4168fd32c127a476ea827faf1b8821895eb499",
+	sha1Arg: "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "14eb37aedc768c223a77630e430d5328d60a6d41",
+	SHA1:    "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "14eb37aedc768c223a77630e430d5328d60a6d41",
+	sha1Arg: "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
+	SHA1:    "aa32e8645f65b498673a571c2cf58910623456c5",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "d064bbbf824cd2b30ea3e73938fb0a0e24fd7171",
+	sha1Arg: "aa32e8645f65b498673a571c2cf58910623456c5",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
+	SHA1:    "f04874be3a6858e2ab486852fa88cc3da29e24e5",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "9a34b3c675d6c46cd841b1ea82e071c8d3073988",
+	sha1Arg: "f04874be3a6858e2ab486852fa88cc3da29e24e5",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
+	SHA1:    "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "eb1fa496adb11015e4f98f30ee01575fdf13e43d",
+	sha1Arg: "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "e3f0559f29b3af76e11022284403f42bf663035e",
+	SHA1:    "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "e3f0559f29b3af76e11022284403f42bf663035e",
+	sha1Arg: "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "9a88740547e9ae0da277891c595948b01cb28217",
+	SHA1:    "e1102a540d1157746fb2f438029e6229b5d1aa1a",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "9a88740547e9ae0da277891c595948b01cb28217",
+	sha1Arg: "e1102a540d1157746fb2f438029e6229b5d1aa1a",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "36a68fe19c2a1f0bfcf8824b464733624d70d389",
+	SHA1:    "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "36a68fe19c2a1f0bfcf8824b464733624d70d389",
+	sha1Arg: "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

@@ -36,7 +36,7 @@
 if ARGV[8] ~= ARGV[9] and ticketLeft(KEYS[4], ARGV[8]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
-if landedIn(KEYS[4], ARGV[9], true, ARGV[3]) then
+if ticketLeft(KEYS[4], ARGV[9]) then
   if ownedHolds(KEYS[1], ARGV[2]) then
     local fence, bad = currentFence(KEYS[2])
     return bad or {1, fence, 0} -- a copy of this attempt, which took the lock
@@ -48,9 +48,9 @@ local reserved = kind == 'string' and redis.call('get', KEYS[1]) == 'reserved:' 
 if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1], 'o') == ARGV[1]) then
   local counter, bad = readFence(KEYS[2])
   if bad then
-    redis.call('hdel', KEYS[4], ARGV[9]) -- the mark landed set: it was new
-    return bad
+    return bad -- before the mark: a copy is refused by the counter alike
   end
+  markTicket(KEYS[4], ARGV[9], ARGV[3]) -- the attempt landed: a copy of it is refused
   if reserved then
     redis.call('del', KEYS[1])
   end
@@ -59,4 +59,5 @@ if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1],
   redis.call('zrem', KEYS[3], ARGV[8])
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0}
 end
+markTicket(KEYS[4], ARGV[9], ARGV[3])
 return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[8], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])

@@ -38,11 +38,16 @@ if not held then
   return 0
 end
 -- The hand-on comes first: on a line of the wrong type it fails before
--- it writes, and so does the whole script.
+-- it writes, and so does the whole script. The mark's sample of the
+-- tickets comes before it: on tickets of the wrong type, so does that.
+local gone
+if ARGV[5] == '1' then
+  gone = lapsedTickets(KEYS[4])
+end
 handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3])
 if ARGV[5] == '1' then
   -- The ticket is out of line already: the write that gave the lock to
   -- its token took it out (a hand-on, or the waiter's attempt).
-  markTicket(KEYS[4], ARGV[6], ARGV[4])
+  markTicket(KEYS[4], ARGV[6], ARGV[4], gone)
 end
 return 1

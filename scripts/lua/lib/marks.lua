@@ -5,10 +5,12 @@
 -- the ticket holds "left" until the mark's deadline.
 
 -- markTicket marks ticket id as left for ms, and drops a few lapsed
--- tickets (see sweepTickets): marks are what a busy name adds most.
-local function markTicket(tickets, id, ms)
+-- tickets (see lapsedTickets): marks are what a busy name adds most. A
+-- caller that writes other keys first passes the sample (gone) it took
+-- before them. The drop comes before the mark: the sample may hold id.
+local function markTicket(tickets, id, ms, gone)
+  dropTickets(tickets, gone or lapsedTickets(tickets))
   putTicket(tickets, id, 'left', ms)
-  sweepTickets(tickets)
 end
 
 -- isMark reports whether a ticket's value (nil for none) is a mark.
@@ -18,18 +20,6 @@ end
 
 local function ticketLeft(tickets, id)
   return isMark(ticketIn(tickets, id))
-end
-
--- landedIn is landed of lib/left.lua: it reports whether an attempt's
--- ticket is marked, and marks a ticket of its own (own) as it lands.
-local function landedIn(tickets, id, own, ms)
-  if ticketLeft(tickets, id) then
-    return true
-  end
-  if own then
-    markTicket(tickets, id, ms)
-  end
-  return false
 end
 
 -- keepTicketMark lengthens a mark to last at least ms more (see keepMark
@@ -45,7 +35,8 @@ end
 local function markOnReleaseIn(mode, held, queue, tickets, id, ms)
   mode = tonumber(mode)
   if mode == marksAll or mode == marksMissed and not held then
+    local gone = lapsedTickets(tickets) -- before the first write (see markTicket)
     redis.call('zrem', queue, id)
-    markTicket(tickets, id, ms)
+    markTicket(tickets, id, ms, gone)
   end
 end

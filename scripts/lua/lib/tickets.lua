@@ -55,7 +55,11 @@ end
 -- fields stay below a third of the live ones on average, in O(1) per call.
 local ticketsSample = 4
 
-local function sweepTickets(tickets)
+-- lapsedTickets samples tickets for fields whose deadline passed, which
+-- dropTickets then drops. The sample reads only: a caller that takes it
+-- before its first write fails, on a tickets key of another type, having
+-- written nothing.
+local function lapsedTickets(tickets)
   local sample = redis.call('hrandfield', tickets, ticketsSample, 'WITHVALUES')
   local now, gone = ticketNow(), {}
   for i = 1, #sample, 2 do
@@ -64,6 +68,10 @@ local function sweepTickets(tickets)
       gone[#gone + 1] = sample[i]
     end
   end
+  return gone
+end
+
+local function dropTickets(tickets, gone)
   if #gone > 0 then
     redis.call('hdel', tickets, unpack(gone))
   end
