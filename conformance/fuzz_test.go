@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,84 +33,112 @@ func FuzzPublicAPI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, op uint8, given uint16, name, prefix, owner string,
 		ttlMs, nodeTimeoutUs, expiryMs, baseUs, capUs int64, drift, multiplier float64,
 		wait int8, attempts, permits, n int, count int64) {
-		srv.FlushAll()
-		// A client of its own: commands an earlier input left in flight
-		// do not count as this one's.
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
-		defer rdb.Close()
-		sent := &sentCounter{}
-		rdb.AddHook(sent)
-		d, err := goredis.New(rdb)
-		if err != nil {
-			t.Fatal(err)
+		a := fuzzArgs{op, given, name, prefix, owner, ttlMs, nodeTimeoutUs, expiryMs, baseUs, capUs,
+			drift, multiplier, wait, attempts, permits, n, count}
+		// A stall of the machine longer than the node timeout fails a
+		// read with an I/O timeout (ErrNoQuorum) whatever the input: an
+		// input that times out so runs once more, and fails if it times
+		// out again, as one whose script is slow does every time.
+		var stalled bool
+		if a.try(t, srv, &stalled); stalled {
+			a.try(t, srv, nil)
 		}
-		in := fuzzInput{name: name, ttl: time.Duration(ttlMs) * time.Millisecond, permits: permits, n: n%20 - 2, count: count}
-		var opts []core.Option
-		add := func(bit uint16, o core.Option) {
-			if given&bit != 0 {
-				opts = append(opts, o)
-			}
-		}
-		add(1<<0, core.WithTTL(in.ttl))
-		add(1<<1, core.WithNodeTimeout(time.Duration(nodeTimeoutUs)*time.Microsecond))
-		add(1<<2, core.WithDriftFactor(drift))
-		add(1<<3, core.WithBackoff(core.Backoff{Base: time.Duration(baseUs) * time.Microsecond,
-			Cap: time.Duration(capUs) * time.Microsecond, Multiplier: multiplier}))
-		add(1<<4, core.WithOwner(owner))
-		add(1<<5, core.WithLatchExpiry(time.Duration(expiryMs)*time.Millisecond))
-		add(1<<6, core.WithMaxAttempts(attempts))
-		add(1<<7, core.WithKeyPrefix(prefix))
-		add(1<<8, core.WithWaitStrategy(core.WaitStrategy(wait)))
-		add(1<<9, core.WithAutoExtend())
-		add(1<<10, core.WithFencing(false))
-		// Slow answers are legitimate when the TTL or the node timeout is
-		// short: the one given, or the default, which the TTL sets (a
-		// tenth of it, at least 50ms: below 100ms for a TTL below 1s).
-		ttl := 10 * time.Second
-		if given&1 != 0 {
-			ttl = in.ttl
-		}
-		nodeTimeout := min(max(ttl/10, 50*time.Millisecond), 500*time.Millisecond)
-		if given&2 != 0 {
-			nodeTimeout = time.Duration(nodeTimeoutUs) * time.Microsecond
-		}
-		in.slow = ttl < 200*time.Millisecond || nodeTimeout < 100*time.Millisecond ||
-			given&(1<<2) != 0 && drift > 0.5
-		// A call that may wait until its context ends (a slow input, or
-		// ops 15 and 16, which wait on a held lock or a set latch) gets a
-		// short one, to keep fuzzing fast. Any other must not wait: it
-		// gets one no load on a loaded machine comes near, so that its
-		// end fails the input only when the call really waited.
-		deadline := 2 * time.Second
-		if in.slow || op%18 == 15 || op%18 == 16 {
-			deadline = 150 * time.Millisecond
-		}
-		// A call that outlives its context by far has hung: say which.
-		hung := time.AfterFunc(deadline+10*time.Second, func() {
-			panic(fmt.Sprintf("hung: op %d, options %b, name %q, prefix %q, TTL %dms, permits %d, n %d, count %d",
-				op, given, name, prefix, ttlMs, permits, n, count))
-		})
-		defer hung.Stop()
-
-		newOpts := []core.Option{core.WithWaitStrategy(core.Poll)}
-		if given&(1<<15) != 0 { // the options go to New, as defaults
-			newOpts, opts = append(newOpts, opts...), nil
-		}
-		c, err := core.New([]core.Driver{d}, newOpts...)
-		if err != nil {
-			if !errors.Is(err, core.ErrInvalid) && !errors.Is(err, core.ErrNotifyUnsupported) {
-				t.Fatalf("New: %v", err)
-			}
-			if sent.all.Load() != 0 && errors.Is(err, core.ErrInvalid) {
-				t.Fatalf("New sent commands before returning %v", err)
-			}
-			return
-		}
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), deadline)
-		defer cancel()
-		in.run(t, ctx, sent, c, op, opts)
 	})
+}
+
+// fuzzArgs is one input of FuzzPublicAPI.
+type fuzzArgs struct {
+	op                                            uint8
+	given                                         uint16
+	name, prefix, owner                           string
+	ttlMs, nodeTimeoutUs, expiryMs, baseUs, capUs int64
+	drift, multiplier                             float64
+	wait                                          int8
+	attempts, permits, n                          int
+	count                                         int64
+}
+
+// try runs the input on a flushed srv; with stalled set, an I/O timeout
+// sets *stalled instead of failing t.
+func (a fuzzArgs) try(t *testing.T, srv *miniredis.Miniredis, stalled *bool) {
+	srv.FlushAll()
+	// A client of its own: commands an earlier input left in flight
+	// do not count as this one's.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	sent := &sentCounter{}
+	rdb.AddHook(sent)
+	d, err := goredis.New(rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fuzzInput{name: a.name, ttl: time.Duration(a.ttlMs) * time.Millisecond, permits: a.permits, n: a.n%20 - 2, count: a.count}
+	in.stalled = stalled
+	var opts []core.Option
+	add := func(bit uint16, o core.Option) {
+		if a.given&bit != 0 {
+			opts = append(opts, o)
+		}
+	}
+	add(1<<0, core.WithTTL(in.ttl))
+	add(1<<1, core.WithNodeTimeout(time.Duration(a.nodeTimeoutUs)*time.Microsecond))
+	add(1<<2, core.WithDriftFactor(a.drift))
+	add(1<<3, core.WithBackoff(core.Backoff{Base: time.Duration(a.baseUs) * time.Microsecond,
+		Cap: time.Duration(a.capUs) * time.Microsecond, Multiplier: a.multiplier}))
+	add(1<<4, core.WithOwner(a.owner))
+	add(1<<5, core.WithLatchExpiry(time.Duration(a.expiryMs)*time.Millisecond))
+	add(1<<6, core.WithMaxAttempts(a.attempts))
+	add(1<<7, core.WithKeyPrefix(a.prefix))
+	add(1<<8, core.WithWaitStrategy(core.WaitStrategy(a.wait)))
+	add(1<<9, core.WithAutoExtend())
+	add(1<<10, core.WithFencing(false))
+	// Slow answers are legitimate when the TTL or the node timeout is
+	// short: the one given, or the default, which the TTL sets (a
+	// tenth of it, at least 50ms: below 100ms for a TTL below 1s).
+	ttl := 10 * time.Second
+	if a.given&1 != 0 {
+		ttl = in.ttl
+	}
+	nodeTimeout := min(max(ttl/10, 50*time.Millisecond), 500*time.Millisecond)
+	if a.given&2 != 0 {
+		nodeTimeout = time.Duration(a.nodeTimeoutUs) * time.Microsecond
+	}
+	in.slow = ttl < 200*time.Millisecond || nodeTimeout < 100*time.Millisecond ||
+		a.given&(1<<2) != 0 && a.drift > 0.5
+	// A call that may wait until its context ends (a slow input, or
+	// ops 15 and 16, which wait on a held lock or a set latch) gets a
+	// short one, to keep fuzzing fast. Any other must not wait: it
+	// gets one no load on a loaded machine comes near, so that its
+	// end fails the input only when the call really waited.
+	deadline := 2 * time.Second
+	if in.slow || a.op%18 == 15 || a.op%18 == 16 {
+		deadline = 150 * time.Millisecond
+	}
+	// A call that outlives its context by far has hung: say which.
+	hung := time.AfterFunc(deadline+10*time.Second, func() {
+		panic(fmt.Sprintf("hung: op %d, options %b, name %q, prefix %q, TTL %dms, permits %d, n %d, count %d",
+			a.op, a.given, a.name, a.prefix, a.ttlMs, a.permits, a.n, a.count))
+	})
+	defer hung.Stop()
+
+	newOpts := []core.Option{core.WithWaitStrategy(core.Poll)}
+	if a.given&(1<<15) != 0 { // the options go to New, as defaults
+		newOpts, opts = append(newOpts, opts...), nil
+	}
+	c, err := core.New([]core.Driver{d}, newOpts...)
+	if err != nil {
+		if !errors.Is(err, core.ErrInvalid) && !errors.Is(err, core.ErrNotifyUnsupported) {
+			t.Fatalf("New: %v", err)
+		}
+		if sent.all.Load() != 0 && errors.Is(err, core.ErrInvalid) {
+			t.Fatalf("New sent commands before returning %v", err)
+		}
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	in.run(t, ctx, sent, c, a.op, opts)
 }
 
 type fuzzInput struct {
@@ -117,7 +146,8 @@ type fuzzInput struct {
 	ttl        time.Duration
 	permits, n int
 	count      int64
-	slow       bool // the input allows timeouts: ErrNoQuorum and ctx's end
+	slow       bool  // the input allows timeouts: ErrNoQuorum and ctx's end
+	stalled    *bool // if set, an I/O timeout sets it instead of failing
 }
 
 // run makes the call op chooses, on a free primitive, and checks its error.
@@ -239,6 +269,8 @@ func (in fuzzInput) check(t *testing.T, ctx context.Context, what string, err er
 	switch {
 	case err == nil, errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrNotAcquired):
 	case in.slow && (errors.Is(err, core.ErrNoQuorum) || over(ctx)):
+	case in.stalled != nil && errors.Is(err, core.ErrNoQuorum) && errors.Is(err, os.ErrDeadlineExceeded):
+		*in.stalled = true
 	default:
 		t.Fatalf("%s: %v", what, err)
 	}
