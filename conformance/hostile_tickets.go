@@ -93,3 +93,120 @@ func testHostileFenceOwnedLapsedTicket(t *testing.T, e env) {
 		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)
 	}
 }
+
+// testHostileTicketsJoinWritesNothing makes the line's tickets hash a
+// string while the lock is held: a waiter's joining attempt, which writes
+// its ticket there, fails (WRONGTYPE) and must write nothing, the line and
+// every expiry included. The waiter's leave is dropped, as it would take
+// out of line what the attempt put there.
+func testHostileTicketsJoinWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held := mustLock(t, ctx, e.hostileClient(t).Mutex(n).TryLock)
+	defer held.Unlock(ctx)
+	foreignTickets(t, ctx, e, n)
+	before := e.lineState(t, ctx, n)
+	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Op == "MutexLeave" {
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithTTL(time.Second), core.WithNodeTimeout(500*time.Millisecond))
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := c.Mutex(n).Lock(lctx)
+	if err == nil {
+		l.Unlock(ctx)
+		t.Fatal("Lock joined a line whose tickets hash is a string")
+	}
+	if !errors.Is(err, core.ErrServerError) {
+		t.Fatalf("Lock over a tickets hash that is a string: %v; want ErrServerError", err)
+	}
+	if after := e.lineState(t, ctx, n); !maps.Equal(before, after) {
+		t.Fatalf("the failed join wrote: the nodes held %v, now %v", before, after)
+	}
+}
+
+// testHostileTicketsLeaveWritesNothing queues a waiter, then makes the
+// line's tickets hash a string: the waiter's leave as its Lock gives up,
+// which marks its ticket there, fails (WRONGTYPE) and must write nothing:
+// its ticket stays in line.
+func testHostileTicketsLeaveWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held := mustLock(t, ctx, e.hostileClient(t).Mutex(n).TryLock)
+	defer held.Unlock(ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := e.waiter(t, wctx, e.hostileClient(t, core.WithTTL(time.Second), core.WithNodeTimeout(500*time.Millisecond)).Mutex(n))
+	foreignTickets(t, ctx, e, n)
+	before := e.lineState(t, ctx, n)
+	cancel()
+	if r := <-got; r.err == nil {
+		r.l.Unlock(ctx)
+		t.Fatal("the waiter's Lock returned a lease after its context ended")
+	}
+	time.Sleep(1500 * time.Millisecond) // the leave's retries, for the waiter's TTL
+	if after := e.lineState(t, ctx, n); !maps.Equal(before, after) {
+		t.Fatalf("the failed leave wrote: the nodes held %v, now %v", before, after)
+	}
+}
+
+// testHostileTicketsMultiReleaseWritesNothing hands two names to a queued
+// MultiLock waiter, then makes the second name's tickets hash a string:
+// the release of the waiter's lease, which marks its ticket on both names,
+// fails (WRONGTYPE) and must write nothing on either name.
+func testHostileTicketsMultiReleaseWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	names := []string{n + "/a", n + "/b"}
+	held := mustLock(t, ctx, e.hostileClient(t).MultiLock(names).TryLock)
+	got := e.inLine(t, ctx, queueKey(names[0]), 1, e.hostileClient(t, core.WithTTL(5*time.Second)).MultiLock(names).Lock)
+	time.Sleep(50 * time.Millisecond) // its attempt is done
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	foreignTickets(t, ctx, e, names[1])
+	state := func() map[string]string {
+		s := e.lineState(t, ctx, names[0])
+		maps.Copy(s, e.lineState(t, ctx, names[1]))
+		return s
+	}
+	before := state()
+	uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := r.l.Unlock(uctx); err == nil {
+		t.Fatal("Unlock over a tickets hash that is a string: no error")
+	}
+	if after := state(); !maps.Equal(before, after) {
+		t.Fatalf("the failed release wrote: the nodes held %v, now %v", before, after)
+	}
+}
+
+// foreignTickets makes the tickets hash of the Mutex called n a string on
+// every node: another program's key under the name.
+func foreignTickets(t *testing.T, ctx context.Context, e env, n string) {
+	t.Helper()
+	e.everyNode(t, func(c redis.UniversalClient) error {
+		return c.Set(ctx, ticketsKey(lockKey(n)), "x", time.Minute).Err()
+	})
+}
+
+// lineState is nameState with what the line and the tickets hash of the
+// Mutex called n hold on each node, where they are a sorted set and a
+// hash: a write to them need not change their type or expiry.
+func (e env) lineState(t *testing.T, ctx context.Context, n string) map[string]string {
+	t.Helper()
+	state := e.nameState(t, ctx, n)
+	for i := range e.addrs {
+		r := e.admin(t, i)
+		if members, err := r.ZRangeWithScores(ctx, queueKey(n), 0, -1).Result(); err == nil {
+			state[fmt.Sprintf("the line on node %d", i)] = fmt.Sprint(members)
+		}
+		if fields, err := r.HGetAll(ctx, ticketsKey(lockKey(n))).Result(); err == nil {
+			state[fmt.Sprintf("the tickets on node %d", i)] = fmt.Sprint(fields)
+		}
+	}
+	return state
+}

@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "63adab36828cf089fdf05383374b5e8211811bbc",
+	SHA1:    "940772a8bc2fb0b80381e8bd4f541810154ec566",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "63adab36828cf089fdf05383374b5e8211811bbc",
+	sha1Arg: "940772a8bc2fb0b80381e8bd4f541810154ec566",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "d9433b49fc12de26fa63e6342e0c14155ca9e847",
+	SHA1:    "a54b15dcf5ff0ef05339aea207f41e70cd0d607b",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "d9433b49fc12de26fa63e6342e0c14155ca9e847",
+	sha1Arg: "a54b15dcf5ff0ef05339aea207f41e70cd0d607b",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "5fafd934c68a0890b422a3a77160b8737ea372f5",
+	SHA1:    "638ea129a72d8c8f5cb887be0247a7e6fae29bcd",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "5fafd934c68a0890b422a3a77160b8737ea372f5",
+	sha1Arg: "638ea129a72d8c8f5cb887be0247a7e6fae29bcd",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "772e5a2ee11fac25a409378640cc59367b0e47cf",
+	SHA1:    "2ddeca60804e29a70864aac2b8866a5df4a793ec",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "772e5a2ee11fac25a409378640cc59367b0e47cf",
+	sha1Arg: "2ddeca60804e29a70864aac2b8866a5df4a793ec",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
+	SHA1:    "8d8552a059ee4a1f1bd9e046f018bb4d844e113d",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "d8c6e69f617f0c46e46107bf3b5d25f1ca36264f",
+	sha1Arg: "8d8552a059ee4a1f1bd9e046f018bb4d844e113d",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
+	SHA1:    "0583e5f4adc75e8a4999feb409891979b0fc45b9",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "6fb35bb16ea3df474894cf52c4d461a5da84de6f",
+	sha1Arg: "0583e5f4adc75e8a4999feb409891979b0fc45b9",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "aa32e8645f65b498673a571c2cf58910623456c5",
+	SHA1:    "51aa9487d9530ca4d89320a215fadbbe0631907e",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "aa32e8645f65b498673a571c2cf58910623456c5",
+	sha1Arg: "51aa9487d9530ca4d89320a215fadbbe0631907e",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "f04874be3a6858e2ab486852fa88cc3da29e24e5",
+	SHA1:    "1af5ccf4fcbc355404061d48ef6d921f81d4ab78",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "f04874be3a6858e2ab486852fa88cc3da29e24e5",
+	sha1Arg: "1af5ccf4fcbc355404061d48ef6d921f81d4ab78",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
+	SHA1:    "20c06a0d0af7254930b3a8930dc68d5cc6cb4936",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "24cc005dbcc8d92b24b53acb3bbc5268aa9031a4",
+	sha1Arg: "20c06a0d0af7254930b3a8930dc68d5cc6cb4936",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
+	SHA1:    "4978df8970b08dc7fdeead0dcfc749fd8ec0c166",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "541c1c9015e2cac605bb70ddae72a2d5e359a4fb",
+	sha1Arg: "4978df8970b08dc7fdeead0dcfc749fd8ec0c166",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "e1102a540d1157746fb2f438029e6229b5d1aa1a",
+	SHA1:    "a8694657eaeda605703679f0bcf3f23bf6f86c6f",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "e1102a540d1157746fb2f438029e6229b5d1aa1a",
+	sha1Arg: "a8694657eaeda605703679f0bcf3f23bf6f86c6f",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
+	SHA1:    "9e4eac2b818ff2486cf7dd69df88219adbc6a713",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "fe4768c9be0b6c7b792a515cc5c6ac950fed0639",
+	sha1Arg: "9e4eac2b818ff2486cf7dd69df88219adbc6a713",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

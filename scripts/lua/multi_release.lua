@@ -28,14 +28,34 @@
 -- #include lib/names_digest.lua
 -- #include lib/take_all.lua
 
-local held, released = {}, 0
+local held, gone, released = {}, {}, 0
 local ids = ticketIDs(ARGV[6])
+local mode = tonumber(ARGV[5])
+-- Every name is read before the first write, so that a call over another
+-- program's key under any of the names fails having written nothing: the
+-- tickets it marks (their sample, see lib/marks.lua), and the line of
+-- every name it writes but the first, whose own first write checks it.
 for i = 1, #KEYS, 4 do
   held[i] = redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1]
   if held[i] then
     released = released + 1
   end
-  markOnReleaseIn(ARGV[5], held[i], KEYS[i + 2], KEYS[i + 3], ids[i], ARGV[4])
+  local marks = mode == marksAll or mode == marksMissed and not held[i]
+  if marks then
+    gone[i] = lapsedTickets(KEYS[i + 3])
+  end
+  if i > 1 and (marks or held[i]) then
+    local kind = redis.call('type', KEYS[i + 2]).ok
+    if kind ~= 'zset' and kind ~= 'none' then
+      return redis.error_reply('WRONGTYPE the line ' .. KEYS[i + 2] .. ' holds a ' .. kind .. ', not a sorted set: delete it')
+    end
+  end
+end
+for i = 1, #KEYS, 4 do
+  if gone[i] then
+    redis.call('zrem', KEYS[i + 2], ids[i])
+    markTicket(KEYS[i + 3], ids[i], ARGV[4], gone[i])
+  end
 end
 if released == #KEYS / 4 then
   local same = '^m:' .. namesDigest(4) .. ':(%d+):(%w+):(%w+)$'

@@ -49,8 +49,11 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
   end
   return {1, fence, 0, 0}
 end
--- One HGET of the ticket: its mark, and the token it names.
-local ticket, lapses = ticketIn(KEYS[4], ARGV[9])
+-- One HGET of the ticket: its mark, and the token it names. A joining
+-- attempt reads it strictly: it writes the tickets, and another type
+-- fails it here, before its first write (the line's, which checks the
+-- line).
+local ticket, lapses = ticketIn(KEYS[4], ARGV[9], ARGV[3] == '1')
 if isMark(ticket) then
   return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
@@ -79,13 +82,13 @@ if mine or free then
   end
 end
 if mine then
+  redis.call('zrem', KEYS[3], ARGV[9])
   if holder ~= ARGV[1] then
     redis.call('set', KEYS[1], ARGV[1], 'KEEPTTL') -- a take-over (see lib/take_over.lua)
   end
   -- Never shortened: this may be an attempt that landed late, after the
   -- lease it belongs to was extended.
   lengthen(KEYS[1], ARGV[2])
-  redis.call('zrem', KEYS[3], ARGV[9])
   -- A grant when the ticket names the token the lock held; not when an
   -- attempt of this waiter took the lock free (marked below) and this is
   -- a copy of it, or a later attempt. The ticket then names this token,
@@ -98,8 +101,8 @@ if mine then
   return {1, counter or serverNow() * 1024, 0, 1}
 end
 if free then
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('zrem', KEYS[3], ARGV[9])
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[3] == '1' and ticket then
     -- No grant (see namedIn), as long as the ticket lasts.
     redis.call('hset', KEYS[4], ARGV[9], string.format('%.0f', lapses) .. ':taken:' .. ARGV[1])

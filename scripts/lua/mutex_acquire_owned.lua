@@ -36,7 +36,9 @@
 if ARGV[8] ~= ARGV[9] and ticketLeft(KEYS[4], ARGV[8]) then
   return {0, 0, 0} -- an attempt of a waiter that left, landing late
 end
-if ticketLeft(KEYS[4], ARGV[9]) then
+-- Read strictly (see ticketIn): every path below writes the tickets, and
+-- another type fails the call here, before its first write.
+if isMark(ticketIn(KEYS[4], ARGV[9], true)) then
   if ownedHolds(KEYS[1], ARGV[2]) then
     local fence, bad = currentFence(KEYS[2])
     return bad or {1, fence, 0} -- a copy of this attempt, which took the lock
@@ -50,14 +52,16 @@ if reserved or kind == 'none' or (kind == 'hash' and redis.call('hget', KEYS[1],
   if bad then
     return bad -- before the mark: a copy is refused by the counter alike
   end
+  redis.call('zrem', KEYS[3], ARGV[8]) -- the first write, which checks the line
   markTicket(KEYS[4], ARGV[9], ARGV[3]) -- the attempt landed: a copy of it is refused
   if reserved then
     redis.call('del', KEYS[1])
   end
   redis.call('hset', KEYS[1], 'o', ARGV[1])
   ownedHold(KEYS[1], ARGV[2], ARGV[3])
-  redis.call('zrem', KEYS[3], ARGV[8])
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0}
 end
+-- The join's ZADD, if any, is the first write: it checks the line.
+local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[8], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])
 markTicket(KEYS[4], ARGV[9], ARGV[3])
-return refused(KEYS[1], KEYS[3], KEYS[4], ARGV[8], ARGV[4], ARGV[5], 'o:' .. ARGV[7], ARGV[3])
+return reply

@@ -25,13 +25,22 @@
 -- #include lib/marks.lua
 -- #include lib/take_over.lua
 
+-- The tickets are read before the first write, the line's ZREM, so that
+-- over another program's key at either the call fails having written
+-- nothing.
+local gone, marked
+if ARGV[4] == '0' then
+  marked = isMark(ticketIn(KEYS[4], ARGV[7], true))
+else
+  gone = lapsedTickets(KEYS[4])
+end
 redis.call('zrem', KEYS[3], ARGV[7])
 if ARGV[4] == '0' then
-  if not ticketLeft(KEYS[4], ARGV[7]) then
+  if not marked then
     redis.call('hdel', KEYS[4], ARGV[7])
   end
 else
-  markTicket(KEYS[4], ARGV[7], ARGV[4])
+  markTicket(KEYS[4], ARGV[7], ARGV[4], gone)
 end
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0

@@ -1,6 +1,8 @@
 -- #include lib/tickets.lua
 
--- Queues a waiter whose attempt failed: its ticket (id, a field of
+-- Queues a waiter whose attempt failed (the caller read its ticket
+-- strictly, see ticketIn: the ZADD, which checks the line, is the first
+-- write): its ticket (id, a field of
 -- tickets, see tickets.lua) joins the lock's queue at its arrival and
 -- holds value (what a release hands it: see hand_on.lua). The ticket
 -- lapses with the lock, or after ttl when the lock has no expiry (wait <

@@ -26,9 +26,16 @@ end
 
 -- ticketIn returns what ticket id holds in tickets and its deadline; nil
 -- when it holds nothing, its deadline passed, or tickets is no hash
--- (another program's data, which the scripts leave alone).
-local function ticketIn(tickets, id)
-  local field = redis.pcall('hget', tickets, id)
+-- (another program's data, which the scripts leave alone). A caller that
+-- writes tickets later reads strictly: another type then fails the call
+-- here, before its first write.
+local function ticketIn(tickets, id, strict)
+  local field
+  if strict then
+    field = redis.call('hget', tickets, id)
+  else
+    field = redis.pcall('hget', tickets, id)
+  end
   if type(field) ~= 'string' then
     return nil
   end
