@@ -131,8 +131,7 @@ func testHandOffCost(t *testing.T, e env) {
 		"time",    // the server's clock: has B's ticket lapsed? (Redis 7.0 has no expiry per field)
 		"incr",    // the fencing counter: B's token
 		"publish", // the grant to B's Client's own channel: its secret here says this is one server, where no Client subscribes a sharded one; the count of receivers says B's Client listens
-		"set",     // the lock: B's token, for B's TTL
-		"hset",    // B's ticket names the grant as long as it lasts: its deadline moves to B's TTL from now
+		"set",     // the lock: B's token, for B's TTL (B's ticket, unwritten, names the grant as long as it lasts: see ticketEnd in lib/tickets.lua)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("a hand-off ran %q on the server, want %q", got, want)

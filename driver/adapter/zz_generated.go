@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "940772a8bc2fb0b80381e8bd4f541810154ec566",
+	SHA1:    "ab14dfec0b2c0e4311bd014d28664c4e69688fd6",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "940772a8bc2fb0b80381e8bd4f541810154ec566",
+	sha1Arg: "ab14dfec0b2c0e4311bd014d28664c4e69688fd6",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "a54b15dcf5ff0ef05339aea207f41e70cd0d607b",
+	SHA1:    "caf747d79714d2651d1279edd2e05041d83ece1b",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "a54b15dcf5ff0ef05339aea207f41e70cd0d607b",
+	sha1Arg: "caf747d79714d2651d1279edd2e05041d83ece1b",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "638ea129a72d8c8f5cb887be0247a7e6fae29bcd",
+	SHA1:    "f70437b8d4102efcd20a040ba32141beb195a6e3",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "638ea129a72d8c8f5cb887be0247a7e6fae29bcd",
+	sha1Arg: "f70437b8d4102efcd20a040ba32141beb195a6e3",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "2ddeca60804e29a70864aac2b8866a5df4a793ec",
+	SHA1:    "6b767b23fa4c6e11a3a9d813eb1eedc0261e5a8c",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "2ddeca60804e29a70864aac2b8866a5df4a793ec",
+	sha1Arg: "6b767b23fa4c6e11a3a9d813eb1eedc0261e5a8c",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "8d8552a059ee4a1f1bd9e046f018bb4d844e113d",
+	SHA1:    "5e3ce922ac18af1908a002c9692fe1b62d56b8a4",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "8d8552a059ee4a1f1bd9e046f018bb4d844e113d",
+	sha1Arg: "5e3ce922ac18af1908a002c9692fe1b62d56b8a4",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "0583e5f4adc75e8a4999feb409891979b0fc45b9",
+	SHA1:    "59ebb78739a3fa6f8d87767c0e7a1c8c6022068c",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "0583e5f4adc75e8a4999feb409891979b0fc45b9",
+	sha1Arg: "59ebb78739a3fa6f8d87767c0e7a1c8c6022068c",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "51aa9487d9530ca4d89320a215fadbbe0631907e",
+	SHA1:    "5c1d4357b6cb2037583a1a3abe052648d13ac12c",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "51aa9487d9530ca4d89320a215fadbbe0631907e",
+	sha1Arg: "5c1d4357b6cb2037583a1a3abe052648d13ac12c",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "1af5ccf4fcbc355404061d48ef6d921f81d4ab78",
+	SHA1:    "ac3fae3384f2a0f2cfdff3bae716107f1cc3812d",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "1af5ccf4fcbc355404061d48ef6d921f81d4ab78",
+	sha1Arg: "ac3fae3384f2a0f2cfdff3bae716107f1cc3812d",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "20c06a0d0af7254930b3a8930dc68d5cc6cb4936",
+	SHA1:    "27b2abd119e2a195eb9400769e5ccd9197f59237",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "20c06a0d0af7254930b3a8930dc68d5cc6cb4936",
+	sha1Arg: "27b2abd119e2a195eb9400769e5ccd9197f59237",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "4978df8970b08dc7fdeead0dcfc749fd8ec0c166",
+	SHA1:    "eaa447ee2a47ea2d445fe715df9eabf5e251e1f1",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "4978df8970b08dc7fdeead0dcfc749fd8ec0c166",
+	sha1Arg: "eaa447ee2a47ea2d445fe715df9eabf5e251e1f1",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "a8694657eaeda605703679f0bcf3f23bf6f86c6f",
+	SHA1:    "3f0581f5b5981b2a754cfd52cb7ba95bdb1d69cb",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "a8694657eaeda605703679f0bcf3f23bf6f86c6f",
+	sha1Arg: "3f0581f5b5981b2a754cfd52cb7ba95bdb1d69cb",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "9e4eac2b818ff2486cf7dd69df88219adbc6a713",
+	SHA1:    "5d042c7c2a0d40fbd6e17b0af0eabbac5b63cd59",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "9e4eac2b818ff2486cf7dd69df88219adbc6a713",
+	sha1Arg: "5d042c7c2a0d40fbd6e17b0af0eabbac5b63cd59",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

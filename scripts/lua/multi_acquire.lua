@@ -52,7 +52,7 @@ local function mine(lock)
   return redis.call('type', lock).ok == 'string' and redis.call('get', lock) == token
 end
 for i = 1, #KEYS, 4 do
-  local ticket = ticketIn(KEYS[i + 3], ids[i])
+  local ticket = ticketIn(KEYS[i + 3], ids[i], false, true)
   if isMark(ticket) or ARGV[3] == '1' and superseded(valueOf(KEYS[i]), ticket, ARGV[8], token) then
     if ARGV[9] == '1' and i == 1 and mine(KEYS[i]) then
       local fence = 0 -- a copy of this attempt, which took every name

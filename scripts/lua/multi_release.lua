@@ -59,14 +59,14 @@ for i = 1, #KEYS, 4 do
 end
 if released == #KEYS / 4 then
   local same = '^m:' .. namesDigest(4) .. ':(%d+):(%w+):(%w+)$'
-  local heir, at, ttl, token, secret, heirValue
+  local heir, at, ttl, token, secret
   local others = false
   for i = 1, #KEYS, 4 do
     local ticket, value = liveHeadIn(KEYS[i + 2], KEYS[i + 3])
     if ticket then
       local t, tok, sec = string.match(value, same)
       if tok and not heir then
-        heir, at, ttl, token, secret, heirValue = ticket, i, t, tok, sec, value
+        heir, at, ttl, token, secret = ticket, i, t, tok, sec
       else
         others = true
       end
@@ -82,11 +82,10 @@ if released == #KEYS / 4 then
       end
     end
     if not bad then
+      -- The heir's ticket names the grant as long as it lasts, with no
+      -- write (see ticketEnd in lib/tickets.lua).
       redis.call('zrem', KEYS[at + 2], heir)
       tell(heir, takeAll(4, token, ttl, ARGV[3], counters), secret)
-      -- The heir's ticket names the grant as long as it lasts (see
-      -- lib/take_over.lua); its join made the tickets hash outlive it by ttl.
-      redis.call('hset', KEYS[at + 3], heir, string.format('%.0f', ticketNow() + ttl) .. ':' .. heirValue)
       return released
     end
   end

@@ -53,7 +53,7 @@ end
 -- attempt reads it strictly: it writes the tickets, and another type
 -- fails it here, before its first write (the line's, which checks the
 -- line).
-local ticket, lapses = ticketIn(KEYS[4], ARGV[9], ARGV[3] == '1')
+local ticket, lapses = ticketIn(KEYS[4], ARGV[9], ARGV[3] == '1', true)
 if isMark(ticket) then
   return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end

@@ -64,12 +64,12 @@ local function handOn(lock, fence, queue, tickets, reserve, idle)
       -- the lock below is set.
       if tell(ticket, told and drawn or 0, secret) then
         if token then
-          redis.call('set', lock, token, 'PX', ttl)
           -- The ticket names the grant's token as long as the grant lasts,
           -- for a waiter that rotated its token to take it over
-          -- (mutex_acquire.lua). The tickets hash lives that long already:
-          -- the waiter's join made it outlive the ticket by ttl.
-          redis.call('hset', tickets, ticket, string.format('%.0f', ticketNow() + ttl) .. ':' .. value)
+          -- (mutex_acquire.lua), with no write: it is read ttl past its
+          -- deadline (see ticketEnd in tickets.lua), and the waiter's join
+          -- made the tickets hash outlive it by ttl.
+          redis.call('set', lock, token, 'PX', ttl)
         else
           redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
         end

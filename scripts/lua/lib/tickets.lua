@@ -24,12 +24,24 @@ local function ticketNow()
   return ticketClock
 end
 
+-- ticketEnd is when a ticket holding value until deadline stops naming
+-- what it holds: its deadline; for a grant ("g:<ttl>:..." or
+-- "m:<names>:<ttl>:...", see hand_on.lua), ttl later. A hand-on grants the
+-- ticket before its deadline, for ttl, and writes nothing to it: the
+-- ticket names the grant's token as long as the grant lasts (see
+-- take_over.lua), which the waiter's join pays for.
+local function ticketEnd(value, deadline)
+  local ttl = string.match(value, '^g:(%d+):') or string.match(value, '^m:%x+:(%d+):')
+  return deadline + (tonumber(ttl) or 0)
+end
+
 -- ticketIn returns what ticket id holds in tickets and its deadline; nil
 -- when it holds nothing, its deadline passed, or tickets is no hash
 -- (another program's data, which the scripts leave alone). A caller that
 -- writes tickets later reads strictly: another type then fails the call
--- here, before its first write.
-local function ticketIn(tickets, id, strict)
+-- here, before its first write. One that reads the grant a ticket names
+-- (granted) reads it, and gets its deadline, until ticketEnd.
+local function ticketIn(tickets, id, strict, granted)
   local field
   if strict then
     field = redis.call('hget', tickets, id)
@@ -40,10 +52,17 @@ local function ticketIn(tickets, id, strict)
     return nil
   end
   local deadline, value = string.match(field, '^(%d+):(.*)$')
-  if not deadline or tonumber(deadline) <= ticketNow() then
+  if not deadline then
     return nil
   end
-  return value, tonumber(deadline)
+  deadline = tonumber(deadline)
+  if granted then
+    deadline = ticketEnd(value, deadline)
+  end
+  if deadline <= ticketNow() then
+    return nil
+  end
+  return value, deadline
 end
 
 -- outlive makes key live at least ms more: GT lengthens an expiry, NX
@@ -70,8 +89,8 @@ local function lapsedTickets(tickets)
   local sample = redis.call('hrandfield', tickets, ticketsSample, 'WITHVALUES')
   local now, gone = ticketNow(), {}
   for i = 1, #sample, 2 do
-    local deadline = tonumber(string.match(sample[i + 1], '^(%d+):'))
-    if not deadline or deadline <= now then
+    local deadline, value = string.match(sample[i + 1], '^(%d+):(.*)$')
+    if not deadline or ticketEnd(value, tonumber(deadline)) <= now then
       gone[#gone + 1] = sample[i]
     end
   end
