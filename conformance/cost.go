@@ -147,12 +147,11 @@ func testHandOffCost(t *testing.T, e env) {
 	})
 	want = []string{
 		"evalsha", // B's attempt: mutex_acquire.lua, joining the line, once: B watches no keyspace event
-		"hget",    // B's ticket: left, or naming a later token of B's? (none yet, so no TIME to check its deadline)
 		"get",     // the lock: held, by whom (a later token of B's?)
 		"pttl",    // the lock: how long B may wait
-		"zadd",    // the line: B's ticket
 		"time",    // the server's clock, for the ticket's deadline (Redis 7.0 has no expiry per field)
-		"hset",    // B's ticket: its deadline and grant (TTL, token, secret)
+		"hsetnx",  // B's ticket, where B has none here (else it reads it: left, or naming a later token of B's?): its deadline and grant (TTL, token, secret)
+		"zadd",    // the line: B's ticket
 	}
 	if !slices.Equal(joined, want) {
 		t.Errorf("a Lock of a held lock ran %q on the server to join the line, want %q", joined, want)

@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "ab14dfec0b2c0e4311bd014d28664c4e69688fd6",
+	SHA1:    "ad23d74397efc62c3ff4c4c9fd7bd508507214c8",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "ab14dfec0b2c0e4311bd014d28664c4e69688fd6",
+	sha1Arg: "ad23d74397efc62c3ff4c4c9fd7bd508507214c8",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "caf747d79714d2651d1279edd2e05041d83ece1b",
+	SHA1:    "af0bc582848059c0252d2046691081fdac65b9ed",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "caf747d79714d2651d1279edd2e05041d83ece1b",
+	sha1Arg: "af0bc582848059c0252d2046691081fdac65b9ed",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "3f0581f5b5981b2a754cfd52cb7ba95bdb1d69cb",
+	SHA1:    "83cac08cab48c4b916972bba8b6cb5060bcef3e4",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "3f0581f5b5981b2a754cfd52cb7ba95bdb1d69cb",
+	sha1Arg: "83cac08cab48c4b916972bba8b6cb5060bcef3e4",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.

@@ -49,20 +49,37 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
   end
   return {1, fence, 0, 0}
 end
--- One HGET of the ticket: its mark, and the token it names. A joining
--- attempt reads it strictly: it writes the tickets, and another type
--- fails it here, before its first write (the line's, which checks the
--- line).
-local ticket, lapses = ticketIn(KEYS[4], ARGV[9], ARGV[3] == '1', true)
-if isMark(ticket) then
-  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
-end
 -- One GET: nil when the lock is free, an error when it holds no string
 -- (a reentrant lock's hash under the name).
 local holder = redis.pcall('get', KEYS[1])
 local free = not holder
 if type(holder) ~= 'string' then
   holder = false
+end
+local joins = ARGV[3] == '1'
+local mine = holder == ARGV[1] or joins and holder and earlierOf(holder, ARGV[7], ARGV[1])
+local grant = 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5]
+if not mine and not free then
+  -- Held by another: a refusal reads no ticket, and a joining attempt
+  -- queues one only where its waiter has none here (joinAfresh). A late
+  -- attempt whose ticket is marked or names a later token is so refused
+  -- with nothing written all the same; one that has a ticket reads it
+  -- below.
+  if superseded(holder, nil, ARGV[7], ARGV[1]) then
+    return {0, 0, 0, 0} -- overtaken already
+  end
+  local wait = redis.call('pttl', KEYS[1])
+  if not joins or joinAfresh(KEYS[3], KEYS[4], ARGV[9], ARGV[4], grant, wait, tonumber(ARGV[2])) then
+    return {0, 0, wait, 0}
+  end
+end
+-- One HGET of the ticket: its mark, and the token it names. A joining
+-- attempt reads it strictly: it writes the tickets, and another type
+-- fails it here, before its first write (the line's, which checks the
+-- line).
+local ticket, lapses = ticketIn(KEYS[4], ARGV[9], joins, true)
+if isMark(ticket) then
+  return {0, 0, 0, 0} -- an attempt of a waiter that left, or one released or undone, landing late
 end
 if ARGV[8] == '1' and holder == ARGV[1] then
   local fence, bad = currentFence(KEYS[2])
@@ -71,7 +88,6 @@ end
 if superseded(holder, ticket, ARGV[7], ARGV[1]) then
   return {0, 0, 0, 0} -- overtaken already
 end
-local mine = holder == ARGV[1] or ARGV[3] == '1' and holder and earlierOf(holder, ARGV[7], ARGV[1])
 local counter, bad
 if mine or free then
   -- What follows draws or reports a token: a malformed counter refuses
@@ -97,7 +113,7 @@ if mine then
   if grantIn(ticket) ~= holder then
     return {1, counter or serverNow() * 1024, 0, 0}
   end
-  putTicket(KEYS[4], ARGV[9], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], redis.call('pttl', KEYS[1]))
+  putTicket(KEYS[4], ARGV[9], grant, redis.call('pttl', KEYS[1]))
   return {1, counter or serverNow() * 1024, 0, 1}
 end
 if free then
@@ -109,6 +125,6 @@ if free then
   end
   return {1, drawnFrom(KEYS[2], counter, ARGV[6]), 0, 0}
 end
-local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[9], ARGV[3], ARGV[4], 'g:' .. ARGV[2] .. ':' .. ARGV[1] .. ':' .. ARGV[5], ARGV[2])
+local reply = refused(KEYS[1], KEYS[3], KEYS[4], ARGV[9], ARGV[3], ARGV[4], grant, ARGV[2])
 reply[4] = 0
 return reply

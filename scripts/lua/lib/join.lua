@@ -21,6 +21,30 @@ local function join(queue, tickets, id, arrival, value, wait, ttl)
   outlive(queue, life + ttl)
 end
 
+-- joinAfresh is join for an attempt that has not read its ticket: it
+-- queues the ticket only where the waiter has none here (HSETNX, the
+-- common case: a waiter's first join), and otherwise writes nothing and
+-- returns false, for the caller to read the ticket (it may be marked, or
+-- name a later token) and join then. Its first write, HSETNX, checks the
+-- tickets; a line of another type fails it once the ticket is taken back
+-- out, so that it has written nothing.
+local function joinAfresh(queue, tickets, id, arrival, value, wait, ttl)
+  local life = wait
+  if life < 0 then
+    life = ttl
+  end
+  if redis.call('hsetnx', tickets, id, string.format('%.0f', ticketNow() + life + 1) .. ':' .. value) == 0 then
+    return false
+  end
+  if type(redis.pcall('zadd', queue, 'NX', arrival, id)) ~= 'number' then
+    redis.call('hdel', tickets, id)
+    redis.call('zadd', queue, 'NX', arrival, id) -- fails again, now that nothing is written
+  end
+  outlive(tickets, life + 1 + ttl)
+  outlive(queue, life + ttl)
+  return true
+end
+
 -- refused is the reply of an attempt that lock refused, {0, 0, wait}:
 -- how long the lock stays taken; the attempt joins the queue when joins
 -- is '1'.
