@@ -121,7 +121,6 @@ func testHandOffCost(t *testing.T, e env) {
 	if res.err != nil {
 		t.Fatalf("B's Lock after A's Unlock: %v", res.err)
 	}
-	defer res.l.Unlock(ctx)
 	got := seen("handed")
 	want := []string{
 		"evalsha", // A's Unlock: release_wake.lua
@@ -155,6 +154,35 @@ func testHandOffCost(t *testing.T, e env) {
 	}
 	if !slices.Equal(joined, want) {
 		t.Errorf("a Lock of a held lock ran %q on the server to join the line, want %q", joined, want)
+	}
+	// What a contended Lock's lease pays as it ends: B's lease came from
+	// the line, so its Unlock marks B's ticket as it hands on to C.
+	done = startLock(ctx, e.client(t).Mutex(n).Lock)
+	awaitQueued(t, ctx, e, 0, queueKey(n), done)
+	seen("queued again")
+	if err := res.l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res = <-done; res.err != nil {
+		t.Fatalf("C's Lock after B's Unlock: %v", res.err)
+	}
+	defer res.l.Unlock(ctx)
+	got = seen("handed on")
+	want = []string{
+		"evalsha",    // B's Unlock: release_or_mark.lua, which marks B's ticket always, as B's attempts carry its lease's token
+		"get",        // the lock: B's token?
+		"hrandfield", // 4 tickets at random, to drop those that lapsed (none here); a tickets key of another type fails the call here, before it writes
+		"time",       // the server's clock: has one of them lapsed?
+		"zpopmin",    // C's ticket, out of the line
+		"hget",       // C's ticket: its deadline (the clock read above) and grant
+		"incr",       // C's token
+		"publish",    // the grant to C's Client
+		"set",        // the lock: C's token
+		"hset",       // B's ticket: left, for B's TTL
+		"pexpire",    // the tickets hash, which the sample showed was there (so it has an expiry), outlives the mark: GT
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the Unlock of a lease from the line, with a waiter, ran %q on the server, want %q", got, want)
 	}
 }
 

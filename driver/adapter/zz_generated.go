@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "ad23d74397efc62c3ff4c4c9fd7bd508507214c8",
+	SHA1:    "ba2639db3763388318a50158cb5ef20ba073da83",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "ad23d74397efc62c3ff4c4c9fd7bd508507214c8",
+	sha1Arg: "ba2639db3763388318a50158cb5ef20ba073da83",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "af0bc582848059c0252d2046691081fdac65b9ed",
+	SHA1:    "01b345330467005894b1966cb75804c814899a92",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "af0bc582848059c0252d2046691081fdac65b9ed",
+	sha1Arg: "01b345330467005894b1966cb75804c814899a92",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "f70437b8d4102efcd20a040ba32141beb195a6e3",
+	SHA1:    "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "f70437b8d4102efcd20a040ba32141beb195a6e3",
+	sha1Arg: "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "6b767b23fa4c6e11a3a9d813eb1eedc0261e5a8c",
+	SHA1:    "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "6b767b23fa4c6e11a3a9d813eb1eedc0261e5a8c",
+	sha1Arg: "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "5e3ce922ac18af1908a002c9692fe1b62d56b8a4",
+	SHA1:    "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "5e3ce922ac18af1908a002c9692fe1b62d56b8a4",
+	sha1Arg: "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "59ebb78739a3fa6f8d87767c0e7a1c8c6022068c",
+	SHA1:    "4dc35eb67aa4ce735a5520c75c1989ebad3f49f3",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "59ebb78739a3fa6f8d87767c0e7a1c8c6022068c",
+	sha1Arg: "4dc35eb67aa4ce735a5520c75c1989ebad3f49f3",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "5c1d4357b6cb2037583a1a3abe052648d13ac12c",
+	SHA1:    "464aa6d0a0f532e68e8c8b6ce1614d675c1caee3",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "5c1d4357b6cb2037583a1a3abe052648d13ac12c",
+	sha1Arg: "464aa6d0a0f532e68e8c8b6ce1614d675c1caee3",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "ac3fae3384f2a0f2cfdff3bae716107f1cc3812d",
+	SHA1:    "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "ac3fae3384f2a0f2cfdff3bae716107f1cc3812d",
+	sha1Arg: "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "27b2abd119e2a195eb9400769e5ccd9197f59237",
+	SHA1:    "ca4a0d0c31ac11aa6ba73f16ded7094c1dd51836",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "27b2abd119e2a195eb9400769e5ccd9197f59237",
+	sha1Arg: "ca4a0d0c31ac11aa6ba73f16ded7094c1dd51836",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "eaa447ee2a47ea2d445fe715df9eabf5e251e1f1",
+	SHA1:    "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "eaa447ee2a47ea2d445fe715df9eabf5e251e1f1",
+	sha1Arg: "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "83cac08cab48c4b916972bba8b6cb5060bcef3e4",
+	SHA1:    "b32a4146cf92d698e44b31ebc43a18746d518ec7",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "83cac08cab48c4b916972bba8b6cb5060bcef3e4",
+	sha1Arg: "b32a4146cf92d698e44b31ebc43a18746d518ec7",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "5d042c7c2a0d40fbd6e17b0af0eabbac5b63cd59",
+	SHA1:    "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "5d042c7c2a0d40fbd6e17b0af0eabbac5b63cd59",
+	sha1Arg: "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

@@ -9,8 +9,9 @@
 -- caller that writes other keys first passes the sample (gone) it took
 -- before them. The drop comes before the mark: the sample may hold id.
 local function markTicket(tickets, id, ms, gone)
-  dropTickets(tickets, gone or lapsedTickets(tickets))
-  putTicket(tickets, id, 'left', ms)
+  gone = gone or lapsedTickets(tickets)
+  dropTickets(tickets, gone)
+  putTicket(tickets, id, 'left', ms, gone.kept)
 end
 
 -- isMark reports whether a ticket's value (nil for none) is a mark.

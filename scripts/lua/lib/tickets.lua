@@ -84,7 +84,8 @@ local ticketsSample = 4
 -- lapsedTickets samples tickets for fields whose deadline passed, which
 -- dropTickets then drops. The sample reads only: a caller that takes it
 -- before its first write fails, on a tickets key of another type, having
--- written nothing.
+-- written nothing. gone.kept tells that a field sampled stays: the hash
+-- outlives the drop, with the expiry that the script that made it gave it.
 local function lapsedTickets(tickets)
   local sample = redis.call('hrandfield', tickets, ticketsSample, 'WITHVALUES')
   local now, gone = ticketNow(), {}
@@ -94,6 +95,7 @@ local function lapsedTickets(tickets)
       gone[#gone + 1] = sample[i]
     end
   end
+  gone.kept = #sample / 2 > #gone
   return gone
 end
 
@@ -104,11 +106,16 @@ local function dropTickets(tickets, gone)
 end
 
 -- putTicket makes ticket id hold value for ms from now, and tickets live
--- as long.
-local function putTicket(tickets, id, value, ms)
+-- as long. Where the caller knows the hash was there (kept, see
+-- lapsedTickets), it has an expiry, which one PEXPIRE GT lengthens.
+local function putTicket(tickets, id, value, ms, kept)
   ms = tonumber(ms)
   redis.call('hset', tickets, id, string.format('%.0f', ticketNow() + ms) .. ':' .. value)
-  outlive(tickets, ms)
+  if kept then
+    redis.call('pexpire', tickets, ms, 'GT')
+  else
+    outlive(tickets, ms)
+  end
 end
 
 -- isTicketOf reports whether member of a queue is an id of tickets.
