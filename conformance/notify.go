@@ -39,6 +39,9 @@ func runNotify(t *testing.T, h Harness) {
 	t.Run("GrantFoundSaysSo", func(t *testing.T) {
 		testGrantFoundSaysSo(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
+	t.Run("GrantNamedPastDeadline", func(t *testing.T) {
+		testGrantNamedPastDeadline(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
 	t.Run("MultiLockWaitsInLine", func(t *testing.T) {
 		testMultiLockWaitsInLine(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
@@ -216,6 +219,42 @@ func testGrantToLeaverPassesOn(t *testing.T, e env) {
 		t.Fatalf("MutexLeave of the granted leaver: got %d, %v; want 1 (passed on)", passed, err)
 	}
 	expectWoken(t, got, start).Unlock(ctx)
+}
+
+// testGrantNamedPastDeadline: a hand-on writes nothing to the ticket it
+// grants, whose deadline (the lock's expiry when the waiter joined) may
+// come long before the grant ends; the ticket names the grant all the
+// same until then (see ticketEnd in lib/tickets.lua). The waiter joins
+// behind a lock with 300 ms left, is granted the lock for 5 s, and after
+// its ticket's deadline an attempt with its next token takes the grant
+// over and says it was granted. Read as lapsed, the ticket would name no
+// grant, and the attempt would say it took the lock free: a waiter then
+// lets such a node go when its attempt fails.
+func testGrantNamedPastDeadline(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held := mustLock(t, ctx, e.client(t, core.WithTTL(time.Second)).Mutex(n).Lock)
+	d := e.h.Open(t, e.addrs[0])
+	attempt := func(token string) (driver.MutexAcquireReply, error) {
+		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(n), Fence: fenceKey(n), Queue: queueKey(n), Tickets: ticketsKey(lockKey(n)),
+			Ticket: ticketKey(lockKey(n), "waiter:1"), Token: token, TTL: 5 * time.Second, Join: 1, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: "w"})
+	}
+	// Let the lock's expiry, and so the ticket's deadline, come near.
+	time.Sleep(700 * time.Millisecond)
+	r, err := attempt("w1")
+	if err != nil || r.Acquired || r.HolderTTL > 300*time.Millisecond {
+		t.Fatalf("the waiter's attempt on the held lock: got %+v, %v; want it queued, the lock with at most 300ms left", r, err)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.admin(t, 0).Get(ctx, lockKey(n)).Result(); v != "w1" {
+		t.Fatalf("after the release the lock holds %q (err %v), want the waiter's token w1", v, err)
+	}
+	time.Sleep(r.HolderTTL + 200*time.Millisecond) // past the ticket's deadline, well within the grant's 5s
+	r, err = attempt("w2")
+	if err != nil || !r.Acquired || !r.Granted {
+		t.Fatalf("an attempt with the waiter's next token past its ticket's deadline: got %+v, %v; want the grant taken over, granted", r, err)
+	}
 }
 
 // testGrantFoundSaysSo: an attempt that finds the lock granted to it (its
