@@ -61,6 +61,10 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 	if p == "Mutex" && e.strategy == core.Notify { // only Notify waiters queue
 		cases["HostileGiveUpDropsTicket"] = testHostileGiveUpDropsTicket
 	}
+	if (p == "Mutex" || p == "Semaphore") && e.strategy == core.Notify { // only Notify waiters queue
+		cases["HostileQueueReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, exclusiveLocks[p].line)
+		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
+	}
 	return cases
 }
 
