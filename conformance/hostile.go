@@ -65,6 +65,9 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 		cases["HostileQueueReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, exclusiveLocks[p].line)
 		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
 	}
+	if p == "Semaphore" && e.strategy == core.Notify { // only Notify waiters join
+		cases["HostileTicketsJoinWritesNothing"] = testHostileSemaphoreJoinWritesNothing
+	}
 	return cases
 }
 

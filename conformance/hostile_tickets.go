@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func testHostileReleaseWritesNothing(p string, spoiled func(name string) string)
 		e.everyNode(t, func(c redis.UniversalClient) error {
 			return c.Set(ctx, spoiled(n), "x", time.Minute).Err()
 		})
-		before := e.stringsUnder(t, ctx, lockKey(n))
+		before, slots := e.stringsUnder(t, ctx, lockKey(n)), e.slotsOf(t, ctx, p, n)
 		uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		if err := r.l.Unlock(uctx); err == nil {
@@ -58,12 +59,22 @@ func testHostileReleaseWritesNothing(p string, spoiled func(name string) string)
 				t.Errorf("a failed release deleted %s", k)
 			}
 		}
-		if p == "Semaphore" { // its hold is no string: the permits it holds
-			if held := e.heldSlots(t, ctx, 0, n); held != 1 {
-				t.Errorf("a failed release changed the permits held: %d, want 1", held)
-			}
+		if after := e.slotsOf(t, ctx, p, n); !slices.Equal(slots, after) {
+			t.Errorf("a failed release changed the permits held: %v by node, now %v", slots, after)
 		}
 	}
+}
+
+// slotsOf is how many permit slots each node holds for primitive p's name
+// n, none for a primitive that is no Semaphore: its hold is no string.
+func (e env) slotsOf(t testing.TB, ctx context.Context, p, n string) []int64 {
+	var slots []int64
+	if p == "Semaphore" {
+		for i := range e.addrs {
+			slots = append(slots, e.heldSlots(t, ctx, i, n))
+		}
+	}
+	return slots
 }
 
 // lineTickets is the tickets hash of primitive p's line of name.
@@ -106,6 +117,42 @@ func testHostileFenceOwnedLapsedTicket(t *testing.T, e env) {
 	}
 	if !errors.Is(err, core.ErrServerError) {
 		t.Fatalf("%v; want ErrServerError", err)
+	}
+	if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
+		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)
+	}
+}
+
+// testHostileSemaphoreJoinWritesNothing makes a semaphore's tickets hash
+// a string while its one permit is held: a waiter's joining attempt, which
+// samples the tickets before it writes, fails (WRONGTYPE) and must write
+// nothing, neither its attempt's mark nor its place in line. Its undo and
+// its leave are dropped, so that what the nodes hold after is what the
+// attempt left.
+func testHostileSemaphoreJoinWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.hostileClient(t, core.WithTTL(time.Minute)).Semaphore(n, 1).TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(ctx)
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Set(ctx, ticketsKey(semKey(n, "")), "x", time.Minute).Err()
+	})
+	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Op != "SemaphoreAcquire" {
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithNodeTimeout(time.Second))
+	before := e.nameState(t, ctx, n)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if l, err := c.Semaphore(n, 1).Acquire(wctx, 1); !errors.Is(err, core.ErrServerError) {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		t.Fatalf("Acquire over a tickets hash that is a string: got %v, want ErrServerError", err)
 	}
 	if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
 		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)
