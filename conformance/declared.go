@@ -76,8 +76,6 @@ var checkDeclaredOnce sync.Once
 var undeclaredYet = map[string]bool{
 	"fair_acquire": true, "fair_force": true, "fair_release": true,
 	"rw_downgrade": true, "rw_force": true, "rw_lock": true, "rw_release": true, "rw_rlock": true,
-	"semaphore_acquire": true, "semaphore_add_permits": true, "semaphore_available": true,
-	"semaphore_release": true, "semaphore_set_permits": true, "semaphore_try_set_permits": true,
 }
 
 // checkDeclaredKeys puts undeclaredPrelude before every script for the

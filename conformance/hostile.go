@@ -60,6 +60,15 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 	}
 	if p == "Mutex" && e.strategy == core.Notify { // only Notify waiters queue
 		cases["HostileGiveUpDropsTicket"] = testHostileGiveUpDropsTicket
+		cases["HostileTicketsJoinWritesNothing"] = testHostileTicketsJoinWritesNothing
+		cases["HostileTicketsLeaveWritesNothing"] = testHostileTicketsLeaveWritesNothing
+	}
+	if (p == "Mutex" || p == "Semaphore") && e.strategy == core.Notify { // only Notify waiters queue
+		cases["HostileQueueReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, exclusiveLocks[p].line)
+		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
+	}
+	if p == "Semaphore" && e.strategy == core.Notify { // only Notify waiters join
+		cases["HostileTicketsJoinWritesNothing"] = testHostileSemaphoreJoinWritesNothing
 	}
 	return cases
 }

@@ -13,16 +13,20 @@ import (
 )
 
 // testHostileSemaphoreForeign puts in a semaphore's line a member that
-// is not one of its tickets (another key under its hash tag) and one that
-// is the line itself (WRONGTYPE on GET): an attempt skips and drops them.
+// is not one of its tickets (another key under its hash tag), one that is
+// the line itself, and a ticket holding no count of permits: an attempt
+// skips and drops them.
 func testHostileSemaphoreForeign(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
-	q, foreign := semKey(n, ":q"), reprefixed("hostile:", ticketKey(semKey(n, ""), "zz:v"))
+	stem := semKey(n, "")
+	q, foreign, bad := semKey(n, ":q"), reprefixed("hostile:", ticketKey(stem, "zz:v")), ticketKey(stem, "zz:bad")
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		r.Set(ctx, foreign, "1", time.Minute)
-		r.Set(ctx, ticketKey(semKey(n, ""), "zz:bad"), "many", time.Minute)
+		if err := putTicket(ctx, r, stem, bad, "many", time.Minute); err != nil {
+			return err
+		}
 		return r.ZAdd(ctx, q, redis.Z{Score: 0, Member: q}, redis.Z{Score: 1, Member: foreign},
-			redis.Z{Score: 2, Member: ticketKey(semKey(n, ""), "zz:bad")}).Err()
+			redis.Z{Score: 2, Member: bad}).Err()
 	})
 	l, err := e.hostileClient(t).Semaphore(n, 2).TryAcquire(ctx, 1)
 	if err != nil {

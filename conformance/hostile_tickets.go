@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,42 +16,70 @@ import (
 	"github.com/redlockgo/redlock/core"
 )
 
-// testHostileTicketsReleaseWritesNothing hands the lock to a queued
-// waiter, then makes its line's tickets hash a string (another program's
-// key under the name): the release of the waiter's lease, which marks its
-// ticket, fails (WRONGTYPE) and must write nothing (the lock stays), as
-// every script that fails does.
-func testHostileTicketsReleaseWritesNothing(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 20*time.Second), name(t)
-	held := mustLock(t, ctx, e.hostileClient(t).Mutex(n).TryLock)
-	got := e.waiter(t, ctx, e.hostileClient(t).Mutex(n, core.WithTTL(5*time.Second)))
-	if err := held.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("waiting Lock: %v", r.err)
-	}
-	e.everyNode(t, func(c redis.UniversalClient) error {
-		return c.Set(ctx, ticketsKey(lockKey(n)), "x", time.Minute).Err()
-	})
-	before := e.stringsUnder(t, ctx, lockKey(n))
-	uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := r.l.Unlock(uctx); err == nil {
-		t.Fatal("Unlock over a tickets hash that is a string: no error")
-	}
-	after := e.stringsUnder(t, ctx, lockKey(n))
-	for k, v := range after {
-		if before[k] != v {
-			t.Errorf("a failed release wrote %s: it held %q, holds %q", k, before[k], v)
+// testHostileReleaseWritesNothing hands primitive p's lease (a Mutex's,
+// a one-permit Semaphore's) to a queued waiter, then makes its name's key
+// spoiled(name) a string (another program's key under the name): its
+// line, or its line's tickets hash. The release of the waiter's lease,
+// which reads both before it writes (it marks the ticket, samples the
+// tickets, or finds the head of the line), fails (WRONGTYPE) and must
+// write nothing (the lease's hold stays), as every script that fails
+// does.
+func testHostileReleaseWritesNothing(p string, spoiled func(name string) string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return x.try(ctx, e.hostileClient(t), n) })
+		waiter := e.hostileClient(t, core.WithTTL(5*time.Second))
+		got := e.inLine(t, ctx, x.line(n), 1, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, waiter, n) })
+		time.Sleep(50 * time.Millisecond) // its attempt is done
+		if err := held.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		if r.err != nil {
+			t.Fatalf("the waiter: %v", r.err)
+		}
+		e.everyNode(t, func(c redis.UniversalClient) error {
+			return c.Set(ctx, spoiled(n), "x", time.Minute).Err()
+		})
+		before, slots := e.stringsUnder(t, ctx, lockKey(n)), e.slotsOf(t, ctx, p, n)
+		uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := r.l.Unlock(uctx); err == nil {
+			t.Fatalf("Unlock over %s, a string: no error", spoiled(n))
+		}
+		after := e.stringsUnder(t, ctx, lockKey(n))
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("a failed release wrote %s: it held %q, holds %q", k, before[k], v)
+			}
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				t.Errorf("a failed release deleted %s", k)
+			}
+		}
+		if after := e.slotsOf(t, ctx, p, n); !slices.Equal(slots, after) {
+			t.Errorf("a failed release changed the permits held: %v by node, now %v", slots, after)
 		}
 	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			t.Errorf("a failed release deleted %s", k)
+}
+
+// slotsOf is how many permit slots each node holds for primitive p's name
+// n, none for a primitive that is no Semaphore: its hold is no string.
+func (e env) slotsOf(t testing.TB, ctx context.Context, p, n string) []int64 {
+	var slots []int64
+	if p == "Semaphore" {
+		for i := range e.addrs {
+			slots = append(slots, e.heldSlots(t, ctx, i, n))
 		}
 	}
+	return slots
+}
+
+// lineTickets is the tickets hash of primitive p's line of name.
+func lineTickets(p string) func(name string) string {
+	return func(n string) string { return ticketsKey(lineStem(exclusiveLocks[p].line(n))) }
 }
 
 // testHostileFenceOwnedLapsedTicket is HostileFenceCounterOwned on a name
@@ -88,6 +117,42 @@ func testHostileFenceOwnedLapsedTicket(t *testing.T, e env) {
 	}
 	if !errors.Is(err, core.ErrServerError) {
 		t.Fatalf("%v; want ErrServerError", err)
+	}
+	if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
+		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)
+	}
+}
+
+// testHostileSemaphoreJoinWritesNothing makes a semaphore's tickets hash
+// a string while its one permit is held: a waiter's joining attempt, which
+// samples the tickets before it writes, fails (WRONGTYPE) and must write
+// nothing, neither its attempt's mark nor its place in line. Its undo and
+// its leave are dropped, so that what the nodes hold after is what the
+// attempt left.
+func testHostileSemaphoreJoinWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	held, err := e.hostileClient(t, core.WithTTL(time.Minute)).Semaphore(n, 1).TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(ctx)
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		return r.Set(ctx, ticketsKey(semKey(n, "")), "x", time.Minute).Err()
+	})
+	c, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+		if call.Op != "SemaphoreAcquire" {
+			return faults.Fault{Kind: faults.Drop}
+		}
+		return faults.Fault{}
+	}, core.WithNodeTimeout(time.Second))
+	before := e.nameState(t, ctx, n)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if l, err := c.Semaphore(n, 1).Acquire(wctx, 1); !errors.Is(err, core.ErrServerError) {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		t.Fatalf("Acquire over a tickets hash that is a string: got %v, want ErrServerError", err)
 	}
 	if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
 		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)

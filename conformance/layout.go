@@ -39,13 +39,13 @@ func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suff
 // rwKey is a key of the RWMutex called name (by the rw scripts): ":w" the write lock (string), ":r" the read leases, ":wq"/":rq" the waiting writers/readers (sorted sets of tokens).
 func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
 
-// semKey is a key of the Semaphore called name (by the semaphore scripts): "" its permits (sorted set of slots), ":holders" (hash), ":size", ":fence" (strings), ":q" (its line of tickets).
+// semKey is a key of the Semaphore called name (by the semaphore scripts): "" its permits (sorted set of slots), ":holders" (hash), ":size", ":fence" (strings), ":q" (its line of ticket ids), ":t" (its tickets hash, see ticketsKey).
 func semKey(name, suffix string) string { return lockKey(name) + ":semaphore" + suffix }
 
 // semKeys are all of a Semaphore's keys.
 func semKeys(name string) []string {
 	var ks []string
-	for _, s := range []string{"", ":holders", ":size", ":fence", ":q"} {
+	for _, s := range []string{"", ":holders", ":size", ":fence", ":q", ":t"} {
 		ks = append(ks, semKey(name, s))
 	}
 	return ks
@@ -58,7 +58,7 @@ func latchKey(name string) string { return lockKey(name) + ":latch" }
 func ticketKey(stem, member string) string { return stem + ticketInfix + member }
 
 // ticketsKey is the hash of the tickets of the line whose keys start with
-// stem: a Mutex's (see lib/tickets.lua), field ticketKey(stem, member),
+// stem: a Mutex's or a Semaphore's (see lib/tickets.lua), field ticketKey(stem, member),
 // value "<deadline ms>:<value>".
 func ticketsKey(stem string) string { return stem + ":t" }
 

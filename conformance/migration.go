@@ -270,42 +270,61 @@ func moveKeys(ctx context.Context, from, to *redis.Client, keys ...string) error
 // the lock and the line not yet. The release's script declares the
 // tickets, so the server refuses it whole (TRYAGAIN) rather than running
 // it where the lock is and failing on the waiter's ticket halfway, after
-// taking the waiter out of line: it wrote nothing. The Client then
-// releases the lock alone (see mutexHold.releaseOnly), so Unlock succeeds
-// and the name is free at once; the waiter, still in line with its
-// ticket, takes the name at its safety net, the holder's TTL.
+// taking the waiter out of line: it wrote nothing. The Client asks again
+// for half of the node timeout, as moving a slot's keys usually takes
+// less ("brief": the migration ends 100ms in, and the release hands the
+// lock on, so the waiter holds at once), and then releases the lock alone
+// (see mutexHold.releaseOnly), so that Unlock succeeds and the name is
+// free at once: the waiter, still in line with its ticket, takes the name
+// at its safety net, the holder's TTL.
 func testSlotMigrationHandOff(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 40*time.Second), name(t)
-	cc := e.admin(t, 0).(*redis.ClusterClient)
-	const ttl = 5 * time.Second
-	l := mustLock(t, ctx, e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(300*time.Millisecond)).Mutex(n).TryLock)
-	got := e.waiter(t, ctx, e.client(t, patient).Mutex(n))
-	tickets := ticketsKey(lockKey(n))
-	before, err := cc.HGetAll(ctx, tickets).Result()
-	if err != nil || len(before) != 1 {
-		t.Fatalf("the line's tickets hold %v (%v), want the waiter's", before, err)
-	}
-	start := time.Now()
-	e.whileMigrating(t, ctx, cc, tickets, time.Second, func() { err = l.Unlock(ctx) })
-	if err != nil {
-		t.Fatalf("Unlock while the slot migrated, the tickets moved first: %v", err)
-	}
-	if held, err := cc.Exists(ctx, lockKey(n)).Result(); err != nil || held != 0 {
-		t.Errorf("after the Unlock the lock key exists (%d, %v), want it released", held, err)
-	}
-	after, err := cc.HGetAll(ctx, tickets).Result()
-	if err != nil || !maps.Equal(after, before) {
-		t.Errorf("after the Unlock the tickets hold %v (%v), want %v: a release ran in part", after, err, before)
-	}
-	if line, err := cc.ZRange(ctx, queueKey(n), 0, -1).Result(); err != nil || len(line) != 1 || before[line[0]] == "" {
-		t.Errorf("after the Unlock the line holds %v (%v), want the waiter still in it: a release ran in part", line, err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("the waiter's Lock: %v", r.err)
-	}
-	defer r.l.Unlock(ctx)
-	if d, bound := r.at.Sub(start), ttl+3*time.Second; d > bound {
-		t.Fatalf("the waiter held %v after the release began, want within %v, its safety net (the holder's TTL %v) and some", d.Round(time.Millisecond), bound, ttl)
+	for _, c := range []struct {
+		name           string
+		split, timeout time.Duration
+		handedOn       bool
+	}{
+		{"brief", 100 * time.Millisecond, time.Second, true},
+		{"lasting", time.Second, 300 * time.Millisecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, n := ctxFor(t, 40*time.Second), name(t)
+			cc := e.admin(t, 0).(*redis.ClusterClient)
+			const ttl = 5 * time.Second
+			l := mustLock(t, ctx, e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(c.timeout)).Mutex(n).TryLock)
+			got := e.waiter(t, ctx, e.client(t, patient).Mutex(n))
+			tickets := ticketsKey(lockKey(n))
+			before, err := cc.HGetAll(ctx, tickets).Result()
+			if err != nil || len(before) != 1 {
+				t.Fatalf("the line's tickets hold %v (%v), want the waiter's", before, err)
+			}
+			start := time.Now()
+			e.whileMigrating(t, ctx, cc, tickets, c.split, func() { err = l.Unlock(ctx) })
+			if err != nil {
+				t.Fatalf("Unlock while the slot migrated, the tickets moved first: %v", err)
+			}
+			bound := ttl + 3*time.Second
+			if c.handedOn {
+				bound = c.split + wokenWithin
+			} else {
+				if held, err := cc.Exists(ctx, lockKey(n)).Result(); err != nil || held != 0 {
+					t.Errorf("after the Unlock the lock key exists (%d, %v), want it released", held, err)
+				}
+				after, err := cc.HGetAll(ctx, tickets).Result()
+				if err != nil || !maps.Equal(after, before) {
+					t.Errorf("after the Unlock the tickets hold %v (%v), want %v: a release ran in part", after, err, before)
+				}
+				if line, err := cc.ZRange(ctx, queueKey(n), 0, -1).Result(); err != nil || len(line) != 1 || before[line[0]] == "" {
+					t.Errorf("after the Unlock the line holds %v (%v), want the waiter still in it: a release ran in part", line, err)
+				}
+			}
+			r := <-got
+			if r.err != nil {
+				t.Fatalf("the waiter's Lock: %v", r.err)
+			}
+			defer r.l.Unlock(ctx)
+			if d := r.at.Sub(start); d > bound {
+				t.Fatalf("the waiter held %v after the release began, want within %v", d.Round(time.Millisecond), bound)
+			}
+		})
 	}
 }

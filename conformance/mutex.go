@@ -53,10 +53,6 @@ func runMutex(t *testing.T, e env) {
 				cases["EavesdropperCannotDeafen"] = testEavesdropperCannotDeafen
 			}
 		}
-		cases["HostileQueueReleaseWritesNothing"] = testHostileQueueReleaseWritesNothing
-		cases["HostileTicketsReleaseWritesNothing"] = testHostileTicketsReleaseWritesNothing
-		cases["HostileTicketsJoinWritesNothing"] = testHostileTicketsJoinWritesNothing
-		cases["HostileTicketsLeaveWritesNothing"] = testHostileTicketsLeaveWritesNothing
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testDeadWaiterPassedOver
 			cases["DeadOwnerWaiterPassedOver"] = testDeadOwnerWaiterPassedOver

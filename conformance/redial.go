@@ -50,13 +50,7 @@ func testReconnectingWaiterServed(p string) func(*testing.T, env) {
 		e.everyNode(t, func(r redis.UniversalClient) error {
 			return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
 		})
-		back, r := e.subscribedOrDone(t, ctx, user, got)
-		if r != nil {
-			served := make(chan locked, 1)
-			served <- *r
-			got = served
-		}
-		expectServed(t, ctx, got, back)
+		e.expectServedOnceSubscribed(t, ctx, user, got)
 	}
 }
 
@@ -65,22 +59,7 @@ func testReconnectingWaiterServed(p string) func(*testing.T, env) {
 // waiter's result and the user.
 func (e env) redialWaiter(t *testing.T, ctx context.Context, x exclusiveLock, n string) (*core.Lease, <-chan locked, string) {
 	t.Helper()
-	hold := x.lock
-	if x.holder != nil {
-		hold = x.holder
-	}
-	held, err := hold(ctx, e.client(t, core.WithTTL(redialHolderTTL)), n)
-	if err != nil {
-		t.Fatalf("the holder: %v", err)
-	}
-	user, password := e.aclUser(t, ctx, "allkeys", "allchannels")
-	ds := make([]core.Driver, len(e.addrs))
-	for i, a := range e.addrs {
-		ds[i] = e.h.OpenAs(t, a, user, password)
-	}
-	// A long TTL: a waiter in a FairMutex's or Semaphore's line refreshes
-	// its place every quarter of its TTL.
-	waiter := e.clientOver(t, ds, core.WithTTL(time.Minute))
+	held, waiter, user := e.heldAndWaiterAs(t, ctx, x, n, "allchannels")
 	before, err := e.admin(t, 0).ZCard(ctx, x.line(n)).Result() // a fair lock's holder stays in line
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +70,64 @@ func (e env) redialWaiter(t *testing.T, ctx context.Context, x exclusiveLock, n 
 	e.subscribed(t, ctx, user)
 	time.Sleep(100 * time.Millisecond)
 	return held, got, user
+}
+
+// heldAndWaiterAs takes the lock of x called n with a Client of its own,
+// and returns its lease, a Client logged in on every node as a new user
+// with the given channel rights (and every key), and the user.
+func (e env) heldAndWaiterAs(t *testing.T, ctx context.Context, x exclusiveLock, n, channels string) (*core.Lease, *core.Client, string) {
+	t.Helper()
+	hold := x.lock
+	if x.holder != nil {
+		hold = x.holder
+	}
+	held, err := hold(ctx, e.client(t, core.WithTTL(redialHolderTTL)), n)
+	if err != nil {
+		t.Fatalf("the holder: %v", err)
+	}
+	user, password := e.aclUser(t, ctx, "allkeys", channels)
+	ds := make([]core.Driver, len(e.addrs))
+	for i, a := range e.addrs {
+		ds[i] = e.h.OpenAs(t, a, user, password)
+	}
+	// A long TTL: a waiter in a FairMutex's or Semaphore's line refreshes
+	// its place every quarter of its TTL.
+	return held, e.clientOver(t, ds, core.WithTTL(time.Minute)), user
+}
+
+// expectServedOnceSubscribed fails t unless the waiter whose result got
+// carries is served within wokenWithin of user's Client subscribing again.
+func (e env) expectServedOnceSubscribed(t *testing.T, ctx context.Context, user string, got <-chan locked) {
+	t.Helper()
+	back, r := e.subscribedOrDone(t, ctx, user, got)
+	if r != nil {
+		served := make(chan locked, 1)
+		served <- *r
+		got = served
+	}
+	expectServed(t, ctx, got, back)
+}
+
+// expectWaitReturned fails t unless the Latch waiter whose result got
+// carries returns, without an error, within wokenWithin of user's Client
+// subscribing (again).
+func (e env) expectWaitReturned(t *testing.T, ctx context.Context, user string, got <-chan locked) {
+	t.Helper()
+	back, r := e.subscribedOrDone(t, ctx, user, got)
+	if r == nil {
+		select {
+		case got := <-got:
+			r = &got
+		case <-time.After(3 * time.Second):
+			t.Fatal("Wait did not return within 3s of its Client subscribing, the latch open meanwhile")
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("Wait: %v", r.err)
+	}
+	if d := r.at.Sub(back); d > wokenWithin {
+		t.Fatalf("Wait returned %v after its Client subscribed, want within %v", d.Round(time.Millisecond), wokenWithin)
+	}
 }
 
 // killSubscriber closes, on every node, the subscription connections of
@@ -361,21 +398,7 @@ func testReconnectingLatchWaiter(t *testing.T, e env) {
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		return r.Do(ctx, "ACL", "SETUSER", user, "on").Err()
 	})
-	back, r := e.subscribedOrDone(t, ctx, user, got)
-	if r == nil {
-		select {
-		case got := <-got:
-			r = &got
-		case <-time.After(3 * time.Second):
-			t.Fatal("Wait did not return within 3s of its Client subscribing again, the latch open meanwhile")
-		}
-	}
-	if r.err != nil {
-		t.Fatalf("Wait: %v", r.err)
-	}
-	if d := r.at.Sub(back); d > wokenWithin {
-		t.Fatalf("Wait returned %v after its Client subscribed again, want within %v", d.Round(time.Millisecond), wokenWithin)
-	}
+	e.expectWaitReturned(t, ctx, user, got)
 }
 
 // subscribedOrDone is subscribed, but returns too when got tells of a
@@ -411,20 +434,7 @@ func testLateSubscriptionWaiterServed(p string) func(*testing.T, env) {
 	x := exclusiveLocks[p]
 	return func(t *testing.T, e env) {
 		ctx, n := ctxFor(t, 20*time.Second), name(t)
-		hold := x.lock
-		if x.holder != nil {
-			hold = x.holder
-		}
-		held, err := hold(ctx, e.client(t, core.WithTTL(redialHolderTTL)), n)
-		if err != nil {
-			t.Fatalf("the holder: %v", err)
-		}
-		user, password := e.aclUser(t, ctx, "allkeys", "resetchannels")
-		ds := make([]core.Driver, len(e.addrs))
-		for i, a := range e.addrs {
-			ds[i] = e.h.OpenAs(t, a, user, password)
-		}
-		waiter := e.clientOver(t, ds, core.WithTTL(time.Minute))
+		held, waiter, user := e.heldAndWaiterAs(t, ctx, x, n, "resetchannels")
 		got := startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, waiter, n) })
 		time.Sleep(subscriptionRefused) // it waits, its subscription refused
 		select {
@@ -439,13 +449,7 @@ func testLateSubscriptionWaiterServed(p string) func(*testing.T, env) {
 			t.Fatal(err)
 		}
 		e.allowAndReconnect(t, ctx, user)
-		back, r := e.subscribedOrDone(t, ctx, user, got)
-		if r != nil {
-			served := make(chan locked, 1)
-			served <- *r
-			got = served
-		}
-		expectServed(t, ctx, got, back)
+		e.expectServedOnceSubscribed(t, ctx, user, got)
 	}
 }
 
@@ -479,21 +483,7 @@ func testLateSubscriptionLatchWaiter(t *testing.T, e env) {
 		t.Fatal(err)
 	}
 	e.allowAndReconnect(t, ctx, user)
-	back, r := e.subscribedOrDone(t, ctx, user, got)
-	if r == nil {
-		select {
-		case got := <-got:
-			r = &got
-		case <-time.After(3 * time.Second):
-			t.Fatal("Wait did not return within 3s of its Client subscribing, the latch open meanwhile")
-		}
-	}
-	if r.err != nil {
-		t.Fatalf("Wait: %v", r.err)
-	}
-	if d := r.at.Sub(back); d > wokenWithin {
-		t.Fatalf("Wait returned %v after its Client subscribed, want within %v", d.Round(time.Millisecond), wokenWithin)
-	}
+	e.expectWaitReturned(t, ctx, user, got)
 }
 
 // subscriptionRefused is how long the Late cases leave a waiter whose

@@ -50,6 +50,7 @@ func runSemaphore(t *testing.T, e env) {
 	if e.strategy == core.Notify { // Poll waiters do not wait in line
 		cases["FirstComeFirstServed"] = testSemaphoreFirstComeFirstServed
 		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
+		cases["TicketsLifetime"] = testSemaphoreTicketsLifetime
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 	}
 	if e.eavesdropped() {

@@ -125,8 +125,9 @@
 // as the context's error, distinct from ErrNotAcquired.
 //
 // Under Notify the waiters of a Mutex, MultiLock, FairMutex, RWMutex
-// writer or Semaphore wait in a line kept in Redis, each by a small key of
-// its own (its ticket), and are served in arrival order: a release hands
+// writer or Semaphore wait in a line kept in Redis, each by an entry of
+// its own (its ticket, a field of a hash beside the line), and are served
+// in arrival order: a release hands
 // the lock to the oldest live waiter and tells that waiter's Client, by a
 // message on the Client's own channel, which it subscribes once per node.
 // So a release wakes one waiter among all processes, and no one barges in

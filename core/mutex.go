@@ -387,15 +387,25 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 	switch {
 	case h.wake:
 		// No native command also hands the lock on to the next waiter:
-		// Notify pays for the hand-off with a script.
-		v, err := n.Driver.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Tickets: k.tickets, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0})
+		// Notify pays for the hand-off with a script. While a Cluster
+		// slot migrates, its masters split the lock from its line
+		// (TRYAGAIN) for as long as moving the slot's keys takes: the
+		// release is asked again for half of what the call has left.
+		req := driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Tickets: k.tickets, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0}
+		v, err := n.Driver.ReleaseWake(ctx, req)
+		if n.Cluster && driver.IsTryAgain(err) {
+			wctx, cancel := halfLeft(ctx)
+			r := quorum.RetryTransient(wctx, n, func(ctx context.Context) (int64, error) { return n.Driver.ReleaseWake(ctx, req) })
+			cancel()
+			v, err = r.V, r.Err
+		}
 		if !n.Cluster || !driver.IsTryAgain(err) {
 			h.heard(v)
 			return v == 1, err
 		}
-		// The slot migrates, and its masters split the lock from its
-		// line, or find no line (nobody waits): the lock alone is
-		// released, and the waiters take it at their own retry.
+		// The migration lasts: the lock alone is released, so that a
+		// migration that stalls keeps no one waiting, and the waiters
+		// take the lock at their own retry.
 	}
 	v, err := n.Release(ctx, k.lock, h.holder)
 	if err == nil && v == 0 {
@@ -404,6 +414,17 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 		h.askForced(ctx, n, k.lock, h.holder)
 	}
 	return v == 1, err
+}
+
+// halfLeft is ctx bounded by half of the time its deadline leaves (a
+// quarter of a second without one), for a call that must leave time for
+// another after it.
+func halfLeft(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithTimeout(ctx, 250*time.Millisecond)
+	}
+	return context.WithTimeout(ctx, time.Until(d)/2)
 }
 
 // makeFenceDurable raises the fencing counter to the chosen token on the

@@ -76,16 +76,18 @@ type semaphoreKeys struct {
 	holders string // hash: slot → token, and t:<token> → its slots
 	size    string // the number of permits stored by SetPermits, TrySetPermits or AddPermits
 	fence   string // fencing counter (see WithIdleExpiry)
-	queue   string // sorted set of the waiters' tickets, by place
-	tickets string // the prefix of the waiters' ticket keys
+	queue   string // sorted set of the waiters' tickets (their ids), by place
+	tickets string // hash of the line's tickets, fields named by their ids (see ticketIn in scripts/lua/lib/tickets.lua)
+	ids     string // the prefix of the waiters' ticket ids and of the attempts' marks (keys)
 	calls   string // the prefix of the marks of AddPermits and TrySetPermits calls
 }
 
 func newSemaphoreKeys(o options, name string) semaphoreKeys {
 	k := keyOf(o, name)
+	ids := k(":semaphore" + ticketInfix)
 	return semaphoreKeys{permits: k(":semaphore"), holders: k(":semaphore:holders"),
 		size: k(":semaphore:size"), fence: k(":semaphore:fence"), queue: k(":semaphore:q"),
-		tickets: k(":semaphore" + ticketInfix), calls: k(":semaphore:call:")}
+		tickets: strings.TrimSuffix(ids, ":"), ids: ids, calls: k(":semaphore:call:")}
 }
 
 // newCall is a fresh key to mark a call of AddPermits or TrySetPermits
@@ -93,7 +95,14 @@ func newSemaphoreKeys(o options, name string) semaphoreKeys {
 func (k semaphoreKeys) newCall() string { return line.RandomKey(k.calls) }
 
 // mark is the key that marks the attempt of token as released or undone.
-func (k semaphoreKeys) mark(token string) string { return k.tickets + "a:" + token }
+func (k semaphoreKeys) mark(token string) string { return k.ids + "a:" + token }
+
+// leaving is the hold of a waiter that leaves the line: its release takes
+// ticket out and deletes it. It has no token, so no attempt's mark is
+// read or written: the mark of "" stands for one, a key of the name.
+func (k semaphoreKeys) leaving(ticket string) semaphoreHold {
+	return semaphoreHold{keys: k, ticket: ticket, mark: k.mark("")}
+}
 
 // Semaphore returns the semaphore called name with permits permits (until
 // a number is stored: see TrySetPermits). Options given here override the
@@ -138,11 +147,11 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
-	out := func(token string) hold { return semaphoreHold{keys: s.keys, ticket: s.keys.tickets + token} }
+	out := func(token string) hold { return s.keys.leaving(s.keys.ids + token) }
 	a := s.opts.acquiring(ctx, s.name, true)
-	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.tickets, out,
+	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.ids, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
-			w.ticket = s.keys.tickets + token
+			w.ticket = s.keys.ids + token
 			w.join, w.grants = g != nil, g // under Poll no one would wake it
 			a.attempt()
 			return s.attempt(ctx, n, w)
@@ -171,7 +180,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, permits int) error {
 		return invalid("SetPermits(%d) on semaphore %q: the number of permits must be from 1 to MaxSemaphorePermits", permits, s.name)
 	}
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (int64, error) {
-		return nd.Driver.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, int64(permits), s.opts.idle)
+		return nd.Driver.SemaphoreSetPermits(ctx, s.keys.size, s.keys.queue, s.keys.tickets, int64(permits), s.opts.idle)
 	})
 	return quorum.NoQuorum(ctx, s.c.q, replies)
 }
@@ -217,7 +226,7 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 // Acquire passes its place in line; nil does not join.
 func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Lease, time.Duration, error) {
 	c, o, k := s.c, &s.opts, s.keys
-	ticket, join, place, wait := k.tickets, int64(0), int64(0), time.Duration(0)
+	ticket, join, place, wait := "", int64(0), int64(0), time.Duration(0)
 	secrets := make([]string, len(c.q.Nodes)) // keying the MAC of the waiter's wake-ups, by node
 	if w != nil {
 		ticket, place, wait = w.ticket, w.place, w.wait
@@ -230,7 +239,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	// The lease's release, and the undo, leave the waiter in line: its
 	// taking the slots took it out.
 	token := rand.Text()
-	h := semaphoreHold{keys: k, token: token, n: int64(n), ticket: k.mark(token), ttl: o.ttl, byID: new(atomic.Bool)}
+	h := semaphoreHold{keys: k, token: token, n: int64(n), mark: k.mark(token), ttl: o.ttl, byID: new(atomic.Bool)}
 	// What a node gave is given back whole, however many a drain took there.
 	undo := h
 	if n < 0 {
@@ -242,7 +251,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	var t permitTally
 	p := quorum.Round[permitReply]{
 		Ask: func(ctx context.Context, i int, nd *quorum.Node) (permitReply, error) {
-			return nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Ticket: ticket, Mark: h.ticket, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i]})
+			return nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Mark: h.mark, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i], Ticket: ticket})
 		},
 		Granted: func(r permitReply) bool { return r.Status > 0 },
 		Agree:   func(r permitReply) int64 { return r.Slots },
@@ -272,7 +281,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		if w != nil && w.join && len(c.q.Nodes) > 1 {
 			// Where it did not win, it is still in line, and would
 			// hold that line up until its entry lapsed.
-			out := semaphoreHold{keys: k, ticket: w.ticket}
+			out := k.leaving(w.ticket)
 			c.q.InBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
 		}
 	})
@@ -349,15 +358,17 @@ func (s *Semaphore) makeFenceDurable(ctx context.Context, won func(int) bool, fe
 
 // semaphoreHold is a Semaphore lease's hold: n slots given to its token,
 // the slots whose digest a majority gave (a node may have given the token
-// others). Its release also takes ticket out of line: that of a waiter
-// that gives up (holding no slots, no token); for a lease, ticket is its
-// attempt's mark, which the release sets where it found nothing, as the
-// attempt may still land there (see semaphore_release.lua).
+// others), and mark, its attempt's mark, which the release sets where it
+// found nothing, as the attempt may still land there (see
+// semaphore_release.lua). The hold of a waiter that gives up (holding no
+// slots, no token) has its ticket instead, which its release takes out
+// of line.
 type semaphoreHold struct {
 	keys       semaphoreKeys
 	token      string
 	n          int64
 	slots      int64
+	mark       string
 	ticket     string
 	ttl        time.Duration // how long a lease's mark stays
 	byPermitID bool          // Semaphore.Release's, which marks the attempt so that the lease hears of it
@@ -369,7 +380,7 @@ func (h semaphoreHold) id() string {
 }
 
 func (h semaphoreHold) extend(ctx context.Context, nd *quorum.Node, ttl time.Duration) (bool, error) {
-	v, err := nd.Driver.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.ticket, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
+	v, err := nd.Driver.SemaphoreExtend(ctx, driver.SemaphoreExtendRequest{Permits: h.keys.permits, Holders: h.keys.holders, Mark: h.mark, Token: h.token, N: h.n, Slots: h.slots, TTL: ttl})
 	h.heard(v)
 	return v == 1, err
 }
@@ -397,7 +408,7 @@ func (h semaphoreHold) lostWhy() error {
 }
 
 func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, error) {
-	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Ticket: h.ticket, Token: h.token, N: h.n, Left: h.ttl, ByID: boolInt(h.byPermitID)})
+	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Tickets: h.keys.tickets, Mark: h.mark, Token: h.token, N: h.n, Left: h.ttl, ByID: boolInt(h.byPermitID), Ticket: h.ticket})
 	h.heard(v)
 	return v == 1, err
 }
@@ -479,7 +490,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 		o.validate(s.name) != nil {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
-	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, ticket: s.keys.mark(parts[1]), ttl: o.ttl, byPermitID: true}, nil
+	return semaphoreHold{keys: s.keys, token: parts[1], n: n, slots: slots, mark: s.keys.mark(parts[1]), ttl: o.ttl, byPermitID: true}, nil
 }
 
 // maxPermitsInID is the most permits a permit ID may name: the
@@ -672,7 +683,7 @@ const forcedByHolder = 2
 func (s *Semaphore) forceHolder(ctx context.Context, holder string) error {
 	k := s.keys
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Ticket: k.mark(holder), Token: holder, N: maxPermitsInID, Left: s.opts.ttl, ByID: forcedByHolder})
+		v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Tickets: k.tickets, Mark: k.mark(holder), Token: holder, N: maxPermitsInID, Left: s.opts.ttl, ByID: forcedByHolder})
 		return v == 1, err
 	})
 	if err := quorum.NoQuorum(ctx, s.c.q, replies); err != nil {
@@ -731,7 +742,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, permits int) (bool, error
 	}
 	call := s.keys.newCall()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, call, int64(permits), s.opts.idle)
+		return nd.Driver.SemaphoreTrySetPermits(ctx, s.keys.size, s.keys.queue, s.keys.tickets, call, int64(permits), s.opts.idle)
 	})
 	if quorum.Held(replies) >= s.c.q.Quorum {
 		return true, nil
@@ -766,7 +777,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int) error {
 	}
 	call := s.keys.newCall()
 	replies := quorum.Fanout(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (bool, error) {
-		total, err := nd.Driver.SemaphoreAddPermits(ctx, s.keys.size, s.keys.queue, call, int64(delta), int64(s.permits), s.opts.idle)
+		total, err := nd.Driver.SemaphoreAddPermits(ctx, driver.SemaphoreAddPermitsRequest{Size: s.keys.size, Queue: s.keys.queue, Tickets: s.keys.tickets, Call: call, Delta: int64(delta), DefaultSize: int64(s.permits), Idle: s.opts.idle})
 		return total > 0, err
 	})
 	if quorum.Held(replies) >= s.c.q.Quorum {
@@ -801,7 +812,7 @@ func (s *Semaphore) TTL(ctx context.Context, id string) (time.Duration, error) {
 }
 
 func (h semaphoreHold) left(ctx context.Context, nd *quorum.Node) (time.Duration, error) {
-	r, err := nd.Driver.SemaphoreTTL(ctx, h.keys.permits, h.keys.holders, h.ticket, h.token, h.n, h.slots)
+	r, err := nd.Driver.SemaphoreTTL(ctx, h.keys.permits, h.keys.holders, h.mark, h.token, h.n, h.slots)
 	if r.ByID {
 		h.heard(2)
 	}

@@ -133,13 +133,13 @@ type Scripts interface {
 	SemaphoreTTL(ctx context.Context, permits string, holders string, mark string, token string, n int64, slots int64) (SemaphoreTTLReply, error)
 	// SemaphoreSetPermits stores the number of permits for every client and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_set_permits.lua.
-	SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error)
+	SemaphoreSetPermits(ctx context.Context, size string, queue string, tickets string, permits int64, idle time.Duration) (int64, error)
 	// SemaphoreTrySetPermits stores the number of permits for every client only when none is stored, marking the call, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_try_set_permits.lua.
-	SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error)
+	SemaphoreTrySetPermits(ctx context.Context, size string, queue string, tickets string, call string, permits int64, idle time.Duration) (bool, error)
 	// SemaphoreAddPermits adds to the number of permits (negative: takes away) and stores the sum, once per call; a raise wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_add_permits.lua.
-	SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error)
+	SemaphoreAddPermits(ctx context.Context, r SemaphoreAddPermitsRequest) (int64, error)
 	// SemaphoreAvailable counts the free permits, purging expired ones.
 	// It runs scripts/lua/semaphore_available.lua.
 	SemaphoreAvailable(ctx context.Context, permits string, holders string, size string, defaultSize int64) (int64, error)
@@ -494,7 +494,7 @@ type SemaphoreAcquireRequest struct {
 	Size        string        // KEYS[3]
 	Fence       string        // KEYS[4]
 	Queue       string        // KEYS[5]
-	Ticket      string        // KEYS[6]
+	Tickets     string        // KEYS[6]
 	Mark        string        // KEYS[7]
 	Token       string        // ARGV[1]
 	N           int64         // ARGV[2]
@@ -506,6 +506,7 @@ type SemaphoreAcquireRequest struct {
 	Wait        time.Duration // ARGV[8]
 	Idle        time.Duration // ARGV[9]
 	Secret      string        // ARGV[10]
+	Ticket      string        // ARGV[11]
 }
 
 // SemaphoreAcquireReply is the reply of scripts/lua/semaphore_acquire.lua.
@@ -522,11 +523,13 @@ type SemaphoreReleaseRequest struct {
 	Permits string        // KEYS[1]
 	Holders string        // KEYS[2]
 	Queue   string        // KEYS[3]
-	Ticket  string        // KEYS[4]
+	Tickets string        // KEYS[4]
+	Mark    string        // KEYS[5]
 	Token   string        // ARGV[1]
 	N       int64         // ARGV[2]
 	Left    time.Duration // ARGV[3]
 	ByID    int64         // ARGV[4]
+	Ticket  string        // ARGV[5]
 }
 
 // SemaphoreExtendRequest holds the keys and arguments of SemaphoreExtend, in the order of scripts/lua/semaphore_extend.lua.
@@ -544,6 +547,17 @@ type SemaphoreExtendRequest struct {
 type SemaphoreTTLReply struct {
 	TTL  time.Duration // the time until the first of its permits expires; 0 when the lease does not hold them all
 	ByID bool          // a release by permit ID gave them back
+}
+
+// SemaphoreAddPermitsRequest holds the keys and arguments of SemaphoreAddPermits, in the order of scripts/lua/semaphore_add_permits.lua.
+type SemaphoreAddPermitsRequest struct {
+	Size        string        // KEYS[1]
+	Queue       string        // KEYS[2]
+	Tickets     string        // KEYS[3]
+	Call        string        // KEYS[4]
+	Delta       int64         // ARGV[1]
+	DefaultSize int64         // ARGV[2]
+	Idle        time.Duration // ARGV[3]
 }
 
 // SemaphoreStateReply is the reply of scripts/lua/semaphore_state.lua.

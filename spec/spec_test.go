@@ -59,16 +59,16 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "27c944f2fe59a4d7500a546872a7de342e32ead4",
-	"semaphore_available":   "07cc9170e64fed9f933b6865b9607e136cdd524f",
+	"semaphore_acquire":     "5662b23a998e6459240dd61a63c41012946474a4",
+	"semaphore_available":   "c4fb0fb775025c7a9846ced4a6a8389222c31971",
 	"semaphore_extend":      "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
-	"semaphore_release":     "05530d047a14699fb2cc50a77fecc27431221224",
-	"semaphore_set_permits": "b53899e788f904e43949670a4ef1d312426ca2d5",
+	"semaphore_release":     "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	"semaphore_set_permits": "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 
-	"semaphore_add_permits":     "940e7a5ad7d76f144b66b5346169eb32f24007ab",
-	"semaphore_try_set_permits": "5b299df3169dd9de49321a051f799567fd9cea7b",
+	"semaphore_add_permits":     "3e37909eee0697ae800a6a455072bdfddeab322f",
+	"semaphore_try_set_permits": "1fea90307682e55498a9e9f353e81288d83eced6",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {

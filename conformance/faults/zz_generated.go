@@ -264,14 +264,14 @@ func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string
 
 // SemaphoreAcquire asks the hook, then runs the inner driver's SemaphoreAcquire.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, nil, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
+	return run(ctx, d, "SemaphoreAcquire", "SemaphoreAcquire", []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Tickets, r.Mark}, []string{r.Ticket}, func(ctx context.Context) (driver.SemaphoreAcquireReply, error) {
 		return d.inner.SemaphoreAcquire(ctx, r)
 	})
 }
 
 // SemaphoreRelease asks the hook, then runs the inner driver's SemaphoreRelease.
 func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
-	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{r.Permits, r.Holders, r.Queue, r.Ticket}, nil, func(ctx context.Context) (int64, error) {
+	return run(ctx, d, "SemaphoreRelease", "SemaphoreRelease", []string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Mark}, []string{r.Ticket}, func(ctx context.Context) (int64, error) {
 		return d.inner.SemaphoreRelease(ctx, r)
 	})
 }
@@ -291,23 +291,23 @@ func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders strin
 }
 
 // SemaphoreSetPermits asks the hook, then runs the inner driver's SemaphoreSetPermits.
-func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreSetPermits", "SemaphoreSetPermits", []string{size, queue}, nil, func(ctx context.Context) (int64, error) {
-		return d.inner.SemaphoreSetPermits(ctx, size, queue, permits, idle)
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, tickets string, permits int64, idle time.Duration) (int64, error) {
+	return run(ctx, d, "SemaphoreSetPermits", "SemaphoreSetPermits", []string{size, queue, tickets}, nil, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreSetPermits(ctx, size, queue, tickets, permits, idle)
 	})
 }
 
 // SemaphoreTrySetPermits asks the hook, then runs the inner driver's SemaphoreTrySetPermits.
-func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
-	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue, call}, nil, func(ctx context.Context) (bool, error) {
-		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, call, permits, idle)
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, tickets string, call string, permits int64, idle time.Duration) (bool, error) {
+	return run(ctx, d, "SemaphoreTrySetPermits", "SemaphoreTrySetPermits", []string{size, queue, tickets, call}, nil, func(ctx context.Context) (bool, error) {
+		return d.inner.SemaphoreTrySetPermits(ctx, size, queue, tickets, call, permits, idle)
 	})
 }
 
 // SemaphoreAddPermits asks the hook, then runs the inner driver's SemaphoreAddPermits.
-func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{size, queue, call}, nil, func(ctx context.Context) (int64, error) {
-		return d.inner.SemaphoreAddPermits(ctx, size, queue, call, delta, defaultSize, idle)
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, r driver.SemaphoreAddPermitsRequest) (int64, error) {
+	return run(ctx, d, "SemaphoreAddPermits", "SemaphoreAddPermits", []string{r.Size, r.Queue, r.Tickets, r.Call}, nil, func(ctx context.Context) (int64, error) {
+		return d.inner.SemaphoreAddPermits(ctx, r)
 	})
 }
 

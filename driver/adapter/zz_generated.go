@@ -566,9 +566,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "27c944f2fe59a4d7500a546872a7de342e32ead4",
+	SHA1:    "5662b23a998e6459240dd61a63c41012946474a4",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "27c944f2fe59a4d7500a546872a7de342e32ead4",
+	sha1Arg: "5662b23a998e6459240dd61a63c41012946474a4",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -591,9 +591,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "05530d047a14699fb2cc50a77fecc27431221224",
+	SHA1:    "76f64f21d333ed539df12ef80965aac89bb6f0c4",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "05530d047a14699fb2cc50a77fecc27431221224",
+	sha1Arg: "76f64f21d333ed539df12ef80965aac89bb6f0c4",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "b53899e788f904e43949670a4ef1d312426ca2d5",
+	SHA1:    "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "b53899e788f904e43949670a4ef1d312426ca2d5",
+	sha1Arg: "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "5b299df3169dd9de49321a051f799567fd9cea7b",
+	SHA1:    "1fea90307682e55498a9e9f353e81288d83eced6",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "5b299df3169dd9de49321a051f799567fd9cea7b",
+	sha1Arg: "1fea90307682e55498a9e9f353e81288d83eced6",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -665,9 +665,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "940e7a5ad7d76f144b66b5346169eb32f24007ab",
+	SHA1:    "3e37909eee0697ae800a6a455072bdfddeab322f",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "940e7a5ad7d76f144b66b5346169eb32f24007ab",
+	sha1Arg: "3e37909eee0697ae800a6a455072bdfddeab322f",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -678,9 +678,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "07cc9170e64fed9f933b6865b9607e136cdd524f",
+	SHA1:    "c4fb0fb775025c7a9846ced4a6a8389222c31971",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "07cc9170e64fed9f933b6865b9607e136cdd524f",
+	sha1Arg: "c4fb0fb775025c7a9846ced4a6a8389222c31971",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

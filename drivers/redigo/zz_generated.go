@@ -194,12 +194,12 @@ func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds(), r.Secret))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Tickets, r.Mark}, r.Token, r.N, r.TTL.Milliseconds(), r.DefaultSize, r.Seed, r.Join, r.Place, r.Wait.Milliseconds(), r.Idle.Milliseconds(), r.Secret, r.Ticket))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
 func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
-	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, r.N, r.Left.Milliseconds(), r.ByID))
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Mark}, r.Token, r.N, r.Left.Milliseconds(), r.ByID, r.Ticket))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
@@ -213,18 +213,18 @@ func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders strin
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
-func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreSetPermits(d.evalInt(ctx, adapter.SemaphoreSetPermitsScript, []string{size, queue}, permits, idle.Milliseconds()))
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, tickets string, permits int64, idle time.Duration) (int64, error) {
+	return adapter.DecodeSemaphoreSetPermits(d.evalInt(ctx, adapter.SemaphoreSetPermitsScript, []string{size, queue, tickets}, permits, idle.Milliseconds()))
 }
 
 // SemaphoreTrySetPermits runs scripts/lua/semaphore_try_set_permits.lua.
-func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
-	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue, call}, permits, idle.Milliseconds()))
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, tickets string, call string, permits int64, idle time.Duration) (bool, error) {
+	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue, tickets, call}, permits, idle.Milliseconds()))
 }
 
 // SemaphoreAddPermits runs scripts/lua/semaphore_add_permits.lua.
-func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{size, queue, call}, delta, defaultSize, idle.Milliseconds()))
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, r driver.SemaphoreAddPermitsRequest) (int64, error) {
+	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{r.Size, r.Queue, r.Tickets, r.Call}, r.Delta, r.DefaultSize, r.Idle.Milliseconds()))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.

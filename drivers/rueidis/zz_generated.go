@@ -195,12 +195,12 @@ func (d *Driver) RWMutexState(ctx context.Context, writer string, readers string
 
 // SemaphoreAcquire runs scripts/lua/semaphore_acquire.lua.
 func (d *Driver) SemaphoreAcquire(ctx context.Context, r driver.SemaphoreAcquireRequest) (driver.SemaphoreAcquireReply, error) {
-	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Ticket, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret))
+	return adapter.DecodeSemaphoreAcquire(d.evalInts(ctx, adapter.SemaphoreAcquireScript, []string{r.Permits, r.Holders, r.Size, r.Fence, r.Queue, r.Tickets, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Seed, 10), strconv.FormatInt(r.Join, 10), strconv.FormatInt(r.Place, 10), strconv.FormatInt(r.Wait.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), r.Secret, r.Ticket))
 }
 
 // SemaphoreRelease runs scripts/lua/semaphore_release.lua.
 func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreReleaseRequest) (int64, error) {
-	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Ticket}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.ByID, 10)))
+	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.ByID, 10), r.Ticket))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
@@ -214,18 +214,18 @@ func (d *Driver) SemaphoreTTL(ctx context.Context, permits string, holders strin
 }
 
 // SemaphoreSetPermits runs scripts/lua/semaphore_set_permits.lua.
-func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, permits int64, idle time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreSetPermits(d.evalInt(ctx, adapter.SemaphoreSetPermitsScript, []string{size, queue}, strconv.FormatInt(permits, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) SemaphoreSetPermits(ctx context.Context, size string, queue string, tickets string, permits int64, idle time.Duration) (int64, error) {
+	return adapter.DecodeSemaphoreSetPermits(d.evalInt(ctx, adapter.SemaphoreSetPermitsScript, []string{size, queue, tickets}, strconv.FormatInt(permits, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
 // SemaphoreTrySetPermits runs scripts/lua/semaphore_try_set_permits.lua.
-func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, call string, permits int64, idle time.Duration) (bool, error) {
-	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue, call}, strconv.FormatInt(permits, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) SemaphoreTrySetPermits(ctx context.Context, size string, queue string, tickets string, call string, permits int64, idle time.Duration) (bool, error) {
+	return adapter.DecodeSemaphoreTrySetPermits(d.evalInt(ctx, adapter.SemaphoreTrySetPermitsScript, []string{size, queue, tickets, call}, strconv.FormatInt(permits, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
 }
 
 // SemaphoreAddPermits runs scripts/lua/semaphore_add_permits.lua.
-func (d *Driver) SemaphoreAddPermits(ctx context.Context, size string, queue string, call string, delta int64, defaultSize int64, idle time.Duration) (int64, error) {
-	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{size, queue, call}, strconv.FormatInt(delta, 10), strconv.FormatInt(defaultSize, 10), strconv.FormatInt(idle.Milliseconds(), 10)))
+func (d *Driver) SemaphoreAddPermits(ctx context.Context, r driver.SemaphoreAddPermitsRequest) (int64, error) {
+	return adapter.DecodeSemaphoreAddPermits(d.evalInt(ctx, adapter.SemaphoreAddPermitsScript, []string{r.Size, r.Queue, r.Tickets, r.Call}, strconv.FormatInt(r.Delta, 10), strconv.FormatInt(r.DefaultSize, 10), strconv.FormatInt(r.Idle.Milliseconds(), 10)))
 }
 
 // SemaphoreAvailable runs scripts/lua/semaphore_available.lua.

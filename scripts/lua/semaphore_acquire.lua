@@ -16,9 +16,10 @@
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots, comma-separated
 -- KEYS[3] size: the number of permits stored by SetPermits, kept for ARGV[9] after the last acquisition; absent until then
 -- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
--- KEYS[5] queue: sorted set of waiting tickets, by place
--- KEYS[6] ticket: this waiter's ticket key, holding n and the secret
--- ("<n>:<secret>", see semaphoreTicket); it lapses unless an attempt refreshes it
+-- KEYS[5] queue: sorted set of waiting tickets (their ids), by place
+-- KEYS[6] tickets: hash of the line's tickets (see lib/tickets.lua); a
+-- waiter's holds n and the secret ("<n>:<secret>", see semaphoreTicket)
+-- and lapses unless an attempt refreshes it
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take; -m to take every free one, at
@@ -31,6 +32,8 @@
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
 -- ARGV[9] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[10] secret: this attempt's secret, which keys the MAC of the waiter's wake-ups (see lib/tell.lua)
+-- ARGV[11] ticket: this waiter's ticket id; empty for an attempt that
+-- does not wait (TryAcquire, DrainPermits)
 -- Returns: {status, fence, retry, size, slots}: status, when acquired,
 -- the number of permits taken (n, or what a drain took); 0 when fewer
 -- than n permits are free (for a drain: none), another waiter is first in line,
@@ -42,9 +45,10 @@
 -- when acquired); size, the number of permits in force; slots, a 52-bit
 -- digest of the slots given (else 0).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
--- is malformed (see lib/fence.lua).
+-- is malformed (see lib/fence.lua); WRONGTYPE, with nothing written, when
+-- the line, or the tickets of a joining attempt, are of another type.
 
--- #include lib/live_head.lua
+-- #include lib/ticket_head.lua
 -- #include lib/tell.lua
 -- #include lib/permits.lua
 -- #include lib/slots_digest.lua
@@ -67,6 +71,15 @@ local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
 end
+-- The reads that fail on a line, or the tickets of a joining attempt, of
+-- another type come before the first write (the head's, of the dead
+-- members before it, comes after its read).
+local joins = ARGV[6] == '1'
+local gone
+if joins then
+  gone = lapsedTickets(KEYS[6])
+end
+local head = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
 if landed(KEYS[7], true, ARGV[3]) then -- the mark is the attempt's own
   local list = redis.call('hget', KEYS[2], 't:' .. ARGV[1])
   if list then
@@ -86,17 +99,18 @@ if drain then
   end
 end
 local ttl = tonumber(ARGV[3])
-local head = liveHead(KEYS[5], isSemaphoreTicket)
-if ARGV[6] == '1' then
+if joins then
   local place = tonumber(ARGV[7])
   if place == 0 then -- the server gives places in line: its time in µs
     local t = redis.call('time')
     place = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  redis.call('zadd', KEYS[5], 'NX', place, KEYS[6])
-  redis.call('set', KEYS[6], ARGV[2] .. ':' .. ARGV[10], 'PX', ARGV[8])
+  redis.call('zadd', KEYS[5], 'NX', place, ARGV[11])
+  -- The drop comes before the ticket: the sample may hold it, lapsed.
+  dropTickets(KEYS[6], gone)
+  putTicket(KEYS[6], ARGV[11], ARGV[2] .. ':' .. ARGV[10], ARGV[8])
   lengthen(KEYS[5], ARGV[8])
-  head = liveHead(KEYS[5], isSemaphoreTicket)
+  head = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
 end
 if free < n then
   -- n <= size, so at least n - free live slots are held: the (n - free)-th
@@ -106,7 +120,7 @@ if free < n then
   local e = redis.call('zrange', KEYS[1], at, at, 'WITHSCORES')
   return {0, 0, tonumber(e[2]) - now, size, 0}
 end
-if head and head ~= KEYS[6] then
+if head and head ~= ARGV[11] then
   return {0, 0, -1, size, 0}
 end
 -- At most size - free slots are held, so n of 1..size are free. Starting
@@ -139,7 +153,10 @@ end
 if #slots < n then
   return {0, 0, 0, size, 0}
 end
-redis.call('zrem', KEYS[5], KEYS[6])
+-- Out of line, its ticket goes: a later attempt of the waiter writes it again.
+if joins and redis.call('zrem', KEYS[5], ARGV[11]) == 1 then
+  redis.call('hdel', KEYS[6], ARGV[11])
+end
 table.sort(slots)
 for i, s in ipairs(slots) do
   slots[i] = string.format('%d', s)
@@ -170,7 +187,7 @@ redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)
 end
-local after, value = liveHead(KEYS[5], isSemaphoreTicket)
+local after, value = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
 if after then
   local wants, secret = semaphoreTicket(value)
   if free - n >= tonumber(wants) then

@@ -1,15 +1,17 @@
 -- Gives a semaphore lease's permits back, or takes a waiter that gives up
--- out of line (and deletes its ticket: see mutex_leave.lua), and then,
--- when that or the purge of expired permits freed any, tells the waiter
--- first in line (see semaphore_acquire.lua), which wakes it to attempt.
--- Permits of the lease that expired count as not held.
+-- out of line (and deletes its ticket: each of its attempts has a mark of
+-- its own), and then, when that or the purge of expired permits freed
+-- any, tells the waiter first in line (see semaphore_acquire.lua), which
+-- wakes it to attempt. Permits of the lease that expired count as not
+-- held.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
--- KEYS[3] queue: sorted set of waiting tickets, by place
--- KEYS[4] ticket: the ticket of a waiter that leaves the line; for a
--- lease, its attempt's mark, set when the lease holds nothing here: the
--- attempt may still be on its way, and must be refused when it lands
--- (see lib/left.lua), not take permits for its TTL
+-- KEYS[3] queue: sorted set of waiting tickets (their ids), by place
+-- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
+-- KEYS[5] mark: a lease's attempt's mark, set when the lease holds
+-- nothing here: the attempt may still be on its way, and must be refused
+-- when it lands (see lib/left.lua), not take permits for its TTL; for a
+-- waiter that leaves (no token), unread
 -- ARGV[1] token: the lease's token; empty for a waiter that leaves
 -- ARGV[2] n: how many permits the lease holds
 -- ARGV[3] left: how long a mark stays, in ms (the attempt's TTL)
@@ -18,18 +20,29 @@
 -- 2 for a force-release by holder token (Semaphore.ForceRelease), which
 -- marks as 1 does where it finds the token's permits, and where it does
 -- not writes no mark: the token may be mistyped, its lease never was
+-- ARGV[5] ticket: the ticket id of a waiter that leaves; empty for a lease
 -- Returns: 1 when all n permits were still held (and are now free), or
 -- for byID 2 when any of the token's were; 2 when a release by permit ID
 -- gave them back before; 0 when they had expired or were released before
--- otherwise.
+-- otherwise. WRONGTYPE, with nothing written, when the line or the
+-- tickets are of another type.
 
--- #include lib/live_head.lua
--- #include lib/tell.lua
 -- #include lib/permits.lua
 -- #include lib/now.lua
 -- #include lib/left.lua
 
 local now = serverNow()
+-- The reads that fail on tickets or a line of another type come before
+-- the first write; a release also drops a few lapsed tickets (see
+-- lapsedTickets). A leave takes its waiter out first, so that the head
+-- is the one after it.
+local gone, left = lapsedTickets(KEYS[4]), 0
+if ARGV[5] ~= '' then
+  left = redis.call('zrem', KEYS[3], ARGV[5])
+  gone[#gone + 1] = ARGV[5]
+end
+local head, secret = lineHead(KEYS[3], KEYS[4])
+dropTickets(KEYS[4], gone)
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
 local held, byID, gave = 0, false, false
@@ -67,22 +80,18 @@ if list then
   end
   redis.call('hdel', KEYS[2], 't:' .. ARGV[1])
   if ARGV[4] ~= '0' then
-    redis.call('set', KEYS[4], 'left:id', 'PX', ARGV[3])
+    redis.call('set', KEYS[5], 'left:id', 'PX', ARGV[3])
   end
 elseif ARGV[1] ~= '' then
-  byID = releasedByID(KEYS[4])
+  byID = releasedByID(KEYS[5])
   if byID then
-    keepMark(KEYS[4], ARGV[3])
+    keepMark(KEYS[5], ARGV[3])
   elseif ARGV[4] ~= '2' then
-    markLeft(KEYS[4], ARGV[3])
+    markLeft(KEYS[5], ARGV[3])
   end
 end
-local left = redis.call('zrem', KEYS[3], KEYS[4])
-if left == 1 then
-  redis.call('del', KEYS[4])
-end
 if expired + held + left > 0 then
-  tellHead(KEYS[3])
+  tellHead(head, secret)
 end
 if held == n or ARGV[4] == '2' and gave then
   return 1

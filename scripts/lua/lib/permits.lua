@@ -2,7 +2,7 @@
 -- may fit.
 
 -- #include lib/purge.lua
--- #include lib/live_head.lua
+-- #include lib/ticket_head.lua
 -- #include lib/tell.lua
 
 -- permitsInForce is the number stored at size, or default while none is.
@@ -14,11 +14,22 @@ local function permitsInForce(size, default)
   return tonumber(default), stored
 end
 
--- tellHead tells the waiter first in the semaphore's line queue, which
--- may fit now (see semaphore_acquire.lua).
-local function tellHead(queue)
-  local head, value = liveHead(queue, isSemaphoreTicket)
+-- lineHead returns the waiter first in the semaphore's line queue (its
+-- ticket id, a field of tickets) and the secret of its wake-ups; nil when
+-- no one waits. A script calls it before its first write: on a line of
+-- another type it fails having written nothing.
+local function lineHead(queue, tickets)
+  local head, value = liveHeadIn(queue, tickets, isSemaphoreTicket)
   if head then
-    tell(head, 0, select(2, semaphoreTicket(value)))
+    return head, select(2, semaphoreTicket(value))
+  end
+  return nil
+end
+
+-- tellHead tells the waiter that lineHead found, which may fit now (see
+-- semaphore_acquire.lua).
+local function tellHead(head, secret)
+  if head then
+    tell(head, 0, secret)
   end
 end
