@@ -42,6 +42,9 @@ func runNotify(t *testing.T, h Harness) {
 	t.Run("GrantNamedPastDeadline", func(t *testing.T) {
 		testGrantNamedPastDeadline(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
+	t.Run("MarkAfterDeadGrantExpires", func(t *testing.T) {
+		testMarkAfterDeadGrantExpires(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
+	})
 	t.Run("MultiLockWaitsInLine", func(t *testing.T) {
 		testMultiLockWaitsInLine(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})
@@ -255,6 +258,59 @@ func testGrantNamedPastDeadline(t *testing.T, e env) {
 	if err != nil || !r.Acquired || !r.Granted {
 		t.Fatalf("an attempt with the waiter's next token past its ticket's deadline: got %+v, %v; want the grant taken over, granted", r, err)
 	}
+}
+
+// testMarkAfterDeadGrantExpires: a queued waiter's lease releases (and
+// marks its ticket) after its own ticket has lapsed, with one other
+// ticket left, of a waiter that died in line: past its deadline, within
+// the TTL of the grant it holds (read as live by a mark's sample, see
+// ticketEnd in lib/tickets.lua). The hand-on drops that dead ticket and
+// the mark's drop the lapsed one: the hash goes, and the mark makes it
+// anew. The tickets hash must still expire, so that the idle name leaves
+// nothing; a mark that lengthens it with PEXPIRE GT alone leaves it with
+// no expiry.
+func testMarkAfterDeadGrantExpires(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	d := e.h.Open(t, e.addrs[0])
+	stem, a := lockKey(n), e.admin(t, 0)
+	t.Cleanup(func() { a.Del(context.Background(), ticketsKey(stem)) }) // which, failing, the case leaves with no expiry
+	attempt := func(token, ticket string, ttl time.Duration, join int64) (driver.MutexAcquireReply, error) {
+		return d.MutexAcquire(ctx, driver.MutexAcquireRequest{Lock: lockKey(n), Fence: fenceKey(n), Queue: queueKey(n), Tickets: ticketsKey(stem),
+			Ticket: ticket, Token: token, TTL: ttl, Join: join, Arrival: time.Now().UnixMicro(), Secret: "SECRET", Idle: time.Minute, Stem: token[:1], Spend: 1 - join})
+	}
+	if r, err := attempt("h1", ticketKey(stem, "own"), 400*time.Millisecond, 0); err != nil || !r.Acquired {
+		t.Fatalf("the holder's attempt: got %+v, %v; want the lock", r, err)
+	}
+	waiter, dead := ticketKey(stem, "waiter:1"), ticketKey(stem, "dead:1")
+	if r, err := attempt("w1", waiter, 300*time.Millisecond, 1); err != nil || r.Acquired {
+		t.Fatalf("the waiter's attempt: got %+v, %v; want it queued", r, err)
+	}
+	// It dies in line: its ticket's deadline is the lock's expiry now, its
+	// grant's TTL 10s.
+	if r, err := attempt("d1", dead, 10*time.Second, 1); err != nil || r.Acquired {
+		t.Fatalf("the dead waiter's attempt: got %+v, %v; want it queued", r, err)
+	}
+	if v, err := d.ReleaseWake(ctx, driver.ReleaseWakeRequest{Lock: lockKey(n), Fence: fenceKey(n), Queue: queueKey(n), Forced: lockKey(n) + ":forced", Tickets: ticketsKey(stem),
+		Token: "h1", Reserve: time.Second, Idle: time.Minute}); err != nil || v != 1 {
+		t.Fatalf("the holder's release: got %d, %v; want 1", v, err)
+	}
+	if v, err := a.Get(ctx, lockKey(n)).Result(); v != "w1" {
+		t.Fatalf("after the release the lock holds %q (err %v), want the waiter's token w1", v, err)
+	}
+	if v, err := d.Extend(ctx, lockKey(n), ticketsKey(stem), lockKey(n)+":forced", "w1", 5*time.Second, waiter); err != nil || v != 1 {
+		t.Fatalf("the lease's extension: got %d, %v; want 1", v, err)
+	}
+	// Past the waiter's ticket and its grant's 300ms, and past the dead
+	// waiter's deadline, well within its grant's 10s.
+	time.Sleep(time.Second)
+	if v, err := d.ReleaseOrMark(ctx, driver.ReleaseOrMarkRequest{Lock: lockKey(n), Fence: fenceKey(n), Queue: queueKey(n), Tickets: ticketsKey(stem), Forced: lockKey(n) + ":forced",
+		Token: "w1", Reserve: time.Second, Idle: time.Minute, Left: 300 * time.Millisecond, Always: 1, Ticket: waiter}); err != nil || v != 1 {
+		t.Fatalf("the lease's release: got %d, %v; want 1", v, err)
+	}
+	if ttl := a.PTTL(ctx, ticketsKey(stem)).Val(); ttl < 0 {
+		t.Fatalf("after the release that marked the waiter's ticket, the tickets hash has no expiry (PTTL %v): the idle name keeps it", ttl)
+	}
+	e.gone(t, ctx, 2*time.Second, ticketsKey(stem), queueKey(n), lockKey(n))
 }
 
 // testGrantFoundSaysSo: an attempt that finds the lock granted to it (its
