@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "ba2639db3763388318a50158cb5ef20ba073da83",
+	SHA1:    "280b9e2537f798ccf21a53b2baa0235215a5c698",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "ba2639db3763388318a50158cb5ef20ba073da83",
+	sha1Arg: "280b9e2537f798ccf21a53b2baa0235215a5c698",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -35,9 +35,9 @@ func DecodeMutexAcquire(v []int64, err error) (driver.MutexAcquireReply, error) 
 // MutexAcquireOwnedScript is scripts/lua/mutex_acquire_owned.lua.
 var MutexAcquireOwnedScript = Script{
 	Name:    "mutex_acquire_owned",
-	SHA1:    "01b345330467005894b1966cb75804c814899a92",
+	SHA1:    "754375cafb0980053d751c4d903bf08196c65e4f",
 	Source:  lua.Source("mutex_acquire_owned.lua"),
-	sha1Arg: "01b345330467005894b1966cb75804c814899a92",
+	sha1Arg: "754375cafb0980053d751c4d903bf08196c65e4f",
 }
 
 // DecodeMutexAcquireOwned turns the reply of mutex_acquire_owned.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
+	SHA1:    "1ff2ff78983bfe711d2aaee55eb1ff8e3bfbb40e",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
+	sha1Arg: "1ff2ff78983bfe711d2aaee55eb1ff8e3bfbb40e",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
+	SHA1:    "d0c02454c8ec760fc7dfcfa736fc9597a9a2d286",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
+	sha1Arg: "d0c02454c8ec760fc7dfcfa736fc9597a9a2d286",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
+	SHA1:    "0f3f283f42ed39fe69932978952049ca25f7a377",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
+	sha1Arg: "0f3f283f42ed39fe69932978952049ca25f7a377",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -110,9 +110,9 @@ func DecodeReleaseOrMark(v int64, err error) (int64, error) {
 // ExtendScript is scripts/lua/extend.lua.
 var ExtendScript = Script{
 	Name:    "extend",
-	SHA1:    "4dc35eb67aa4ce735a5520c75c1989ebad3f49f3",
+	SHA1:    "f2a1e970027219e25866dfb0b2c27941288da868",
 	Source:  lua.Source("extend.lua"),
-	sha1Arg: "4dc35eb67aa4ce735a5520c75c1989ebad3f49f3",
+	sha1Arg: "f2a1e970027219e25866dfb0b2c27941288da868",
 }
 
 // DecodeExtend turns the reply of extend.lua, or the error that came instead, into its Go form.
@@ -136,9 +136,9 @@ func DecodeExtendLock(v int64, err error) (int64, error) {
 // KeepMarkScript is scripts/lua/keep_mark.lua.
 var KeepMarkScript = Script{
 	Name:    "keep_mark",
-	SHA1:    "464aa6d0a0f532e68e8c8b6ce1614d675c1caee3",
+	SHA1:    "86b022de2099946090da7ca1d68b2c05c92df44a",
 	Source:  lua.Source("keep_mark.lua"),
-	sha1Arg: "464aa6d0a0f532e68e8c8b6ce1614d675c1caee3",
+	sha1Arg: "86b022de2099946090da7ca1d68b2c05c92df44a",
 }
 
 // DecodeKeepMark turns the reply of keep_mark.lua, or the error that came instead, into its Go form.
@@ -175,9 +175,9 @@ func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
+	SHA1:    "2cb23753d5615564ffc22441a2317a43e0161df2",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
+	sha1Arg: "2cb23753d5615564ffc22441a2317a43e0161df2",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -188,9 +188,9 @@ func DecodeReleaseOwned(v int64, err error) (int64, error) {
 // ExtendOwnedScript is scripts/lua/extend_owned.lua.
 var ExtendOwnedScript = Script{
 	Name:    "extend_owned",
-	SHA1:    "ca4a0d0c31ac11aa6ba73f16ded7094c1dd51836",
+	SHA1:    "1e7a34a761834a2f484690eaa9969e096468e547",
 	Source:  lua.Source("extend_owned.lua"),
-	sha1Arg: "ca4a0d0c31ac11aa6ba73f16ded7094c1dd51836",
+	sha1Arg: "1e7a34a761834a2f484690eaa9969e096468e547",
 }
 
 // DecodeExtendOwned turns the reply of extend_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +266,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
+	SHA1:    "763cd59a72e0a5398ba480c47c72222acb0e8e42",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
+	sha1Arg: "763cd59a72e0a5398ba480c47c72222acb0e8e42",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +309,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "b32a4146cf92d698e44b31ebc43a18746d518ec7",
+	SHA1:    "2665cd925d4ff3ef074a6bb989eeff356ec6d7ce",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "b32a4146cf92d698e44b31ebc43a18746d518ec7",
+	sha1Arg: "2665cd925d4ff3ef074a6bb989eeff356ec6d7ce",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
+	SHA1:    "54060593d802ef4a23c3ef4349e445de54dd409d",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
+	sha1Arg: "54060593d802ef4a23c3ef4349e445de54dd409d",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -566,9 +566,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "5662b23a998e6459240dd61a63c41012946474a4",
+	SHA1:    "16725fb4cccbf51bc65167fab4de41409076dc23",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "5662b23a998e6459240dd61a63c41012946474a4",
+	sha1Arg: "16725fb4cccbf51bc65167fab4de41409076dc23",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -591,9 +591,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	SHA1:    "cea3ee846e0fc37b387ab06ff64cacb050ab89d9",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	sha1Arg: "cea3ee846e0fc37b387ab06ff64cacb050ab89d9",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
+	SHA1:    "c947bda6abc86c68734067b9544f8c4e9a80fa87",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
+	sha1Arg: "c947bda6abc86c68734067b9544f8c4e9a80fa87",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "1fea90307682e55498a9e9f353e81288d83eced6",
+	SHA1:    "0a1e10ff0f5a39f7973047af5095065ed2136dff",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "1fea90307682e55498a9e9f353e81288d83eced6",
+	sha1Arg: "0a1e10ff0f5a39f7973047af5095065ed2136dff",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -665,9 +665,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "3e37909eee0697ae800a6a455072bdfddeab322f",
+	SHA1:    "a564a049a4531e66d029ff40d0b5a98f3da3cd58",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "3e37909eee0697ae800a6a455072bdfddeab322f",
+	sha1Arg: "a564a049a4531e66d029ff40d0b5a98f3da3cd58",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -678,9 +678,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "c4fb0fb775025c7a9846ced4a6a8389222c31971",
+	SHA1:    "bb090e9e94ec91756c7222c3c37afbf1718d8f96",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "c4fb0fb775025c7a9846ced4a6a8389222c31971",
+	sha1Arg: "bb090e9e94ec91756c7222c3c37afbf1718d8f96",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

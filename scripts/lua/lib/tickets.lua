@@ -84,18 +84,23 @@ local ticketsSample = 4
 -- lapsedTickets samples tickets for fields whose deadline passed, which
 -- dropTickets then drops. The sample reads only: a caller that takes it
 -- before its first write fails, on a tickets key of another type, having
--- written nothing. gone.kept tells that a field sampled stays: the hash
--- outlives the drop, with the expiry that the script that made it gave it.
+-- written nothing. gone.kept tells that a field sampled is within its
+-- deadline: the hash outlives the call, with the expiry that the script
+-- that made it gave it. A grant read past its ticket's deadline does not
+-- tell so: a hand-on in the same call drops a queued ticket past its
+-- deadline (see liveHeadIn), and the hash with it when it was the last.
 local function lapsedTickets(tickets)
   local sample = redis.call('hrandfield', tickets, ticketsSample, 'WITHVALUES')
-  local now, gone = ticketNow(), {}
+  local now, gone = ticketNow(), {kept = false}
   for i = 1, #sample, 2 do
     local deadline, value = string.match(sample[i + 1], '^(%d+):(.*)$')
-    if not deadline or ticketEnd(value, tonumber(deadline)) <= now then
+    deadline = tonumber(deadline)
+    if not deadline or ticketEnd(value, deadline) <= now then
       gone[#gone + 1] = sample[i]
+    elseif deadline > now then
+      gone.kept = true
     end
   end
-  gone.kept = #sample / 2 > #gone
   return gone
 end
 
