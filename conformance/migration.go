@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -276,21 +277,33 @@ func moveKeys(ctx context.Context, from, to *redis.Client, keys ...string) error
 // lock on, so the waiter holds at once), and then releases the lock alone
 // (see mutexHold.releaseOnly), so that Unlock succeeds and the name is
 // free at once: the waiter, still in line with its ticket, takes the name
-// at its safety net, the holder's TTL.
+// at its safety net, the holder's TTL. So also where the server answers
+// each release late ("lasting-slow"), and the call asked again is cut by
+// its half of the node timeout rather than refused.
 func testSlotMigrationHandOff(t *testing.T, e env) {
 	for _, c := range []struct {
 		name           string
 		split, timeout time.Duration
 		handedOn       bool
+		slow           time.Duration // how late the server answers each release script
 	}{
-		{"brief", 100 * time.Millisecond, time.Second, true},
-		{"lasting", time.Second, 300 * time.Millisecond, false},
+		{"brief", 100 * time.Millisecond, time.Second, true, 0},
+		{"lasting", time.Second, 300 * time.Millisecond, false, 0},
+		// The release asked again is cut by its own bound, not refused:
+		// the lock alone is released all the same, in the time left.
+		{"lasting-slow", time.Second, 300 * time.Millisecond, false, 120 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, n := ctxFor(t, 40*time.Second), name(t)
 			cc := e.admin(t, 0).(*redis.ClusterClient)
 			const ttl = 5 * time.Second
-			l := mustLock(t, ctx, e.client(t, core.WithTTL(ttl), core.WithNodeTimeout(c.timeout)).Mutex(n).TryLock)
+			holder, _ := e.faultyClient(t, func(call faults.Call) faults.Fault {
+				if c.slow > 0 && call.Op == "ReleaseWake" {
+					return faults.Fault{Kind: faults.Slow, After: c.slow}
+				}
+				return faults.Fault{}
+			}, core.WithTTL(ttl), core.WithNodeTimeout(c.timeout))
+			l := mustLock(t, ctx, holder.Mutex(n).TryLock)
 			got := e.waiter(t, ctx, e.client(t, patient).Mutex(n))
 			tickets := ticketsKey(lockKey(n))
 			before, err := cc.HGetAll(ctx, tickets).Result()
