@@ -393,13 +393,17 @@ func (h mutexHold) releaseOnly(ctx context.Context, n *quorum.Node) (bool, error
 		// release is asked again for half of what the call has left.
 		req := driver.ReleaseWakeRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Forced: k.forced, Tickets: k.tickets, Token: h.holder, Reserve: h.reserve, Idle: h.idle, Ahead: 0}
 		v, err := n.Driver.ReleaseWake(ctx, req)
-		if n.Cluster && driver.IsTryAgain(err) {
+		migrating := n.Cluster && driver.IsTryAgain(err)
+		if migrating {
 			wctx, cancel := halfLeft(ctx)
 			r := quorum.RetryTransient(wctx, n, func(ctx context.Context) (int64, error) { return n.Driver.ReleaseWake(ctx, req) })
-			cancel()
 			v, err = r.V, r.Err
+			// A call cut by its half (a slow answer) is no answer either:
+			// the release alone below is safe whether or not it lands.
+			migrating = driver.IsTryAgain(err) || wctx.Err() != nil && ctx.Err() == nil
+			cancel()
 		}
-		if !n.Cluster || !driver.IsTryAgain(err) {
+		if !migrating {
 			h.heard(v)
 			return v == 1, err
 		}
