@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
+	"github.com/redlockgo/redlock/driver"
 )
 
 // testHostileReleaseWritesNothing hands primitive p's lease (a Mutex's,
@@ -274,4 +275,40 @@ func (e env) lineState(t *testing.T, ctx context.Context, n string) map[string]s
 		}
 	}
 	return state
+}
+
+// testHostileLineMultiReleaseWritesNothing: the release of a MultiLock
+// attempt with tickets of its own that holds the first name on a node and
+// not the second (freed meanwhile: force-released, or expired) marks its
+// ticket on the second name and hands the first on. Over another program's
+// key at the first name's line it fails, and must have written nothing:
+// not the second name's mark either.
+func testHostileLineMultiReleaseWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	names := []string{n + "/a", n + "/b"}
+	r := e.admin(t, 0)
+	if err := r.Set(ctx, lockKey(names[0]), "tok1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Set(ctx, queueKey(names[0]), "not a sorted set", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, m := range names {
+		keys = append(keys, lockKey(m), fenceKey(m), queueKey(m), ticketsKey(lockKey(m)))
+	}
+	state := func() map[string]string {
+		s := e.lineState(t, ctx, names[0])
+		maps.Copy(s, e.lineState(t, ctx, names[1]))
+		return s
+	}
+	before := state()
+	_, err := e.h.Open(t, e.addrs[0]).MultiLockRelease(ctx, driver.MultiLockReleaseRequest{Keys: keys, Token: "tok1", Reserve: time.Second, Idle: time.Minute,
+		Left: 5 * time.Second, Mark: 1, Tickets: "own1 own2"}) // 1: marksMissed
+	if err == nil {
+		t.Fatal("a release over a line that is a string: no error")
+	}
+	if after := state(); !maps.Equal(before, after) {
+		t.Fatalf("the failed release wrote: the node held %v, now %v", before, after)
+	}
 }

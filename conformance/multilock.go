@@ -52,6 +52,7 @@ func runMultiLock(t *testing.T, e env) {
 	// (MutexAcquire), which the case does not hold back.
 	if !e.cluster {
 		cases["LateAttemptAfterGiveUp"] = testLateAttemptAfterGiveUp("MultiLock")
+		cases["HostileLineMultiReleaseWritesNothing"] = testHostileLineMultiReleaseWritesNothing
 		if len(e.addrs) >= 3 {
 			maps.Copy(cases, landsLateCasesFor(e, "MultiLock", ""))
 		}
