@@ -34,7 +34,7 @@ var pinnedSHA1 = map[string]string{
 	"mutex_acquire":         "280b9e2537f798ccf21a53b2baa0235215a5c698",
 	"mutex_acquire_owned":   "754375cafb0980053d751c4d903bf08196c65e4f",
 	"multi_acquire":         "2665cd925d4ff3ef074a6bb989eeff356ec6d7ce",
-	"multi_release":         "54060593d802ef4a23c3ef4349e445de54dd409d",
+	"multi_release":         "d8138c211861514233cc90e8945a08c7a94cd011",
 	"fair_acquire":          "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
 	"fair_release":          "2ac0903ac601f74a8a234446dccbb22cfb78195e",
 	"fair_state":            "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",

@@ -333,9 +333,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "54060593d802ef4a23c3ef4349e445de54dd409d",
+	SHA1:    "d8138c211861514233cc90e8945a08c7a94cd011",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "54060593d802ef4a23c3ef4349e445de54dd409d",
+	sha1Arg: "d8138c211861514233cc90e8945a08c7a94cd011",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.

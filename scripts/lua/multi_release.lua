@@ -34,7 +34,15 @@ local mode = tonumber(ARGV[5])
 -- Every name is read before the first write, so that a call over another
 -- program's key under any of the names fails having written nothing: the
 -- tickets it marks (their sample, see lib/marks.lua), and the line of
--- every name it writes but the first, whose own first write checks it.
+-- every name it writes but the first, whose own first write checks it
+-- unless a mark of another name comes before it.
+local function badLine(queue)
+  local kind = redis.call('type', queue).ok
+  if kind ~= 'zset' and kind ~= 'none' then
+    return redis.error_reply('WRONGTYPE the line ' .. queue .. ' holds a ' .. kind .. ', not a sorted set: delete it')
+  end
+end
+local firstLine -- the first name's, held and not marked: its hand-on writes it
 for i = 1, #KEYS, 4 do
   held[i] = redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1]
   if held[i] then
@@ -44,12 +52,17 @@ for i = 1, #KEYS, 4 do
   if marks then
     gone[i] = lapsedTickets(KEYS[i + 3])
   end
-  if i > 1 and (marks or held[i]) then
-    local kind = redis.call('type', KEYS[i + 2]).ok
-    if kind ~= 'zset' and kind ~= 'none' then
-      return redis.error_reply('WRONGTYPE the line ' .. KEYS[i + 2] .. ' holds a ' .. kind .. ', not a sorted set: delete it')
-    end
+  local bad = i > 1 and (marks or held[i]) and badLine(KEYS[i + 2])
+  if bad then
+    return bad
   end
+  if i == 1 and held[i] and not marks then
+    firstLine = KEYS[i + 2]
+  end
+end
+local bad = firstLine and next(gone) and badLine(firstLine)
+if bad then
+  return bad
 end
 for i = 1, #KEYS, 4 do
   if gone[i] then
