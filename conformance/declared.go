@@ -73,10 +73,7 @@ var checkDeclaredOnce sync.Once
 // undeclaredYet are the scripts that still open keys they found in a
 // line (a waiter's ticket named by a queue member) rather than in their
 // KEYS: they run without the check until they no longer do.
-var undeclaredYet = map[string]bool{
-	"fair_acquire": true, "fair_force": true, "fair_release": true,
-	"rw_downgrade": true, "rw_force": true, "rw_lock": true, "rw_release": true, "rw_rlock": true,
-}
+var undeclaredYet = map[string]bool{}
 
 // checkDeclaredKeys puts undeclaredPrelude before every script for the
 // rest of the process. The drivers read adapter's script variables at

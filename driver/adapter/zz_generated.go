@@ -146,32 +146,6 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 	return v, err
 }
 
-// ExtendKeyedScript is scripts/lua/extend_keyed.lua.
-var ExtendKeyedScript = Script{
-	Name:    "extend_keyed",
-	SHA1:    "34d561733983986a98a3912d87869a7293e8f0f1",
-	Source:  lua.Source("extend_keyed.lua"),
-	sha1Arg: "34d561733983986a98a3912d87869a7293e8f0f1",
-}
-
-// DecodeExtendKeyed turns the reply of extend_keyed.lua, or the error that came instead, into its Go form.
-func DecodeExtendKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// KeepMarkKeyedScript is scripts/lua/keep_mark_keyed.lua.
-var KeepMarkKeyedScript = Script{
-	Name:    "keep_mark_keyed",
-	SHA1:    "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-	Source:  lua.Source("keep_mark_keyed.lua"),
-	sha1Arg: "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-}
-
-// DecodeKeepMarkKeyed turns the reply of keep_mark_keyed.lua, or the error that came instead, into its Go form.
-func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
@@ -346,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	SHA1:    "70267f02042535db3385afd0bc0eef36945bdec6",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	sha1Arg: "70267f02042535db3385afd0bc0eef36945bdec6",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -369,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	SHA1:    "7a78689abb9f2579807b59993e841eb011a6c24b",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	sha1Arg: "7a78689abb9f2579807b59993e841eb011a6c24b",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -382,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	SHA1:    "330bae0fc681bea38e814fa2685111b85970d03b",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	sha1Arg: "330bae0fc681bea38e814fa2685111b85970d03b",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -424,9 +398,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	SHA1:    "80cf7c7ec097a732052d1d757d6660433e7df03a",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	sha1Arg: "80cf7c7ec097a732052d1d757d6660433e7df03a",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -447,9 +421,9 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:    "rw_lock",
-	SHA1:    "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	SHA1:    "f9674313e30a331844c0f4b9ba3266d6f9e68d26",
 	Source:  lua.Source("rw_lock.lua"),
-	sha1Arg: "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	sha1Arg: "f9674313e30a331844c0f4b9ba3266d6f9e68d26",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -496,9 +470,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "acc802c34075f7f6be62c91899eb8200e90fba19",
+	SHA1:    "3d2961dc5e54daf7cec7993dc1b731272fe5e4f6",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "acc802c34075f7f6be62c91899eb8200e90fba19",
+	sha1Arg: "3d2961dc5e54daf7cec7993dc1b731272fe5e4f6",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -509,9 +483,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:    "rw_downgrade",
-	SHA1:    "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	SHA1:    "02052cfb8d97f3dbec580dace6fe2f7dd2f5b0f9",
 	Source:  lua.Source("rw_downgrade.lua"),
-	sha1Arg: "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	sha1Arg: "02052cfb8d97f3dbec580dace6fe2f7dd2f5b0f9",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -522,9 +496,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	SHA1:    "7dd0044352bfae5946eed40d605da99066a5566f",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	sha1Arg: "7dd0044352bfae5946eed40d605da99066a5566f",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -807,4 +781,4 @@ func DecodeLatchDelete(v int64, err error) (bool, error) {
 
 // Scripts lists every script, in spec order, for a test that runs them
 // changed (the conformance suite's check that a script opens only its KEYS).
-var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ExtendKeyedScript, &KeepMarkKeyedScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
