@@ -82,6 +82,38 @@ func lineTickets(p string) func(name string) string {
 	return func(n string) string { return ticketsKey(lineStem(exclusiveLocks[p].line(n))) }
 }
 
+// testHostileTicketsAttemptWritesNothing makes the tickets hash of a
+// held FairMutex's or RWMutex's line a string (another program's key
+// under the name): an attempt that marks its own ticket as it lands (a
+// TryLock; an RWMutex's TryRLock too) fails or is refused, and must write
+// nothing, as every script that fails does.
+func testHostileTicketsAttemptWritesNothing(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	tries := []taker{x.try}
+	if p == "RWMutex" {
+		tries = append(tries, exclusiveLocks["RWMutexRead"].try)
+	}
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return x.try(ctx, e.hostileClient(t), n) })
+		defer held.Unlock(ctx)
+		e.everyNode(t, func(c redis.UniversalClient) error {
+			return c.Set(ctx, lineTickets(p)(n), "x", time.Minute).Err()
+		})
+		before := e.nameState(t, ctx, n)
+		other := e.hostileClient(t)
+		for i, try := range tries {
+			if l, err := try(ctx, other, n); err == nil {
+				l.Unlock(ctx)
+				t.Fatalf("attempt %d acquired a held lock", i)
+			}
+			if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
+				t.Fatalf("attempt %d, refused, wrote: the nodes held %v, now %v", i, before, after)
+			}
+		}
+	}
+}
+
 // testHostileFenceOwnedLapsedTicket is HostileFenceCounterOwned on a name
 // whose tickets hash holds a ticket that lapsed (a waiter that died; its
 // join keeps the hash a TTL longer): the owner's attempt, refused for the
