@@ -190,3 +190,44 @@ func testHostileSemaphoreJoinWritesNothing(t *testing.T, e env) {
 		t.Fatalf("the refused attempt wrote: the nodes held %v, now %v", before, after)
 	}
 }
+
+// testLapsedTicketsDropped leaves three lapsed tickets in the tickets hash
+// of primitive p's line (waiters that died): an attempt that marks its
+// own ticket as it lands samples four fields before it writes and drops
+// those that lapsed, so a name that never goes idle does not keep them.
+func testLapsedTicketsDropped(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 10*time.Second), name(t)
+		stem := lineStem(x.line(n))
+		dead := []string{ticketKey(stem, "dead:1"), ticketKey(stem, "dead:2"), ticketKey(stem, "dead:3")}
+		e.everyNode(t, func(r redis.UniversalClient) error {
+			now, err := r.Time(ctx).Result()
+			if err != nil {
+				return err
+			}
+			lapsed := fmt.Sprintf("%d:left", now.Add(-time.Second).UnixMilli())
+			if err := r.HSet(ctx, ticketsKey(stem), dead[0], lapsed, dead[1], lapsed, dead[2], lapsed).Err(); err != nil {
+				return err
+			}
+			return r.Expire(ctx, ticketsKey(stem), time.Minute).Err()
+		})
+		l := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return x.try(ctx, e.hostileClient(t), n) })
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for i := range e.addrs {
+			left, err := e.admin(t, i).HMGet(ctx, ticketsKey(stem), dead...).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(left, func(v any) bool { return v != nil }) {
+				kept++
+			}
+		}
+		if kept > e.tolerated() {
+			t.Fatalf("%d nodes kept lapsed tickets after an attempt and a release; want at most %d", kept, e.tolerated())
+		}
+	}
+}
