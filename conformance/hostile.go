@@ -67,6 +67,10 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 		cases["HostileQueueReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, exclusiveLocks[p].line)
 		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
 	}
+	if p == "FairMutex" || p == "RWMutex" { // their waiters queue under either strategy
+		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
+		cases["HostileTicketsAttemptWritesNothing"] = testHostileTicketsAttemptWritesNothing(p)
+	}
 	if p == "Semaphore" && e.strategy == core.Notify { // only Notify waiters join
 		cases["HostileTicketsJoinWritesNothing"] = testHostileSemaphoreJoinWritesNothing
 	}

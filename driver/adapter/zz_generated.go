@@ -146,32 +146,6 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 	return v, err
 }
 
-// ExtendKeyedScript is scripts/lua/extend_keyed.lua.
-var ExtendKeyedScript = Script{
-	Name:    "extend_keyed",
-	SHA1:    "34d561733983986a98a3912d87869a7293e8f0f1",
-	Source:  lua.Source("extend_keyed.lua"),
-	sha1Arg: "34d561733983986a98a3912d87869a7293e8f0f1",
-}
-
-// DecodeExtendKeyed turns the reply of extend_keyed.lua, or the error that came instead, into its Go form.
-func DecodeExtendKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// KeepMarkKeyedScript is scripts/lua/keep_mark_keyed.lua.
-var KeepMarkKeyedScript = Script{
-	Name:    "keep_mark_keyed",
-	SHA1:    "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-	Source:  lua.Source("keep_mark_keyed.lua"),
-	sha1Arg: "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-}
-
-// DecodeKeepMarkKeyed turns the reply of keep_mark_keyed.lua, or the error that came instead, into its Go form.
-func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
@@ -346,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	SHA1:    "19f69cd0789c04f2a25b9156cd61b47741da0039",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	sha1Arg: "19f69cd0789c04f2a25b9156cd61b47741da0039",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -369,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	SHA1:    "9b41526a73665535319f08ef902a6b0c0b04d3c6",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	sha1Arg: "9b41526a73665535319f08ef902a6b0c0b04d3c6",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -382,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	SHA1:    "297e0585e01ec9ae94702841b76beb457824f272",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	sha1Arg: "297e0585e01ec9ae94702841b76beb457824f272",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -424,9 +398,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	SHA1:    "1ee4c3605e2888a4dceecac66da5a097f3555635",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	sha1Arg: "1ee4c3605e2888a4dceecac66da5a097f3555635",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -447,9 +421,9 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:    "rw_lock",
-	SHA1:    "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	SHA1:    "f4b87571ba9a3f9cbabbb2c0150a832c8470b605",
 	Source:  lua.Source("rw_lock.lua"),
-	sha1Arg: "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	sha1Arg: "f4b87571ba9a3f9cbabbb2c0150a832c8470b605",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -496,9 +470,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "acc802c34075f7f6be62c91899eb8200e90fba19",
+	SHA1:    "a0135fbc163d852ac9f25392dfe4041185da376a",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "acc802c34075f7f6be62c91899eb8200e90fba19",
+	sha1Arg: "a0135fbc163d852ac9f25392dfe4041185da376a",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -509,9 +483,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:    "rw_downgrade",
-	SHA1:    "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	SHA1:    "90483f4ffc181f7e0cf84f2d3f1d6182f0ae4c4d",
 	Source:  lua.Source("rw_downgrade.lua"),
-	sha1Arg: "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	sha1Arg: "90483f4ffc181f7e0cf84f2d3f1d6182f0ae4c4d",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -522,9 +496,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	SHA1:    "c2b30fdd58f533a13db238fe6de7b1ea4f6f6d32",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	sha1Arg: "c2b30fdd58f533a13db238fe6de7b1ea4f6f6d32",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -807,4 +781,4 @@ func DecodeLatchDelete(v int64, err error) (bool, error) {
 
 // Scripts lists every script, in spec order, for a test that runs them
 // changed (the conformance suite's check that a script opens only its KEYS).
-var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ExtendKeyedScript, &KeepMarkKeyedScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
