@@ -57,11 +57,11 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "5662b23a998e6459240dd61a63c41012946474a4",
+	"semaphore_acquire":     "9b053c76a8260715388b1aecf1fa7b4af1ac8688",
 	"semaphore_available":   "c4fb0fb775025c7a9846ced4a6a8389222c31971",
 	"semaphore_extend":      "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
-	"semaphore_release":     "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	"semaphore_release":     "1990cbd374882bea00fca65f7c5d6a8aacaff3e3",
 	"semaphore_set_permits": "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 

@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "5662b23a998e6459240dd61a63c41012946474a4",
+	SHA1:    "9b053c76a8260715388b1aecf1fa7b4af1ac8688",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "5662b23a998e6459240dd61a63c41012946474a4",
+	sha1Arg: "9b053c76a8260715388b1aecf1fa7b4af1ac8688",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	SHA1:    "1990cbd374882bea00fca65f7c5d6a8aacaff3e3",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "76f64f21d333ed539df12ef80965aac89bb6f0c4",
+	sha1Arg: "1990cbd374882bea00fca65f7c5d6a8aacaff3e3",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
