@@ -70,6 +70,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
+			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried
 		}
 	}
 	if len(e.addrs) == 3 {
