@@ -293,9 +293,14 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		})
 		if gone != nil && len(c.q.Nodes) > 1 {
 			// Where it did not win, it is still in line, and would
-			// hold that line up until its entry lapsed.
+			// hold that line up until its entry lapsed: the leave is
+			// asked again until it lands, as a give-up's is.
 			out := k.leaving(ticket, gone)
-			c.q.InBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
+			c.q.InBackground(func() {
+				quorum.Retry(ctx, c.q, o.ttl, releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }), func(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
+					return releaseOn(ctx, c, o, out, on)
+				})
+			})
 		}
 	})
 	switch {
