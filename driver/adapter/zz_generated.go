@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
+	SHA1:    "92352b8ef67100068e200e2d02473cd4d4913b0a",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "1dbf6e72b1772b30f64c9ddf4bc47095f07697cd",
+	sha1Arg: "92352b8ef67100068e200e2d02473cd4d4913b0a",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
+	SHA1:    "2f703ac8ee1a7409f30adcc44556619e8457f6d2",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "6d8133ab563b828efd21d7c629c7bfae6b4314fe",
+	sha1Arg: "2f703ac8ee1a7409f30adcc44556619e8457f6d2",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
+	SHA1:    "5478abfcc25904fe4fcb402322e302f000238e59",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "6affab28eb5b9c46d91ca6f9abcb693c3bfc3f3d",
+	sha1Arg: "5478abfcc25904fe4fcb402322e302f000238e59",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
+	SHA1:    "c351e5475f19d1ef370257d5d0f5a6e7f595334e",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "9d343fe09ebd44b340ac96a609f59ba6d2e80589",
+	sha1Arg: "c351e5475f19d1ef370257d5d0f5a6e7f595334e",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
+	SHA1:    "8a60b73c780040254b8a3e76e912865fba80c31d",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "62e4c839d2464b91d3ffa7b0cb515b40e196a291",
+	sha1Arg: "8a60b73c780040254b8a3e76e912865fba80c31d",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "b32a4146cf92d698e44b31ebc43a18746d518ec7",
+	SHA1:    "d7f99dd027312a407561c9b472531dc900c23701",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "b32a4146cf92d698e44b31ebc43a18746d518ec7",
+	sha1Arg: "d7f99dd027312a407561c9b472531dc900c23701",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
+	SHA1:    "f128890728d40b403f173f163f900d0115b5fb36",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "9249709d260703502b374f6ad3de2b0a7fc0bb6e",
+	sha1Arg: "f128890728d40b403f173f163f900d0115b5fb36",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "9b053c76a8260715388b1aecf1fa7b4af1ac8688",
+	SHA1:    "fb33e144c91b8803b39ecd1df3eec9fb73016304",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "9b053c76a8260715388b1aecf1fa7b4af1ac8688",
+	sha1Arg: "fb33e144c91b8803b39ecd1df3eec9fb73016304",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "1990cbd374882bea00fca65f7c5d6a8aacaff3e3",
+	SHA1:    "2528a5877244beda6be0d8fe3076d7d4f5a3dee0",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "1990cbd374882bea00fca65f7c5d6a8aacaff3e3",
+	sha1Arg: "2528a5877244beda6be0d8fe3076d7d4f5a3dee0",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
+	SHA1:    "d2bc9bdf1ba82bb7256c6ffa16aa857a123c4519",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "06fbcc7dc8d31e0d28dde7760e244c4940041ff0",
+	sha1Arg: "d2bc9bdf1ba82bb7256c6ffa16aa857a123c4519",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "1fea90307682e55498a9e9f353e81288d83eced6",
+	SHA1:    "d346e35652ae035137d999acd4ebcc4083cb2b30",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "1fea90307682e55498a9e9f353e81288d83eced6",
+	sha1Arg: "d346e35652ae035137d999acd4ebcc4083cb2b30",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "3e37909eee0697ae800a6a455072bdfddeab322f",
+	SHA1:    "1a04df29fbe4b04fc74d442043aefc1c83373932",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "3e37909eee0697ae800a6a455072bdfddeab322f",
+	sha1Arg: "1a04df29fbe4b04fc74d442043aefc1c83373932",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "c4fb0fb775025c7a9846ced4a6a8389222c31971",
+	SHA1:    "c7ad6239e5447ec04a021d2ed538814055f8eec8",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "c4fb0fb775025c7a9846ced4a6a8389222c31971",
+	sha1Arg: "c7ad6239e5447ec04a021d2ed538814055f8eec8",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
