@@ -70,14 +70,6 @@ const undeclaredCode = "UNDECLARED"
 
 var checkDeclaredOnce sync.Once
 
-// undeclaredYet are the scripts that still open keys they found in a
-// line (a waiter's ticket named by a queue member) rather than in their
-// KEYS: they run without the check until they no longer do.
-var undeclaredYet = map[string]bool{
-	"fair_acquire": true, "fair_force": true, "fair_release": true,
-	"rw_downgrade": true, "rw_force": true, "rw_lock": true, "rw_release": true, "rw_rlock": true,
-}
-
 // checkDeclaredKeys puts undeclaredPrelude before every script for the
 // rest of the process. The drivers read adapter's script variables at
 // each call, so they run the changed scripts (by EVAL on the first
@@ -85,9 +77,6 @@ var undeclaredYet = map[string]bool{
 func checkDeclaredKeys() {
 	checkDeclaredOnce.Do(func() {
 		for _, s := range adapter.Scripts {
-			if undeclaredYet[s.Name] {
-				continue
-			}
 			src := fmt.Sprintf(undeclaredPrelude, undeclaredCode, s.Name) + s.Source
 			sum := sha1.Sum([]byte(src))
 			*s = adapter.Script{Name: s.Name, SHA1: hex.EncodeToString(sum[:]), Source: src}

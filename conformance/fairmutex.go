@@ -50,6 +50,7 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 		"LostLeaveRetried":        testLostLeaveRetried(p),
 		"LateAttemptAfterGiveUp":  testLateAttemptAfterGiveUp(p),
 		"LateExtendCannotShorten": testLateExtendCannotShorten(p),
+		"LapsedTicketsDropped":    testLapsedTicketsDropped(p),
 	}
 	maps.Copy(cases, hostile(e, p))
 	maps.Copy(cases, randomFaults(e, p))

@@ -31,12 +31,14 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 			"HostileDeadTicketBacklog":  testHostileDeadTickets,
 		},
 		"Semaphore": {
-			"HostileForeignQueueMember": testHostileSemaphoreForeign,
-			"HostileDeadTicketBacklog":  testHostileSemaphoreDeadTickets,
-			"HostileExpiredBacklog":     testHostileSemaphoreExpired,
-			"HostileLimits":             testHostileSemaphoreLimits,
-			"HostileLargePermits":       testHostileSemaphoreLarge,
-			"HostileHoldersList":        testHostileSemaphoreHoldersList,
+			"HostileForeignQueueMember":   testHostileSemaphoreForeign,
+			"HostileDeadTicketBacklog":    testHostileSemaphoreDeadTickets,
+			"HostileExpiredBacklog":       testHostileSemaphoreExpired,
+			"HostileLimits":               testHostileSemaphoreLimits,
+			"HostileLargePermits":         testHostileSemaphoreLarge,
+			"HostileHoldersList":          testHostileSemaphoreHoldersList,
+			"HostilePermitsWritesNothing": testHostileSemaphoreSlotsWritesNothing(""),
+			"HostileHoldersWritesNothing": testHostileSemaphoreSlotsWritesNothing(":holders"),
 		},
 		"FairMutex": {
 			"HostileEntryWithoutLapse": testHostileFairGhost,
@@ -66,6 +68,10 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 	if (p == "Mutex" || p == "Semaphore") && e.strategy == core.Notify { // only Notify waiters queue
 		cases["HostileQueueReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, exclusiveLocks[p].line)
 		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
+	}
+	if p == "FairMutex" || p == "RWMutex" { // their waiters queue under either strategy
+		cases["HostileTicketsReleaseWritesNothing"] = testHostileReleaseWritesNothing(p, lineTickets(p))
+		cases["HostileTicketsAttemptWritesNothing"] = testHostileTicketsAttemptWritesNothing(p)
 	}
 	if p == "Semaphore" && e.strategy == core.Notify { // only Notify waiters join
 		cases["HostileTicketsJoinWritesNothing"] = testHostileSemaphoreJoinWritesNothing

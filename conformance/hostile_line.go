@@ -40,14 +40,19 @@ func testHostileFairGhost(t *testing.T, e env) {
 	}
 }
 
-// testHostileFairMalformed puts first in line a live entry whose ticket a
-// grant cannot use (a hash; a TTL that is not an integer): it is dropped,
-// and the lock goes to the next attempt.
+// testHostileFairMalformed puts first in line live entries whose tickets a
+// grant cannot use (no TTL; a TTL that is not an integer): they are
+// dropped, and the lock goes to the next attempt.
 func testHostileFairMalformed(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		r.HSet(ctx, ticketKey(fairKey(n, ""), "hash"), "ttl", "1")
-		r.Set(ctx, ticketKey(fairKey(n, ""), "inf"), "1e400", time.Minute)
+		stem := fairKey(n, "")
+		if err := putTicket(ctx, r, stem, ticketKey(stem, "hash"), "ttl", time.Minute); err != nil {
+			return err
+		}
+		if err := putTicket(ctx, r, stem, ticketKey(stem, "inf"), "1e400:x", time.Minute); err != nil {
+			return err
+		}
 		r.ZAdd(ctx, fairKey(n, ":lapse"), redis.Z{Score: far(), Member: "hash"}, redis.Z{Score: far(), Member: "inf"})
 		return r.ZAdd(ctx, fairKey(n, ":q"), redis.Z{Score: 1, Member: "hash"}, redis.Z{Score: 2, Member: "inf"}).Err()
 	})
@@ -114,11 +119,14 @@ func testHostileRWWaitingReaders(t *testing.T, e env) {
 }
 
 // testHostileRWMalformed puts a waiting writer with a ticket a grant
-// cannot use (a hash) first: it is dropped, and readers are let in.
+// cannot use (no TTL) first: it is dropped, and readers are let in.
 func testHostileRWMalformed(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 10*time.Second), name(t)
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		r.HSet(ctx, ticketKey(rwKey(n, ""), "hash"), "ttl", "1")
+		stem := rwKey(n, "")
+		if err := putTicket(ctx, r, stem, ticketKey(stem, "hash"), "ttl", time.Minute); err != nil {
+			return err
+		}
 		return r.ZAdd(ctx, rwKey(n, ":wq"), redis.Z{Score: far(), Member: "hash"}).Err()
 	})
 	l, err := e.hostileClient(t).RWMutex(n).TryRLock(ctx)

@@ -312,3 +312,76 @@ func testHostileLineMultiReleaseWritesNothing(t *testing.T, e env) {
 		t.Fatalf("the failed release wrote: the node held %v, now %v", before, after)
 	}
 }
+
+// testHostileTicketsAttemptWritesNothing makes the tickets hash of a
+// held FairMutex's or RWMutex's line a string (another program's key
+// under the name): an attempt that marks its own ticket as it lands (a
+// TryLock; an RWMutex's TryRLock too) fails or is refused, and must write
+// nothing, as every script that fails does.
+func testHostileTicketsAttemptWritesNothing(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	tries := []taker{x.try}
+	if p == "RWMutex" {
+		tries = append(tries, exclusiveLocks["RWMutexRead"].try)
+	}
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 20*time.Second), name(t)
+		held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return x.try(ctx, e.hostileClient(t), n) })
+		defer held.Unlock(ctx)
+		e.everyNode(t, func(c redis.UniversalClient) error {
+			return c.Set(ctx, lineTickets(p)(n), "x", time.Minute).Err()
+		})
+		before := e.nameState(t, ctx, n)
+		other := e.hostileClient(t)
+		for i, try := range tries {
+			if l, err := try(ctx, other, n); err == nil {
+				l.Unlock(ctx)
+				t.Fatalf("attempt %d acquired a held lock", i)
+			}
+			if after := e.nameState(t, ctx, n); !maps.Equal(before, after) {
+				t.Fatalf("attempt %d, refused, wrote: the nodes held %v, now %v", i, before, after)
+			}
+		}
+	}
+}
+
+// testLapsedTicketsDropped leaves three lapsed tickets in the tickets hash
+// of primitive p's line (waiters that died): an attempt that marks its
+// own ticket as it lands samples four fields before it writes and drops
+// those that lapsed, so a name that never goes idle does not keep them.
+func testLapsedTicketsDropped(p string) func(*testing.T, env) {
+	x := exclusiveLocks[p]
+	return func(t *testing.T, e env) {
+		ctx, n := ctxFor(t, 10*time.Second), name(t)
+		stem := lineStem(x.line(n))
+		dead := []string{ticketKey(stem, "dead:1"), ticketKey(stem, "dead:2"), ticketKey(stem, "dead:3")}
+		e.everyNode(t, func(r redis.UniversalClient) error {
+			now, err := r.Time(ctx).Result()
+			if err != nil {
+				return err
+			}
+			lapsed := fmt.Sprintf("%d:left", now.Add(-time.Second).UnixMilli())
+			if err := r.HSet(ctx, ticketsKey(stem), dead[0], lapsed, dead[1], lapsed, dead[2], lapsed).Err(); err != nil {
+				return err
+			}
+			return r.Expire(ctx, ticketsKey(stem), time.Minute).Err()
+		})
+		l := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) { return x.try(ctx, e.hostileClient(t), n) })
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for i := range e.addrs {
+			left, err := e.admin(t, i).HMGet(ctx, ticketsKey(stem), dead...).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(left, func(v any) bool { return v != nil }) {
+				kept++
+			}
+		}
+		if kept > e.tolerated() {
+			t.Fatalf("%d nodes kept lapsed tickets after an attempt and a release; want at most %d", kept, e.tolerated())
+		}
+	}
+}

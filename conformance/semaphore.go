@@ -68,6 +68,10 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
 		maps.Copy(cases, landsLateCasesFor(e, "Semaphore", ""))
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
+		if e.strategy == core.Notify { // Poll waiters do not wait in line
+			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
+			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried
+		}
 	}
 	if len(e.addrs) == 3 {
 		cases["SemaphoreExtendCountsOwnSlot"] = testSemaphoreExtendCountsOwnSlot

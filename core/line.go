@@ -15,7 +15,8 @@ import (
 // waiter that dies (or whose Client is abandoned) stops refreshing and its
 // entry lapses, so it never holds the others up for longer than that; one
 // that gives up (its ctx ends, its attempts run out) takes its entry out at
-// once. Every waiter has a ticket key, "<prefix>{name}<suffix>:t:<token>".
+// once. Every waiter has a ticket, "<prefix>{name}<suffix>:t:<token>", a
+// field of the line's tickets hash "<prefix>{name}<suffix>:t".
 // A release that grants a waiter the lock (a FairMutex, an RWMutex's write
 // lock) tells the waiter's Client so (see line.Grants), and one that
 // frees the lock for waiters that must attempt (an RWMutex's readers)
@@ -42,8 +43,8 @@ func lineOptions(o options, retry time.Duration) options {
 	return o
 }
 
-// waiterToken is the token of a waiter in line: its ticket key, the
-// tickets prefix and this token, names the Client, which a release's
+// waiterToken is the token of a waiter in line: its ticket, the tickets
+// hash's name, ":" and this token, names the Client, which a release's
 // grant or wake-up reaches under Notify (see lib/tell.lua).
 func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 
@@ -76,9 +77,11 @@ func rejoined(err error) (cause error, ok bool) {
 // A Client closed meanwhile leaves its entries to lapse. Under Notify the
 // ticket is registered, and a lease that grants gave the waiter (see
 // line.Grants) saves it an attempt; attempt notes in g what the nodes
-// answered. out is the hold that takes a waiter with token out of line.
-func waitInLine(ctx context.Context, c *Client, o *options, names leaseNames, tickets string, out func(token string) hold, attempt lineAttempt) (*Lease, error) {
-	return waitOn(ctx, c, o, names, func(token string) string { return tickets + token }, true, out, attempt)
+// answered. ids is the prefix of the waiters' ticket ids (a ticket is
+// ids and the token). out is the hold that takes a waiter with token out
+// of line.
+func waitInLine(ctx context.Context, c *Client, o *options, names leaseNames, ids string, out func(token string) hold, attempt lineAttempt) (*Lease, error) {
+	return waitOn(ctx, c, o, names, func(token string) string { return ids + token }, true, out, attempt)
 }
 
 // waitOn is waitInLine on key(token): the waiter's ticket when ticketed,

@@ -98,10 +98,11 @@ func (k semaphoreKeys) newCall() string { return line.RandomKey(k.calls) }
 func (k semaphoreKeys) mark(token string) string { return k.ids + "a:" + token }
 
 // leaving is the hold of a waiter that leaves the line: its release takes
-// ticket out and deletes it. It has no token, so no attempt's mark is
-// read or written: the mark of "" stands for one, a key of the name.
-func (k semaphoreKeys) leaving(ticket string) semaphoreHold {
-	return semaphoreHold{keys: k, ticket: ticket, mark: k.mark("")}
+// ticket out and deletes it, and first notes in gone that the waiter left.
+// It has no token, so no attempt's mark is read or written: the mark of
+// "" stands for one, a key of the name.
+func (k semaphoreKeys) leaving(ticket string, gone *atomic.Bool) semaphoreHold {
+	return semaphoreHold{keys: k, ticket: ticket, mark: k.mark(""), gone: gone}
 }
 
 // Semaphore returns the semaphore called name with permits permits (until
@@ -147,7 +148,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
-	out := func(token string) hold { return s.keys.leaving(s.keys.ids + token) }
+	out := func(token string) hold { return s.keys.leaving(s.keys.ids+token, &w.gone) }
 	a := s.opts.acquiring(ctx, s.name, true)
 	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.ids, out,
 		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
@@ -165,6 +166,10 @@ type semaphoreWaiter struct {
 	grants *line.Grants // its attempts' secrets, which key the MAC of its wake-ups
 	place  int64        // with a quorum, the time Acquire began; else the server gives it
 	wait   time.Duration
+	// gone is set once the waiter leaves the line, having won or given
+	// up: an attempt of its that lands after that puts it back in line,
+	// which the attempt's undo then takes out.
+	gone atomic.Bool
 }
 
 // SetPermits stores the number of permits in Redis, for every client, and
@@ -228,10 +233,14 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := "", int64(0), int64(0), time.Duration(0)
 	secrets := make([]string, len(c.q.Nodes)) // keying the MAC of the waiter's wake-ups, by node
+	// A joining waiter's: once it left the line, or ctx (its Acquire's)
+	// ended, so that it leaves.
+	var gone *atomic.Bool
+	leaving := func() bool { return gone != nil && (gone.Load() || ctx.Err() != nil) }
 	if w != nil {
 		ticket, place, wait = w.ticket, w.place, w.wait
 		if w.join {
-			join = 1
+			join, gone = 1, &w.gone
 			w.grants.Expect()
 			secrets = w.grants.Secrets()
 		}
@@ -264,7 +273,11 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		},
 		MayHold: func(r quorum.Reply[permitReply]) bool { return r.Err != nil || r.V.Status > 0 },
 		Undo: func(ctx context.Context, nd *quorum.Node, _ quorum.Reply[permitReply]) (bool, error) {
-			return undo.release(ctx, nd)
+			u := undo
+			if leaving() {
+				u.ticket = ticket // landing after its waiter left, it put it back in line
+			}
+			return u.release(ctx, nd)
 		},
 		Durable: func(ctx context.Context, _ []quorum.Reply[permitReply], wins func(int) bool, fence int64) bool {
 			return len(c.q.Nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
@@ -278,11 +291,16 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 			r := replies[i]
 			return !wins(i) && !quorum.StillOut(r) && (r.Err != nil || r.V.Status > 0)
 		})
-		if w != nil && w.join && len(c.q.Nodes) > 1 {
+		if gone != nil && len(c.q.Nodes) > 1 {
 			// Where it did not win, it is still in line, and would
-			// hold that line up until its entry lapsed.
-			out := k.leaving(w.ticket)
-			c.q.InBackground(func() { releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }) })
+			// hold that line up until its entry lapsed: the leave is
+			// asked again until it lands, as a give-up's is.
+			out := k.leaving(ticket, gone)
+			c.q.InBackground(func() {
+				quorum.Retry(ctx, c.q, o.ttl, releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }), func(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
+					return releaseOn(ctx, c, o, out, on)
+				})
+			})
 		}
 	})
 	switch {
@@ -373,6 +391,7 @@ type semaphoreHold struct {
 	ttl        time.Duration // how long a lease's mark stays
 	byPermitID bool          // Semaphore.Release's, which marks the attempt so that the lease hears of it
 	byID       *atomic.Bool  // a lease's: a node said a release by permit ID gave its permits back
+	gone       *atomic.Bool  // a leaving waiter's: set as it leaves (see semaphoreWaiter)
 }
 
 func (h semaphoreHold) id() string {
@@ -408,6 +427,9 @@ func (h semaphoreHold) lostWhy() error {
 }
 
 func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, error) {
+	if h.gone != nil {
+		h.gone.Store(true)
+	}
 	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Tickets: h.keys.tickets, Mark: h.mark, Token: h.token, N: h.n, Left: h.ttl, ByID: boolInt(h.byPermitID), Ticket: h.ticket})
 	h.heard(v)
 	return v == 1, err

@@ -44,12 +44,6 @@ type Scripts interface {
 	// KeepMark lengthens the mark of a lease's attempt to last at least ttl more, after ExtendLock lengthened the lease.
 	// It runs scripts/lua/keep_mark.lua.
 	KeepMark(ctx context.Context, tickets string, ttl time.Duration, ticket string) (int64, error)
-	// ExtendKeyed is Extend for a line whose tickets are keys of their own (FairMutex, RWMutex writers), until they move into a hash beside the line as a Mutex's did.
-	// It runs scripts/lua/extend_keyed.lua.
-	ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error)
-	// KeepMarkKeyed is KeepMark for a line whose tickets are keys of their own (see ExtendKeyed).
-	// It runs scripts/lua/keep_mark_keyed.lua.
-	KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error)
 	// ReleaseOwned drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.
 	// It runs scripts/lua/release_owned.lua.
 	ReleaseOwned(ctx context.Context, r ReleaseOwnedRequest) (int64, error)

@@ -88,22 +88,6 @@ var mutexOps = []Op{
 		Reply:  []Field{{"Kept", Int, "1 when the ticket holds a mark, now lasting at least ttl; 0 when it holds none"}},
 	},
 	{
-		Name:   "ExtendKeyed",
-		Script: "extend_keyed",
-		Doc:    "is Extend for a line whose tickets are keys of their own (FairMutex, RWMutex writers), until they move into a hash beside the line as a Mutex's did.",
-		Keys:   []Param{{"lock", String}, {"ticket", String}, {"forced", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}},
-		Reply:  []Field{{"Extended", Int, "1 when the token holds the lock, 0 when absent or held by another token, -2 (leaseForced) when a force-release freed the token"}},
-	},
-	{
-		Name:   "KeepMarkKeyed",
-		Script: "keep_mark_keyed",
-		Doc:    "is KeepMark for a line whose tickets are keys of their own (see ExtendKeyed).",
-		Keys:   []Param{{"ticket", String}},
-		Args:   []Param{{"ttl", Millis}},
-		Reply:  []Field{{"Kept", Int, "1 when the ticket holds a mark, now lasting at least ttl; 0 when it holds none"}},
-	},
-	{
 		Name:   "ReleaseOwned",
 		Script: "release_owned",
 		Doc:    "drops one lease of a reentrant lock, the owner's last handing it on to the next waiter; marks the attempt's own mark where the lease held nothing, and its waiter's ticket when always.",

@@ -87,20 +87,6 @@ func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration
 	})
 }
 
-// ExtendKeyed asks the hook, then runs the inner driver's ExtendKeyed.
-func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "ExtendKeyed", "ExtendKeyed", []string{lock, ticket, forced}, nil, func(ctx context.Context) (int64, error) {
-		return d.inner.ExtendKeyed(ctx, lock, ticket, forced, token, ttl)
-	})
-}
-
-// KeepMarkKeyed asks the hook, then runs the inner driver's KeepMarkKeyed.
-func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return run(ctx, d, "KeepMarkKeyed", "KeepMarkKeyed", []string{ticket}, nil, func(ctx context.Context) (int64, error) {
-		return d.inner.KeepMarkKeyed(ctx, ticket, ttl)
-	})
-}
-
 // ReleaseOwned asks the hook, then runs the inner driver's ReleaseOwned.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return run(ctx, d, "ReleaseOwned", "ReleaseOwned", []string{r.Lock, r.Fence, r.Queue, r.Tickets}, []string{r.Ticket, r.Mark}, func(ctx context.Context) (int64, error) {

@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "1ff2ff78983bfe711d2aaee55eb1ff8e3bfbb40e",
+	SHA1:    "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "1ff2ff78983bfe711d2aaee55eb1ff8e3bfbb40e",
+	sha1Arg: "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "d0c02454c8ec760fc7dfcfa736fc9597a9a2d286",
+	SHA1:    "356a3953f9a219f6595105f85f740afbdd2c92a1",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "d0c02454c8ec760fc7dfcfa736fc9597a9a2d286",
+	sha1Arg: "356a3953f9a219f6595105f85f740afbdd2c92a1",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "0f3f283f42ed39fe69932978952049ca25f7a377",
+	SHA1:    "065d226f9f82fa195219d643c459e6c9865dfc38",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "0f3f283f42ed39fe69932978952049ca25f7a377",
+	sha1Arg: "065d226f9f82fa195219d643c459e6c9865dfc38",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -146,38 +146,12 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 	return v, err
 }
 
-// ExtendKeyedScript is scripts/lua/extend_keyed.lua.
-var ExtendKeyedScript = Script{
-	Name:    "extend_keyed",
-	SHA1:    "34d561733983986a98a3912d87869a7293e8f0f1",
-	Source:  lua.Source("extend_keyed.lua"),
-	sha1Arg: "34d561733983986a98a3912d87869a7293e8f0f1",
-}
-
-// DecodeExtendKeyed turns the reply of extend_keyed.lua, or the error that came instead, into its Go form.
-func DecodeExtendKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
-// KeepMarkKeyedScript is scripts/lua/keep_mark_keyed.lua.
-var KeepMarkKeyedScript = Script{
-	Name:    "keep_mark_keyed",
-	SHA1:    "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-	Source:  lua.Source("keep_mark_keyed.lua"),
-	sha1Arg: "c2ff1e2c909f99bcecd4f8535f0770f086a8e183",
-}
-
-// DecodeKeepMarkKeyed turns the reply of keep_mark_keyed.lua, or the error that came instead, into its Go form.
-func DecodeKeepMarkKeyed(v int64, err error) (int64, error) {
-	return v, err
-}
-
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "2cb23753d5615564ffc22441a2317a43e0161df2",
+	SHA1:    "b049bae0f9264e385f8f2daf0575f2d891e784f3",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "2cb23753d5615564ffc22441a2317a43e0161df2",
+	sha1Arg: "b049bae0f9264e385f8f2daf0575f2d891e784f3",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -266,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "763cd59a72e0a5398ba480c47c72222acb0e8e42",
+	SHA1:    "aa9313f0d247cd05eb09a28a4e8957d23680f797",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "763cd59a72e0a5398ba480c47c72222acb0e8e42",
+	sha1Arg: "aa9313f0d247cd05eb09a28a4e8957d23680f797",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -309,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "2665cd925d4ff3ef074a6bb989eeff356ec6d7ce",
+	SHA1:    "fc9073524df9ab21174ec2b3c1e405207f6911a5",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "2665cd925d4ff3ef074a6bb989eeff356ec6d7ce",
+	sha1Arg: "fc9073524df9ab21174ec2b3c1e405207f6911a5",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -333,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "d8138c211861514233cc90e8945a08c7a94cd011",
+	SHA1:    "5c6c98de265251af6b3ad41a652dd84deaf22c01",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "d8138c211861514233cc90e8945a08c7a94cd011",
+	sha1Arg: "5c6c98de265251af6b3ad41a652dd84deaf22c01",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -346,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	SHA1:    "8e1f0b48dcca8351f0e373ba9097d5b338228d5f",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "b12ee77ffb9a1971ad25df5cdb0dac7348fc5ab0",
+	sha1Arg: "8e1f0b48dcca8351f0e373ba9097d5b338228d5f",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -369,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	SHA1:    "b5de39b06ebb6327c409d1627465399c937b5452",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "2ac0903ac601f74a8a234446dccbb22cfb78195e",
+	sha1Arg: "b5de39b06ebb6327c409d1627465399c937b5452",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -382,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	SHA1:    "97fa122edfd35fb83c815a9bf7357d7bbfb5ffe3",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "10c0ed6e03c789770b93bdb6105d808d2dbe0554",
+	sha1Arg: "97fa122edfd35fb83c815a9bf7357d7bbfb5ffe3",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -424,9 +398,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	SHA1:    "b8dd1ab7aa402374388c586a76a439baa09dfb33",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "9560e06634f5377517f7993fbefa0f3edb81f62f",
+	sha1Arg: "b8dd1ab7aa402374388c586a76a439baa09dfb33",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -447,9 +421,9 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:    "rw_lock",
-	SHA1:    "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	SHA1:    "2a6374c8cf2ef0e8357eda21ce9e59aa5b0c45f3",
 	Source:  lua.Source("rw_lock.lua"),
-	sha1Arg: "49bd427fd16a04f81ed5c1a2b751fa58453115e4",
+	sha1Arg: "2a6374c8cf2ef0e8357eda21ce9e59aa5b0c45f3",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -496,9 +470,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "acc802c34075f7f6be62c91899eb8200e90fba19",
+	SHA1:    "e5dab484051cc684b3758339a7cffa421753e4f0",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "acc802c34075f7f6be62c91899eb8200e90fba19",
+	sha1Arg: "e5dab484051cc684b3758339a7cffa421753e4f0",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -509,9 +483,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:    "rw_downgrade",
-	SHA1:    "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	SHA1:    "c078230c62d01af1b47315fafbbfabbfc6861451",
 	Source:  lua.Source("rw_downgrade.lua"),
-	sha1Arg: "9f0e818b8971ec43cc27f9d4cda2490924cbcf32",
+	sha1Arg: "c078230c62d01af1b47315fafbbfabbfc6861451",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -522,9 +496,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	SHA1:    "6594e7fbd9166c9b97ab1d932aa638ead7a184a1",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "13ea1ecdef096c0999adbedb6eeb4a32dbed1a29",
+	sha1Arg: "6594e7fbd9166c9b97ab1d932aa638ead7a184a1",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -566,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "16725fb4cccbf51bc65167fab4de41409076dc23",
+	SHA1:    "76f3d68a090a9dc8ce4b2fc6e324f04117d3bf26",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "16725fb4cccbf51bc65167fab4de41409076dc23",
+	sha1Arg: "76f3d68a090a9dc8ce4b2fc6e324f04117d3bf26",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -591,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "cea3ee846e0fc37b387ab06ff64cacb050ab89d9",
+	SHA1:    "0924cc01b0986fff94e01f9328d4e68cf42c3078",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "cea3ee846e0fc37b387ab06ff64cacb050ab89d9",
+	sha1Arg: "0924cc01b0986fff94e01f9328d4e68cf42c3078",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -639,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "c947bda6abc86c68734067b9544f8c4e9a80fa87",
+	SHA1:    "e7204b42412705b049a8e417d8e54cb6268766e2",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "c947bda6abc86c68734067b9544f8c4e9a80fa87",
+	sha1Arg: "e7204b42412705b049a8e417d8e54cb6268766e2",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "0a1e10ff0f5a39f7973047af5095065ed2136dff",
+	SHA1:    "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "0a1e10ff0f5a39f7973047af5095065ed2136dff",
+	sha1Arg: "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -665,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "a564a049a4531e66d029ff40d0b5a98f3da3cd58",
+	SHA1:    "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "a564a049a4531e66d029ff40d0b5a98f3da3cd58",
+	sha1Arg: "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -678,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "bb090e9e94ec91756c7222c3c37afbf1718d8f96",
+	SHA1:    "a75b0db854498a3832b03fe46d72ee619bbda1cb",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "bb090e9e94ec91756c7222c3c37afbf1718d8f96",
+	sha1Arg: "a75b0db854498a3832b03fe46d72ee619bbda1cb",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
@@ -807,4 +781,4 @@ func DecodeLatchDelete(v int64, err error) (bool, error) {
 
 // Scripts lists every script, in spec order, for a test that runs them
 // changed (the conformance suite's check that a script opens only its KEYS).
-var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ExtendKeyedScript, &KeepMarkKeyedScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}

@@ -67,16 +67,6 @@ func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration
 	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{tickets}, ttl.Milliseconds(), ticket))
 }
 
-// ExtendKeyed runs scripts/lua/extend_keyed.lua.
-func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtendKeyed(d.evalInt(ctx, adapter.ExtendKeyedScript, []string{lock, ticket, forced}, token, ttl.Milliseconds()))
-}
-
-// KeepMarkKeyed runs scripts/lua/keep_mark_keyed.lua.
-func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeKeepMarkKeyed(d.evalInt(ctx, adapter.KeepMarkKeyedScript, []string{ticket}, ttl.Milliseconds()))
-}
-
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Lease, r.Reserve.Milliseconds(), r.Idle.Milliseconds(), r.Left.Milliseconds(), r.Always, r.Ticket, r.Mark))

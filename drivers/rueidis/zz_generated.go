@@ -68,16 +68,6 @@ func (d *Driver) KeepMark(ctx context.Context, tickets string, ttl time.Duration
 	return adapter.DecodeKeepMark(d.evalInt(ctx, adapter.KeepMarkScript, []string{tickets}, strconv.FormatInt(ttl.Milliseconds(), 10), ticket))
 }
 
-// ExtendKeyed runs scripts/lua/extend_keyed.lua.
-func (d *Driver) ExtendKeyed(ctx context.Context, lock string, ticket string, forced string, token string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeExtendKeyed(d.evalInt(ctx, adapter.ExtendKeyedScript, []string{lock, ticket, forced}, token, strconv.FormatInt(ttl.Milliseconds(), 10)))
-}
-
-// KeepMarkKeyed runs scripts/lua/keep_mark_keyed.lua.
-func (d *Driver) KeepMarkKeyed(ctx context.Context, ticket string, ttl time.Duration) (int64, error) {
-	return adapter.DecodeKeepMarkKeyed(d.evalInt(ctx, adapter.KeepMarkKeyedScript, []string{ticket}, strconv.FormatInt(ttl.Milliseconds(), 10)))
-}
-
 // ReleaseOwned runs scripts/lua/release_owned.lua.
 func (d *Driver) ReleaseOwned(ctx context.Context, r driver.ReleaseOwnedRequest) (int64, error) {
 	return adapter.DecodeReleaseOwned(d.evalInt(ctx, adapter.ReleaseOwnedScript, []string{r.Lock, r.Fence, r.Queue, r.Tickets}, r.Lease, strconv.FormatInt(r.Reserve.Milliseconds(), 10), strconv.FormatInt(r.Idle.Milliseconds(), 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.Always, 10), r.Ticket, r.Mark))

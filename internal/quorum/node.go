@@ -96,27 +96,6 @@ func (n *Node) Extend(ctx context.Context, lock, tickets, ticket, forced, token 
 	return n.Driver.ExtendLock(ctx, lock, token, ttl)
 }
 
-// ExtendKeyed is Extend for a line whose tickets are keys of their own
-// (FairMutex, RWMutex writers). It lengthens a lock that token holds, and the mark of its
-// attempt (ticket), in one script that first reads the lock's forced
-// marker; on a Cluster whose slot migrates with the keys on different
-// masters (TRYAGAIN), the lock and the mark one after the other, the
-// marker unread, so that a lease outlives a migration longer than its
-// TTL. The mark goes
-// first, and for twice the TTL: a lock lengthened without its mark would
-// let a late copy of the attempt take the name again after the release,
-// and the lock's extension may land late.
-func (n *Node) ExtendKeyed(ctx context.Context, lock, ticket, forced, token string, ttl time.Duration) (int64, error) {
-	v, err := n.Driver.ExtendKeyed(ctx, lock, ticket, forced, token, ttl)
-	if !n.Cluster || !driver.IsTryAgain(err) {
-		return v, err
-	}
-	if _, err := n.Driver.KeepMarkKeyed(ctx, ticket, 2*ttl); err != nil {
-		return 0, err
-	}
-	return n.Driver.ExtendLock(ctx, lock, token, ttl)
-}
-
 // notHeldOnWrongType maps a native command's WRONGTYPE (the name is held
 // as a reentrant lock, a hash, by someone else) to "not held here".
 func notHeldOnWrongType(err error) error {

@@ -11,9 +11,10 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- ARGV[1] token: the waiter's token, which becomes the holder's; its ticket
--- key holds the TTL a grant gives it and ARGV[5] ("<ttl>:<secret>")
+-- holds the TTL a grant gives it and ARGV[5] ("<ttl>:<secret>")
 -- ARGV[2] ttl: the lock's time to live in milliseconds
 -- ARGV[3] place: the waiter's place in line; 0 joins behind the last waiter
 -- ARGV[4] wait: how long the place lasts without a refresh, in milliseconds;
@@ -25,12 +26,12 @@
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
 -- free but another waiter is first).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
--- is malformed (see lib/fence.lua).
+-- is malformed (see lib/fence.lua); WRONGTYPE, with nothing written, when
+-- the tickets key is no hash.
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
 -- #include lib/held_reply.lua
--- #include lib/now.lua
 -- #include lib/lengthen.lua
 
 -- A malformed fencing counter refuses the attempt before it writes.
@@ -38,10 +39,11 @@ local counter, bad = readFence(KEYS[2])
 if bad then
   return bad
 end
+checkTickets(KEYS[5])
 local try = tonumber(ARGV[4]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-local late = lateReply(KEYS[1], counter, KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
+local late = lateReply(KEYS[1], counter, KEYS[5], ARGV[1], try, ARGV[2])
 if late then return late end
-local now = serverNow()
+local now = ticketNow()
 purgeLine(KEYS[3], KEYS[4], now)
 local wait = tonumber(ARGV[4])
 if wait > 0 then
@@ -57,7 +59,7 @@ if wait > 0 then
     redis.call('zadd', KEYS[3], place, ARGV[1])
   end
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  redis.call('set', KEYS[5] .. ARGV[1], ARGV[2] .. ':' .. ARGV[5], 'PX', wait)
+  writeTicket(KEYS[5], tokenTicket(KEYS[5], ARGV[1]), ARGV[2] .. ':' .. ARGV[5], wait)
   -- The sets live as long as their longest-lived entry.
   lengthen(KEYS[3], wait)
   lengthen(KEYS[4], wait)

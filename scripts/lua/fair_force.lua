@@ -8,16 +8,17 @@
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- KEYS[6] forced: the lock's forced marker
 -- ARGV[1] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[2] left: how long the holder's ticket stays marked as left, in ms
 -- Returns: 1 when the lock was held and is freed; 0 when it was free.
+-- The error reply WRONGTYPE, with nothing written, when the tickets key is
+-- no hash.
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
--- #include lib/left.lua
--- #include lib/now.lua
 -- #include lib/forced.lua
 
 local bad = badForced(KEYS[6])
@@ -27,12 +28,13 @@ end
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end
+checkTickets(KEYS[5])
 local holder = redis.call('get', KEYS[1])
 local left = redis.call('pttl', KEYS[1])
 redis.call('del', KEYS[1])
 markForced(KEYS[6], holder, left)
-leaveForGood(KEYS[5] .. holder, ARGV[2], holder, KEYS[3], KEYS[4])
-local now = serverNow()
+leaveForGoodIn(KEYS[5], holder, ARGV[2], KEYS[3], KEYS[4])
+local now = ticketNow()
 purgeLine(KEYS[3], KEYS[4], now)
 local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
 if first then

@@ -9,29 +9,31 @@
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- ARGV[1] token: the write lease's token, which the read lease keeps
 -- ARGV[2] ttl: the read lease's time to live in milliseconds; also how
 -- long the writer's ticket stays marked as left
 -- Returns: 1 when the token held the write lock here and now holds a read
 -- lease; 0 when it did not (nothing written).
+-- The error reply WRONGTYPE, with nothing written, when the tickets key is
+-- no hash.
 
 -- #include lib/line_head.lua
--- #include lib/left.lua
--- #include lib/now.lua
 -- #include lib/lengthen.lua
 -- #include lib/wake.lua
 
 if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-local now = serverNow()
+checkTickets(KEYS[5])
+local now = ticketNow()
 local ttl = tonumber(ARGV[2])
 redis.call('del', KEYS[1])
 purgeLapsed(now, KEYS[2], KEYS[3])
 redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
 lengthen(KEYS[2], ttl)
-leaveForGood(KEYS[5] .. ARGV[1], ttl, ARGV[1], KEYS[3])
+leaveForGoodIn(KEYS[5], ARGV[1], ttl, KEYS[3])
 if firstWriter(KEYS[3], KEYS[5], now) == nil and redis.call('unlink', KEYS[4]) == 1 then
   wake(KEYS[4])
 end

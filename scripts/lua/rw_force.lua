@@ -9,18 +9,19 @@
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[7] forced: the write lock's forced marker
 -- ARGV[1] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[2] left: how long the writer's ticket stays marked as left, in ms
 -- Returns: 1 when the writer or a live read lease held the lock and it is
 -- freed; 0 when it was free.
+-- The error reply WRONGTYPE, with nothing written, when the tickets key is
+-- no hash.
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
--- #include lib/left.lua
--- #include lib/now.lua
 -- #include lib/forced.lua
 -- #include lib/wake.lua
 
@@ -28,14 +29,15 @@ local bad = badForced(KEYS[7])
 if bad then
   return bad
 end
-local now = serverNow()
+local now = ticketNow()
 local freed = 0
 if redis.call('type', KEYS[1]).ok == 'string' then
+  checkTickets(KEYS[5])
   local writer = redis.call('get', KEYS[1])
   local left = redis.call('pttl', KEYS[1])
   redis.call('del', KEYS[1])
   markForced(KEYS[7], writer, left)
-  leaveForGood(KEYS[5] .. writer, ARGV[2], writer, KEYS[3], KEYS[4])
+  leaveForGoodIn(KEYS[5], writer, ARGV[2], KEYS[3], KEYS[4])
   freed = 1
 end
 if liveReaders(KEYS[2], now) > 0 then

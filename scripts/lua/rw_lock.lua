@@ -1,7 +1,7 @@
 -- Grants the write lease when no writer and no reader holds the lock. A
 -- writer that must wait registers (its wait lapses unless refreshed by its
 -- attempts), which keeps new readers out until it is through, and gets a
--- ticket key holding its TTL, with which a release grants it the lock (see
+-- ticket holding its TTL, with which a release grants it the lock (see
 -- lib/grant.lua) when it listens. A holder stays registered until it
 -- releases, so an attempt undone for want of a quorum keeps readers out
 -- all the same.
@@ -9,7 +9,8 @@
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- ARGV[1] token: the write lease's token
 -- ARGV[2] ttl: the lease's time to live in milliseconds
@@ -26,12 +27,12 @@
 -- milliseconds, or the time until the first read lease lapses; -1 without
 -- expiry).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
--- is malformed (see lib/fence.lua).
+-- is malformed (see lib/fence.lua); WRONGTYPE, with nothing written, when
+-- the tickets key is no hash.
 
 -- #include lib/purge.lua
 -- #include lib/fence.lua
 -- #include lib/held_reply.lua
--- #include lib/now.lua
 -- #include lib/lengthen.lua
 
 -- A malformed fencing counter refuses the attempt before it writes.
@@ -39,10 +40,11 @@ local counter, bad = readFence(KEYS[6])
 if bad then
   return bad
 end
+checkTickets(KEYS[5])
 local try = tonumber(ARGV[3]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
-local late = lateReply(KEYS[1], counter, KEYS[5] .. ARGV[1], ARGV[1], try, ARGV[2])
+local late = lateReply(KEYS[1], counter, KEYS[5], ARGV[1], try, ARGV[2])
 if late then return late end
-local now = serverNow()
+local now = ticketNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local wait = tonumber(ARGV[3])
 if wait > 0 then
@@ -51,7 +53,7 @@ if wait > 0 then
   if ARGV[4] ~= '' then
     grant = ARGV[2] .. ':' .. ARGV[4]
   end
-  redis.call('set', KEYS[5] .. ARGV[1], grant, 'PX', wait)
+  writeTicket(KEYS[5], tokenTicket(KEYS[5], ARGV[1]), grant, wait)
   lengthen(KEYS[3], wait)
 end
 local held, pttl = heldReply(KEYS[1], counter, ARGV[1], ARGV[2])

@@ -10,7 +10,8 @@
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- ARGV[1] token: the lease's or the waiter's token
 -- ARGV[2] keep: 1 to undo an attempt that did not win a quorum, staying
@@ -19,14 +20,17 @@
 -- ARGV[4] left: how long a leaving waiter's ticket stays marked as left, in ms (its TTL)
 -- Returns: 1 when the token held the write lock or a live read lease here
 -- and gave it up; 0 otherwise.
+-- The error reply WRONGTYPE, with nothing written, when the tickets key is
+-- no hash and keep is 0.
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
--- #include lib/left.lua
--- #include lib/now.lua
 -- #include lib/wake.lua
 
-local now = serverNow()
+if ARGV[2] == '0' then
+  checkTickets(KEYS[5]) -- it marks the ticket
+end
+local now = ticketNow()
 local released = 0
 if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
   released = redis.call('del', KEYS[1])
@@ -39,7 +43,7 @@ if lapse then
   end
 end
 if ARGV[2] == '0' then
-  leaveForGood(KEYS[5] .. ARGV[1], ARGV[4], ARGV[1], KEYS[3], KEYS[4])
+  leaveForGoodIn(KEYS[5], ARGV[1], ARGV[4], KEYS[3], KEYS[4])
 end
 purgeLapsed(now, KEYS[2], KEYS[3])
 if redis.call('exists', KEYS[1]) == 1 then

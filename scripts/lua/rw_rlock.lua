@@ -9,7 +9,8 @@
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
--- KEYS[5] tickets: the prefix of the ticket keys; a waiter's is this and its token
+-- KEYS[5] tickets: hash of the line's tickets, the waiters' and the attempts' marks, by
+-- "<tickets>:<token>" (see lib/token_tickets.lua)
 -- KEYS[6] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- ARGV[1] token: the read lease's token
 -- ARGV[2] ttl: the lease's time to live in milliseconds
@@ -19,13 +20,13 @@
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
--- is malformed (see lib/fence.lua).
+-- is malformed (see lib/fence.lua); WRONGTYPE, with nothing written, when
+-- the tickets key is no hash and the attempt is a TryRLock (which marks
+-- its ticket).
 
 -- #include lib/grant.lua
 -- #include lib/line_head.lua
--- #include lib/now.lua
 -- #include lib/lengthen.lua
--- #include lib/left.lua
 
 -- A malformed fencing counter refuses the attempt before it writes.
 local counter, bad = readFence(KEYS[6])
@@ -33,13 +34,16 @@ if bad then
   return bad
 end
 local try = tonumber(ARGV[3]) == 0 -- a TryRLock, whose ticket is its own (see lib/left.lua)
-if landed(KEYS[5] .. ARGV[1], try, ARGV[2]) then
+if try then
+  checkTickets(KEYS[5]) -- it marks its own ticket
+end
+if landedIn(KEYS[5], tokenTicket(KEYS[5], ARGV[1]), try, ARGV[2]) then
   if try and redis.call('zscore', KEYS[2], ARGV[1]) then
-    return {1, counter or serverNow() * 1024, 0} -- a copy of this TryRLock, which took a read lease
+    return {1, counter or ticketNow() * 1024, 0} -- a copy of this TryRLock, which took a read lease
   end
   return {0, 0, 0} -- an attempt of a reader that released or left, or a TryRLock that landed already, landing late
 end
-local now = serverNow()
+local now = ticketNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local ttl = tonumber(ARGV[2])
 local wait = tonumber(ARGV[3])

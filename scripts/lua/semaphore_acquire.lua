@@ -46,7 +46,8 @@
 -- digest of the slots given (else 0).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
 -- is malformed (see lib/fence.lua); WRONGTYPE, with nothing written, when
--- the line, or the tickets of a joining attempt, are of another type.
+-- the permits, the holders, the line, or the tickets of a joining
+-- attempt, are of another type.
 
 -- #include lib/ticket_head.lua
 -- #include lib/tell.lua
@@ -71,9 +72,11 @@ local n = tonumber(ARGV[2])
 if n > size then
   return {-1, 0, 0, size, 0}
 end
--- The reads that fail on a line, or the tickets of a joining attempt, of
--- another type come before the first write (the head's, of the dead
--- members before it, comes after its read).
+-- The reads that fail on the slots, the line, or the tickets of a joining
+-- attempt, of another type come before the first write (the head's, of
+-- the dead members before it, comes after its read).
+redis.call('zcard', KEYS[1])
+redis.call('hlen', KEYS[2])
 local joins = ARGV[6] == '1'
 local gone
 if joins then

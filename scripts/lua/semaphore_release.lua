@@ -24,18 +24,20 @@
 -- Returns: 1 when all n permits were still held (and are now free), or
 -- for byID 2 when any of the token's were; 2 when a release by permit ID
 -- gave them back before; 0 when they had expired or were released before
--- otherwise. WRONGTYPE, with nothing written, when the line or the
--- tickets are of another type.
+-- otherwise. WRONGTYPE, with nothing written, when the permits, the
+-- holders, the line or the tickets are of another type.
 
 -- #include lib/permits.lua
 -- #include lib/now.lua
 -- #include lib/left.lua
 
 local now = serverNow()
--- The reads that fail on tickets or a line of another type come before
--- the first write; a release also drops a few lapsed tickets (see
+-- The reads that fail on slots, tickets or a line of another type come
+-- before the first write; a release also drops a few lapsed tickets (see
 -- lapsedTickets). A leave takes its waiter out first, so that the head
 -- is the one after it.
+redis.call('zcard', KEYS[1])
+redis.call('hlen', KEYS[2])
 local gone, left = lapsedTickets(KEYS[4]), 0
 if ARGV[5] ~= '' then
   left = redis.call('zrem', KEYS[3], ARGV[5])

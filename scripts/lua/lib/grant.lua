@@ -1,5 +1,6 @@
 -- Grants an exclusive lock (a FairMutex's, an RWMutex's write lock) to a
--- waiting token: the token in the lock key for the TTL its ticket holds
+-- waiting token: the token in the lock key for the TTL its ticket (a
+-- field of the line's tickets hash, see token_tickets.lua) holds
 -- ("<ttl>:<secret>"), and the fencing token told to its client with a
 -- MAC by the secret (see tell.lua), so that it holds the lock without another
 -- request. A waiter whose ticket lapsed, or holds 0 (it would not hear),
@@ -8,16 +9,18 @@
 
 -- #include lib/tell.lua
 -- #include lib/fence.lua
+-- #include lib/token_tickets.lua
 
 local function grant(lock, fence, tickets, token, idle)
-  local ttl, secret = string.match(redis.call('get', tickets .. token) or '', '^(%d+):(%w*)$')
+  local ticket = tokenTicket(tickets, token)
+  local ttl, secret = string.match(ticketIn(tickets, ticket) or '', '^(%d+):(%w*)$')
   if ttl and tonumber(ttl) > 0 then
     local drawn, bad = drawFence(fence, idle)
     if bad then
-      tell(tickets .. token, 0, secret)
+      tell(ticket, 0, secret)
       return
     end
     redis.call('set', lock, token, 'PX', ttl)
-    tell(tickets .. token, drawn, secret)
+    tell(ticket, drawn, secret)
   end
 end

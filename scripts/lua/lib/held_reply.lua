@@ -3,16 +3,17 @@
 -- lock already, and one that takes the lock free. counter is the fencing
 -- counter as readFence read it, before the attempt wrote anything (see
 -- fence.lua).
--- #include lib/left.lua
+-- #include lib/token_tickets.lua
 -- #include lib/fence.lua
 -- #include lib/lengthen.lua
 
--- lateReply is the reply to an attempt whose ticket is marked (see
--- landed), or nil when it is not: a copy of an attempt with a ticket of
--- its own (own) whose token took the lock reports it held; any other is
--- refused (a waiter that left, or an attempt that landed already).
-local function lateReply(lock, counter, ticket, token, own, ttl)
-  if not landed(ticket, own, ttl) then
+-- lateReply is the reply to an attempt whose ticket (a field of tickets,
+-- see token_tickets.lua) is marked (see landedIn), or nil when it is not:
+-- a copy of an attempt with a ticket of its own (own) whose token took
+-- the lock reports it held; any other is refused (a waiter that left, or
+-- an attempt that landed already).
+local function lateReply(lock, counter, tickets, token, own, ttl)
+  if not landedIn(tickets, tokenTicket(tickets, token), own, ttl) then
     return nil
   end
   if own and redis.call('get', lock) == token then

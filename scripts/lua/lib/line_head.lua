@@ -1,21 +1,11 @@
 -- #include lib/purge.lua
+-- #include lib/token_tickets.lua
 
--- The lines of a FairMutex and of an RWMutex's writers hold tokens; a
--- waiter's ticket key is the tickets prefix and its token, and a grant
--- (lib/grant.lua) sets the lock for the TTL the ticket holds. A member
--- whose ticket holds anything else, or whose place lapsed, is dead.
-
--- isGrantable reports whether ticket is absent (the waiter is granted
--- nothing), holds a TTL and a secret ("<ttl>:<secret>", see grant.lua),
--- or holds 0 for a waiter that would not hear.
-local function isGrantable(ticket)
-  local kind = redis.call('type', ticket).ok
-  if kind == 'none' then
-    return true
-  end
-  local value = kind == 'string' and redis.call('get', ticket)
-  return value == '0' or isCount(value and string.match(value, '^(%d+):%w*$'))
-end
+-- The lines of a FairMutex and of an RWMutex's writers hold tokens, whose
+-- tickets are fields of the line's tickets hash (lib/token_tickets.lua);
+-- a grant (lib/grant.lua) sets the lock for the TTL the ticket holds. A
+-- member whose ticket holds anything else (a mark, or what no waiter
+-- writes), or whose place lapsed, is dead.
 
 -- purgeLine drops up to purgeLimit lapsed members from a FairMutex's
 -- line (queue, by place) and from its lapse times (lapse).
@@ -40,7 +30,7 @@ local function fairHead(queue, lapse, tickets, now)
   end
   return firstAlive(byRank(queue), function(member)
     local lapses = redis.call('zscore', lapse, member)
-    return lapses and tonumber(lapses) > now and isGrantable(tickets .. member)
+    return lapses and tonumber(lapses) > now and grantable(tickets, member)
   end, queue, lapse)
 end
 
@@ -53,7 +43,7 @@ local function firstWriter(writers, tickets, now)
     return redis.call('zrangebyscore', writers, '(' .. now, '+inf', 'LIMIT', offset, count)
   end
   return firstAlive(fetch, function(writer)
-    return isGrantable(tickets .. writer)
+    return grantable(tickets, writer)
   end, writers)
 end
 

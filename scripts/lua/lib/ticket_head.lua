@@ -1,12 +1,13 @@
--- #include lib/live_head.lua
+-- #include lib/ticket_values.lua
 -- #include lib/tickets.lua
 
--- liveHeadIn is liveHead (lib/live_head.lua) over a line whose tickets are
--- fields of tickets (lib/tickets.lua): it returns the queue's oldest
--- member that is an id of tickets holding a value valid(value) accepts
--- (by default a Mutex ticket's), and that value; nil when no one waits.
--- It drops the members before it, at most purgeLimit, and the fields of
--- those whose ticket lapsed.
+-- liveHeadIn returns the oldest member of queue that is an id of tickets
+-- (lib/tickets.lua) holding a value valid(value) accepts (by default a
+-- Mutex ticket's, lib/ticket_values.lua), and that value; nil when no one
+-- waits. It drops the members before it, at most purgeLimit of them in
+-- one call (with more it returns nil, as if no one waited, and a later
+-- call goes on: a waiter behind them retries at the holder's TTL), and
+-- the fields of those whose ticket lapsed.
 local function liveHeadIn(queue, tickets, valid)
   valid = valid or isMutexTicket
   local value

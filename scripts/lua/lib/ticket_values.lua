@@ -35,30 +35,3 @@ end
 local function isSemaphoreTicket(value)
   return semaphoreTicket(value) ~= nil
 end
-
--- liveHead returns the queue's oldest live ticket and what it holds; nil
--- when no one waits. A release writes to a ticket and publishes on its
--- name, so it takes only what a waiter of this queue writes: a string key
--- under the queue's own ticket prefix (the queue key with its final "q"
--- made "t:", as core names them) holding a value valid(value) accepts
--- (by default a Mutex ticket's). It drops what is not, and the tickets
--- that expired, at most purgeLimit of them in one call: with more, it
--- returns nil as if no one waited, and a later call goes on. (A waiter
--- behind that many dead tickets is not told; it retries at the holder's
--- TTL.)
-local function liveHead(queue, valid)
-  valid = valid or isMutexTicket
-  local prefix = string.sub(queue, 1, -2) .. 't:'
-  local value
-  local head = firstAlive(byRank(queue), function(member)
-    if #member > #prefix and string.sub(member, 1, #prefix) == prefix then
-      value = valueOf(member)
-      return value ~= nil and valid(value)
-    end
-    return false
-  end, queue)
-  if head then
-    return head, value
-  end
-  return nil
-end
