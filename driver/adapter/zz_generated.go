@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "76f3d68a090a9dc8ce4b2fc6e324f04117d3bf26",
+	SHA1:    "cc558769dca026d6e46df0ba07af62f4e628b332",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "76f3d68a090a9dc8ce4b2fc6e324f04117d3bf26",
+	sha1Arg: "cc558769dca026d6e46df0ba07af62f4e628b332",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "0924cc01b0986fff94e01f9328d4e68cf42c3078",
+	SHA1:    "057cfae12a357bd14d9267eebf97222bdf384251",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "0924cc01b0986fff94e01f9328d4e68cf42c3078",
+	sha1Arg: "057cfae12a357bd14d9267eebf97222bdf384251",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -578,9 +578,9 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:    "semaphore_extend",
-	SHA1:    "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
+	SHA1:    "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	Source:  lua.Source("semaphore_extend.lua"),
-	sha1Arg: "3653ae0175c8bbf4bd6663854de7422efac5bdfe",
+	sha1Arg: "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 }
 
 // DecodeSemaphoreExtend turns the reply of semaphore_extend.lua, or the error that came instead, into its Go form.
@@ -591,9 +591,9 @@ func DecodeSemaphoreExtend(v int64, err error) (int64, error) {
 // SemaphoreTTLScript is scripts/lua/semaphore_ttl.lua.
 var SemaphoreTTLScript = Script{
 	Name:    "semaphore_ttl",
-	SHA1:    "5a14b95ad8687c5cef457d560b55d939d3b7c268",
+	SHA1:    "a2ee345c6b9361e154d10057d42ea579e3bb1b37",
 	Source:  lua.Source("semaphore_ttl.lua"),
-	sha1Arg: "5a14b95ad8687c5cef457d560b55d939d3b7c268",
+	sha1Arg: "a2ee345c6b9361e154d10057d42ea579e3bb1b37",
 }
 
 // DecodeSemaphoreTTL turns the reply of semaphore_ttl.lua, or the error that came instead, into its Go form.

@@ -59,26 +59,3 @@ local function keepMark(ticket, ms)
     redis.call('pexpire', ticket, ms)
   end
 end
-
--- markOnRelease takes a released attempt's ticket out of line and marks
--- it, where the lease held nothing (marksMissed: the attempt may still
--- land) or always (marksAll: a queued waiter's lease, whose attempts share
--- the ticket); marksNone marks nothing (the undo of a waiter that waits
--- on). See formats.lua.
-local function markOnRelease(mode, held, queue, ticket, ms)
-  mode = tonumber(mode)
-  if mode == marksAll or mode == marksMissed and not held then
-    redis.call('zrem', queue, ticket)
-    markLeft(ticket, ms)
-  end
-end
-
--- leaveForGood takes token out of its line's sets and marks its ticket as
--- left: also after a release, as the waiter's earlier attempts, which
--- carry the same token, may still land and would take the lock again.
-local function leaveForGood(ticket, ms, token, ...)
-  for _, set in ipairs({...}) do
-    redis.call('zrem', set, token)
-  end
-  markLeft(ticket, ms)
-end
