@@ -2,13 +2,13 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlockgo/redlock/conformance/testenv"
+	"github.com/redlockgo/redlock/scripts/lua/keycheck"
 )
 
 // TestUndeclaredPrelude shows that the check the suite puts before every
@@ -22,8 +22,8 @@ func TestUndeclaredPrelude(t *testing.T) {
 			r := redis.NewClient(&redis.Options{Addr: s.Nodes[0]})
 			defer r.Close()
 			// A code of its own: the suites that run beside this test count
-			// undeclaredCode.
-			prelude := fmt.Sprintf(undeclaredPrelude, "UNDECLAREDPROBE", "probe")
+			// keycheck.Code.
+			prelude := keycheck.Prelude("UNDECLAREDPROBE", "probe")
 			k1, k2, other := "redlock:{prelude}", "redlock:{prelude}:b", "redlock:{prelude}:other"
 			defer r.Del(ctx, k1, k2, other)
 			ok := prelude + `

@@ -16,6 +16,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockgo/redlock/scripts/lua"
+	"github.com/redlockgo/redlock/scripts/lua/keycheck"
 )
 
 func runSlowlog(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -111,12 +112,20 @@ type script struct {
 	name, sha1, source string
 }
 
+// knownScripts lists redlock's scripts, and each behind the key check
+// that the conformance suite puts before it (package keycheck), so that
+// the test command's report names the suite's calls too.
 func knownScripts() []script {
 	var ss []script
 	for _, f := range lua.Names() {
+		name := strings.TrimSuffix(f, ".lua")
 		src := lua.Source(f)
+		checked := sha1.Sum([]byte(keycheck.Wrap(name, src)))
 		sum := sha1.Sum([]byte(src))
-		ss = append(ss, script{strings.TrimSuffix(f, ".lua"), hex.EncodeToString(sum[:]), src})
+		// A wrapped script's EVAL shows only the check's first bytes:
+		// it is known by its SHA1 alone.
+		ss = append(ss, script{name, hex.EncodeToString(sum[:]), src},
+			script{name + " (key-checked)", hex.EncodeToString(checked[:]), ""})
 	}
 	return ss
 }
@@ -135,6 +144,9 @@ func scriptName(args []string, known []script) string {
 		if strings.EqualFold(arg, s.sha1) || strings.HasPrefix(s.source, arg) && len(arg) > 40 {
 			return s.name
 		}
+	}
+	if len(arg) > 40 && strings.HasPrefix(keycheck.Prelude(keycheck.Code, ""), arg[:40]) {
+		return "eval of a key-checked script"
 	}
 	if len(arg) == 40 {
 		return "sha " + arg[:12] + " (not redlock's)"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockgo/redlock/scripts/lua/keycheck"
 )
 
 // logged is an argument as SLOWLOG keeps it: 128 bytes, then a count of
@@ -23,11 +25,11 @@ func TestSlowlogNamesScripts(t *testing.T) {
 		t.Fatal("no scripts embedded")
 	}
 	for _, s := range known {
-		for _, args := range [][]string{
-			{"evalsha", s.sha1, "1", "k"},
-			{"EVALSHA", strings.ToUpper(s.sha1), "0"},
-			{"eval", logged(s.source), "1", "k"},
-		} {
+		calls := [][]string{{"evalsha", s.sha1, "1", "k"}, {"EVALSHA", strings.ToUpper(s.sha1), "0"}}
+		if s.source != "" {
+			calls = append(calls, []string{"eval", logged(s.source), "1", "k"})
+		}
+		for _, args := range calls {
 			if got := scriptName(args, known); got != s.name {
 				t.Errorf("%s %.20q…: named %q, want %q", args[0], args[1], got, s.name)
 			}
@@ -37,6 +39,7 @@ func TestSlowlogNamesScripts(t *testing.T) {
 		{"evalsha", strings.Repeat("ab", 20)}:                       "sha abababababab (not redlock's)",
 		{"eval", logged("return 1 -- " + strings.Repeat("x", 300))}: "eval return 1 -- xxxxxxxxxxxx… (not redlock's)",
 		{"fcall", "myfunc"}:                                         "function myfunc",
+		{"eval", logged(keycheck.Wrap("release", "return 1"))}:      "eval of a key-checked script",
 	} {
 		if got := scriptName(args[:], known); got != want {
 			t.Errorf("%q: named %q, want %q", args, got, want)
