@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -170,6 +171,7 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.writeChecks(w)
+	r.writeRuns(w)
 	for _, rr := range r.Reruns {
 		verdict := "failed again"
 		if rr.Passed {
@@ -188,6 +190,16 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, r.Summary())
+}
+
+// writeRuns says when each test binary ran: the longest, and how they
+// overlapped, set the matrix's time.
+func (r *Result) writeRuns(w io.Writer) {
+	for _, t := range r.Runs {
+		if t.Seconds > 0 {
+			fmt.Fprintf(w, "test binary %s on %s: %.0fs from %.0fs\n", path.Base(t.Package), t.Server, t.Seconds, t.Start)
+		}
+	}
 }
 
 // writeChecks sums up the tests outside the cells, naming those that did

@@ -72,6 +72,15 @@ type Failure struct {
 	Output  []string `json:"output"`
 }
 
+// RunTime is when one test binary ran on one server, in seconds from the
+// start of the matrix (its build included): where the matrix's time goes.
+type RunTime struct {
+	Package string  `json:"package"`
+	Server  string  `json:"server"`
+	Start   float64 `json:"start"`
+	Seconds float64 `json:"seconds"`
+}
+
 // Server is a server of the run.
 type Server struct {
 	Name    string   `json:"name"`    // as in the subtests' names: redis7, valkey9, miniredis
@@ -91,6 +100,7 @@ type Result struct {
 	Checks     []Check   `json:"checks"`
 	Failures   []Failure `json:"failures,omitempty"`
 	Reruns     []Rerun   `json:"reruns,omitempty"`
+	Runs       []RunTime `json:"runs,omitempty"`
 	OK         bool      `json:"ok"`
 	Seconds    float64   `json:"seconds"`
 }

@@ -103,10 +103,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	q := newQueue(runs)
+	times := make([]RunTime, len(runs))
 	for range max(cfg.Parallel, 1) {
 		wg.Go(func() {
 			for r := q.take(); r != nil; r = q.take() {
+				began := time.Now()
 				r.run(ctx, pattern, func(e Event) { feed(r.job, e) })
+				times[r.job] = RunTime{Package: r.pkg.importPath, Server: r.server.Name,
+					Start: began.Sub(start).Seconds(), Seconds: time.Since(began).Seconds()}
 				q.done(r)
 			}
 		})
@@ -121,6 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := f.result(cfg.Servers)
+	res.Runs = times
 	if cfg.Run != "" {
 		res.dropMissing()
 	}
