@@ -105,11 +105,11 @@ func run(t *testing.T, h Harness) {
 	servers := testenv.Servers(t)
 	checkDeclaredKeys()
 	undeclared := undeclaredCount(t, servers)
-	defer func() {
+	t.Cleanup(func() { // after the cells, which run in parallel once run returns
 		if n := undeclaredCount(t, servers) - undeclared; n > 0 {
 			t.Errorf("scripts opened keys not in their KEYS %d times while the suite ran: the servers' logs name each (UNDECLARED)", n)
 		}
-	}()
+	})
 	first := env{h: h, server: servers[0].Name, addrs: servers[0].Nodes[:1], strategy: core.Poll}
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, first) })
 	t.Run("NotifyNeedsRESP3", func(t *testing.T) { testNotifyNeedsRESP3(t, h, notifying(t, servers)) })
@@ -119,6 +119,10 @@ func run(t *testing.T, h Harness) {
 			for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
 				t.Run(server.Name+"/"+topo.name+"/"+s.String(), func(t *testing.T) {
 					e := cell(t, h, server, topo, s) // skips, as n/a, a cell that cannot apply
+					// Cells run side by side, so that a primitive's slowest
+					// case does not leave the binary's other -parallel slots
+					// idle until it ends.
+					t.Parallel()
 					for _, p := range primitives {
 						t.Run(p.name, func(t *testing.T) { p.run(t, e) })
 					}

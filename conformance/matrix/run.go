@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pattern += "/" + cfg.Run
 	}
 	var wg sync.WaitGroup
-	q := newQueue(runs)
+	q := newQueue(longestFirst(runs, f.jobs))
 	times := make([]RunTime, len(runs))
 	for range max(cfg.Parallel, 1) {
 		wg.Go(func() {
@@ -131,6 +131,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// longestFirst returns the runs in an order where the longest start first, and the
+// short ones fill in at the end beside them: those of packages with more
+// top-level tests (driver variants), then those of drivers with a Cluster
+// client, whose runs have the cluster cells.
+func longestFirst(runs []*testRun, jobs []*job) []*testRun {
+	runs = slices.Clone(runs) // runs[i] is job i's
+	slices.SortStableFunc(runs, func(a, b *testRun) int {
+		if n := jobs[b.job].tops - jobs[a.job].tops; n != 0 {
+			return n
+		}
+		switch {
+		case a.pkg.cluster && !b.pkg.cluster:
+			return -1
+		case b.pkg.cluster && !a.pkg.cluster:
+			return 1
+		}
+		return 0
+	})
+	return runs
 }
 
 // queue hands out the runs in order, but one miniredis run at a time: the
@@ -196,6 +217,7 @@ func (r *Result) dropMissing() {
 // pkg is a package whose tests run the conformance suite.
 type pkg struct {
 	importPath, dir, bin string
+	cluster              bool // its harness opens a Redis Cluster: it has cluster cells
 }
 
 func importPaths(pkgs []*pkg) []string {
@@ -225,7 +247,7 @@ func conformancePackages(ctx context.Context, dir string) ([]*pkg, error) {
 		for _, file := range strings.Split(parts[2], ",") {
 			b, err := os.ReadFile(filepath.Join(parts[1], file))
 			if file != "" && err == nil && bytes.Contains(b, []byte("conformance.Run(")) {
-				pkgs = append(pkgs, &pkg{importPath: parts[0], dir: parts[1]})
+				pkgs = append(pkgs, &pkg{importPath: parts[0], dir: parts[1], cluster: bytes.Contains(b, []byte("OpenCluster"))})
 				break
 			}
 		}

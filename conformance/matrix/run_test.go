@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -30,5 +31,36 @@ func TestQueueOneMiniredisAtATime(t *testing.T) {
 	q.done(c)
 	if r := q.take(); r != nil {
 		t.Fatal("an empty queue handed out a run")
+	}
+}
+
+func TestLongestFirst(t *testing.T) {
+	goredis := &pkg{importPath: "drivers/goredis", cluster: true}
+	redigo := &pkg{importPath: "drivers/redigo"}
+	rueidis := &pkg{importPath: "drivers/rueidis", cluster: true}
+	var runs []*testRun
+	var jobs []*job
+	for _, p := range []*pkg{goredis, redigo, rueidis} {
+		tops := 1
+		if p == goredis {
+			tops = 2 // RESP3 and RESP2
+		}
+		for _, s := range []string{"redis7", "valkey9"} {
+			jobs = append(jobs, &job{pkg: p.importPath, server: s, tops: tops})
+			runs = append(runs, &testRun{pkg: p, server: Server{Name: s}, job: len(jobs) - 1})
+		}
+	}
+	var got []string
+	for _, r := range longestFirst(runs, jobs) {
+		got = append(got, r.pkg.importPath+"/"+r.server.Name)
+	}
+	want := []string{"drivers/goredis/redis7", "drivers/goredis/valkey9", "drivers/rueidis/redis7", "drivers/rueidis/valkey9", "drivers/redigo/redis7", "drivers/redigo/valkey9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	for i, r := range runs {
+		if r.job != i {
+			t.Fatalf("longestFirst reordered its argument: runs[%d] is job %d's", i, r.job)
+		}
 	}
 }
