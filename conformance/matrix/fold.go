@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -189,13 +190,28 @@ func (f *folder) add(j int, e Event) int {
 	return len(f.resolved)
 }
 
+// keepHead is how many of a test's first lines appendLine keeps: a
+// binary that timed out says there which tests were running, before the
+// stacks of every goroutine.
+const keepHead = maxOutput / 4
+
+// appendLine adds s to a test's lines, keeping the first keepHead and the
+// last ones, with a line between that counts those left out.
 func appendLine(lines []string, s string) []string {
 	lines = append(lines, strings.TrimRight(s, "\n"))
-	if len(lines) > maxOutput {
-		lines = lines[len(lines)-maxOutput:]
+	if len(lines) <= maxOutput {
+		return lines
 	}
+	left := 0
+	if _, err := fmt.Sscanf(lines[keepHead], leftOut, &left); err != nil {
+		left = 1 // the first cut: the line the count takes the place of
+	}
+	lines = slices.Delete(lines, keepHead+1, keepHead+2)
+	lines[keepHead] = fmt.Sprintf(leftOut, left+1)
 	return lines
 }
+
+const leftOut = "… %d lines left out …"
 
 // resolve marks the cells an ended test decides: itself for a cell, every
 // cell under it for a column or a cell group (which end after their

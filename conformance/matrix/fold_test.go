@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -263,5 +264,26 @@ skip TestConformance/goredis/RESP2Only
 		if c.Status != want[c.Name] {
 			t.Errorf("check %s: got %q, want %q", c.Name, c.Status, want[c.Name])
 		}
+	}
+}
+
+func TestAppendLineKeepsHeadAndTail(t *testing.T) {
+	var lines []string
+	const n = 1000
+	for i := range n {
+		lines = appendLine(lines, fmt.Sprintf("line %d\n", i))
+	}
+	if len(lines) != maxOutput {
+		t.Fatalf("%d lines kept, want %d", len(lines), maxOutput)
+	}
+	if lines[0] != "line 0" || lines[keepHead-1] != fmt.Sprintf("line %d", keepHead-1) {
+		t.Errorf("the first lines: %q … %q", lines[0], lines[keepHead-1])
+	}
+	tail := maxOutput - keepHead - 1
+	if want := fmt.Sprintf(leftOut, n-keepHead-tail); lines[keepHead] != want {
+		t.Errorf("the count: %q, want %q", lines[keepHead], want)
+	}
+	if lines[keepHead+1] != fmt.Sprintf("line %d", n-tail) || lines[maxOutput-1] != fmt.Sprintf("line %d", n-1) {
+		t.Errorf("the last lines: %q … %q", lines[keepHead+1], lines[maxOutput-1])
 	}
 }
