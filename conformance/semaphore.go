@@ -71,6 +71,7 @@ func runSemaphore(t *testing.T, e env) {
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
 			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried
+			cases["WinnerLandsLate"] = testSemaphoreWinnerLandsLate
 		}
 	}
 	if len(e.addrs) == 3 {
