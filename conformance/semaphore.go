@@ -52,6 +52,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
 		cases["TicketsLifetime"] = testSemaphoreTicketsLifetime
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
+		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
+			cases["DeadWaiterPassedOver"] = testSemaphoreDeadWaiterPassedOver
+		}
 	}
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
