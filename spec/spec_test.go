@@ -57,11 +57,11 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "cc558769dca026d6e46df0ba07af62f4e628b332",
+	"semaphore_acquire":     "cddc9c29edecbe2e89482ac37a299a8639b06ede",
 	"semaphore_available":   "a75b0db854498a3832b03fe46d72ee619bbda1cb",
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
-	"semaphore_release":     "057cfae12a357bd14d9267eebf97222bdf384251",
+	"semaphore_release":     "00ca2be2bb7b9bf9134740eb504594e1559f4de3",
 	"semaphore_set_permits": "e7204b42412705b049a8e417d8e54cb6268766e2",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 

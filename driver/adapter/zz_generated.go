@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "cc558769dca026d6e46df0ba07af62f4e628b332",
+	SHA1:    "cddc9c29edecbe2e89482ac37a299a8639b06ede",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "cc558769dca026d6e46df0ba07af62f4e628b332",
+	sha1Arg: "cddc9c29edecbe2e89482ac37a299a8639b06ede",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "057cfae12a357bd14d9267eebf97222bdf384251",
+	SHA1:    "00ca2be2bb7b9bf9134740eb504594e1559f4de3",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "057cfae12a357bd14d9267eebf97222bdf384251",
+	sha1Arg: "00ca2be2bb7b9bf9134740eb504594e1559f4de3",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
