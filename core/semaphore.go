@@ -152,9 +152,11 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 	out := func(token string) hold { return s.keys.leaving(w, s.keys.ids+token, s.opts.ttl) }
 	a := s.opts.acquiring(ctx, s.name, true)
 	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.ids, out,
-		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+		func(ctx context.Context, token string, g *line.Grants, heard bool) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.ids + token
-			w.join, w.grants = g != nil, g // under Poll no one would wake it
+			// Under Poll no one would wake it; and until the Client hears
+			// its tickets, a release would pass it over as dead.
+			w.join, w.grants = heard, g
 			a.attempt()
 			return s.attempt(ctx, n, w)
 		}))
@@ -163,7 +165,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // semaphoreWaiter is an Acquire's place in line.
 type semaphoreWaiter struct {
 	ticket string
-	join   bool         // wait in line: under Notify
+	join   bool         // wait in line: under Notify, once the Client hears its tickets
 	grants *line.Grants // its attempts' secrets, which key the MAC of its wake-ups
 	place  int64        // with a quorum, the time Acquire began; else the server gives it
 	wait   time.Duration

@@ -196,13 +196,14 @@ redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)
 end
-local after, value = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
-if after then
+-- The next in line is told when it fits; one that cannot hear is passed
+-- over (see tellHead).
+passDeaf(function()
+  return liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
+end, function(ticket, value)
   local wants, secret = semaphoreTicket(value)
-  if free - n >= tonumber(wants) then
-    tell(after, 0, secret)
-  end
-end
+  return free - n < tonumber(wants) or tell(ticket, 0, secret)
+end, dropFrom(KEYS[5]))
 if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
   redis.call('pexpire', KEYS[3], ARGV[9])
 end

@@ -99,7 +99,7 @@ elseif ARGV[1] ~= '' then
   end
 end
 if expired + held + left > 0 then
-  tellHead(head, secret)
+  tellHead(KEYS[3], KEYS[4], head, secret)
 end
 if held == n or ARGV[4] == '2' and gave then
   return 1
