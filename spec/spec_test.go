@@ -58,7 +58,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
 	"semaphore_acquire":     "7bba940873cf229b4753314930c5f5f5857412a2",
-	"semaphore_available":   "50b0dba69531ff84c15b8e8e8a709f722768d62a",
+	"semaphore_available":   "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
 	"semaphore_release":     "22bd3e62376df5ac83b9c47cba9e34f63cc6c795",

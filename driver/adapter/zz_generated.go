@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "50b0dba69531ff84c15b8e8e8a709f722768d62a",
+	SHA1:    "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "50b0dba69531ff84c15b8e8e8a709f722768d62a",
+	sha1Arg: "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
