@@ -76,3 +76,32 @@ func testDeadAheadPassedOver(t *testing.T, e env, value string, crowd int) {
 	// Behind them all, the live waiter is told at once.
 	expectWoken(t, got, start).Unlock(ctx)
 }
+
+// testSemaphoreDeadWaiterPassedOver is testDeadWaiterPassedOver for a
+// Semaphore: a waiter for one permit whose process died heads the line,
+// on nodes that are one server each, ahead of a live one. The release
+// must pass it over and wake the live waiter, which takes the permit at
+// once, not once the dead one's ticket lapsed (its wait, 10s here) nor at
+// the holder's TTL (10s), which its last attempt read.
+func testSemaphoreDeadWaiterPassedOver(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const holderTTL = 10 * time.Second
+	held, err := e.client(t).Semaphore(n, 1, core.WithTTL(holderTTL)).TryAcquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
+	stem := semKey(n, "")
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		dead := ticketKey(stem, "DEADCLIENT:DEADWAITER")
+		if err := putTicket(ctx, r, stem, dead, "1:"+deadSecret, holderTTL); err != nil {
+			return err
+		}
+		return r.ZAdd(ctx, semKey(n, ":q"), redis.Z{Score: 0, Member: dead}).Err() // ahead of the live one
+	})
+	start := time.Now()
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectWoken(t, got, start).Unlock(ctx)
+}

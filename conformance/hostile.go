@@ -39,6 +39,7 @@ func hostile(e env, p string) map[string]func(*testing.T, env) {
 			"HostileHoldersList":          testHostileSemaphoreHoldersList,
 			"HostilePermitsWritesNothing": testHostileSemaphoreSlotsWritesNothing(""),
 			"HostileHoldersWritesNothing": testHostileSemaphoreSlotsWritesNothing(":holders"),
+			"HostileSizeWritesNothing":    testHostileSemaphoreSizeWritesNothing,
 		},
 		"FairMutex": {
 			"HostileEntryWithoutLapse": testHostileFairGhost,

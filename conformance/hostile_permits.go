@@ -134,3 +134,40 @@ func stateDiff(n string, before, after map[string]string) string {
 	sort.Strings(d)
 	return strings.ReplaceAll(strings.Join(d, "; "), lockKey(n), "")
 }
+
+// testHostileSemaphoreSizeWritesNothing makes a semaphore's size key a
+// hash, another program's key under the name, while its permits hold a
+// slot that expired (a lease that died), which a purge would drop.
+// Available reads the size, fails (WRONGTYPE), and must write nothing:
+// the expired slot and its lease's entries stay for a later call to drop.
+func testHostileSemaphoreSizeWritesNothing(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 20*time.Second), name(t)
+	e.everyNode(t, func(r redis.UniversalClient) error {
+		now, err := r.Time(ctx).Result()
+		if err != nil {
+			return err
+		}
+		if err := r.ZAdd(ctx, semKey(n, ""), redis.Z{Score: float64(now.Add(-time.Second).UnixMilli()), Member: "1"}).Err(); err != nil {
+			return err
+		}
+		if err := r.HSet(ctx, semKey(n, ":holders"), "1", "DIED", holdersTokenField+"DIED", "1").Err(); err != nil {
+			return err
+		}
+		if err := r.HSet(ctx, semKey(n, ":size"), "x", "1").Err(); err != nil {
+			return err
+		}
+		for _, k := range []string{semKey(n, ""), semKey(n, ":holders"), semKey(n, ":size")} {
+			if err := r.Expire(ctx, k, time.Minute).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	before := e.nameContents(t, ctx, n)
+	if free, err := e.client(t).Semaphore(n, 2).Available(ctx); !errors.Is(err, core.ErrServerError) {
+		t.Fatalf("Available over %s, a hash: got (%d, %v), want ErrServerError", semKey(n, ":size"), free, err)
+	}
+	if after := e.nameContents(t, ctx, n); !maps.Equal(before, after) {
+		t.Errorf("the failed Available wrote: %s", stateDiff(n, before, after))
+	}
+}

@@ -127,7 +127,8 @@ func testHostileFenceOwnedLapsedTicket(t *testing.T, e env) {
 // testHostileSemaphoreJoinWritesNothing makes a semaphore's tickets hash
 // a string while its one permit is held: a waiter's joining attempt, which
 // samples the tickets before it writes, fails (WRONGTYPE) and must write
-// nothing, neither its attempt's mark nor its place in line. Its undo and
+// nothing, neither its attempt's mark nor its place in line. Its Client
+// hears its tickets already, so it joins at once. Its undo and
 // its leave are dropped, so that what the nodes hold after is what the
 // attempt left.
 func testHostileSemaphoreJoinWritesNothing(t *testing.T, e env) {
@@ -146,6 +147,17 @@ func testHostileSemaphoreJoinWritesNothing(t *testing.T, e env) {
 		}
 		return faults.Fault{}
 	}, core.WithNodeTimeout(time.Second))
+	// The Client first hears its tickets, through a waiter of another
+	// name: until then a waiter does not join, and its first attempt
+	// would write its mark as an attempt that does not join does.
+	other := n + "-other"
+	if _, err := e.client(t).Semaphore(other, 1).TryAcquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	octx, ocancel := context.WithCancel(ctx)
+	waiting := e.inLine(t, ctx, semKey(other, ":q"), 1, func(context.Context) (*core.Lease, error) { return c.Semaphore(other, 1).Acquire(octx, 1) })
+	ocancel()
+	<-waiting
 	before := e.nameState(t, ctx, n)
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

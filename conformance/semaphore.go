@@ -52,6 +52,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
 		cases["TicketsLifetime"] = testSemaphoreTicketsLifetime
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
+		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
+			cases["DeadWaiterPassedOver"] = testSemaphoreDeadWaiterPassedOver
+		}
 	}
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
@@ -71,6 +74,7 @@ func runSemaphore(t *testing.T, e env) {
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
 			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried
+			cases["WinnerLandsLate"] = testSemaphoreWinnerLandsLate
 		}
 	}
 	if len(e.addrs) == 3 {

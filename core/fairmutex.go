@@ -108,7 +108,7 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	out := func(token string) hold { return m.hold(token, false) }
 	a := m.opts.acquiring(ctx, m.name, true)
 	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets+":", out,
-		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+		func(ctx context.Context, token string, g *line.Grants, _ bool) (*Lease, time.Duration, error) {
 			a.attempt()
 			return m.attempt(ctx, token, place, wait, g)
 		}))

@@ -49,8 +49,11 @@ func lineOptions(o options, retry time.Duration) options {
 func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
 
 // lineAttempt is one attempt of a waiter in line with token; g is nil
-// under Poll, where no one tells the waiter of a grant.
-type lineAttempt func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error)
+// under Poll, where no one tells the waiter of a grant. heard says that
+// the Client hears on every node what releases tell its tickets (under
+// Notify, once it subscribed its channel there): a release passes over a
+// waiter that a node sees no one listen for (see lib/pass_deaf.lua).
+type lineAttempt func(ctx context.Context, token string, g *line.Grants, heard bool) (*Lease, time.Duration, error)
 
 // rejoinError is a waiter's attempt that failed with cause, and whose undo
 // failed on some node: that undo may still land there, later, and delete
@@ -130,12 +133,14 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 	_, retry := lineTimes(o)
 	wo := lineOptions(*o, retry)
 	t, g := &line.Ticket{}, (*line.Grants)(nil) // t stands in under Poll: no grant reaches it
+	lo := wo.waiting()
+	heard := func() bool { return false }
 	if n, ok := c.queues(o); ok && ticketed {
 		t = n.Register(key, token, nil)
 		g = &t.Grants
 		defer n.DropTicket(t)
+		heard = func() bool { return n.TicketsReady(&lo) }
 	}
-	lo := wo.waiting()
 	lo.Woken = !ticketed // the release that lets them in tells them on key (rw_release.lua)
 	tried := 0
 	l, err := line.Acquire(ctx, c.wait, lo, func(ctx context.Context) (*Lease, string, time.Duration, error) {
@@ -144,7 +149,7 @@ func waitAs(ctx context.Context, c *Client, o *options, names leaseNames, key st
 		}
 		t.Sent = time.Now()
 		tried++
-		l, hint, err := attempt(ctx, token, g)
+		l, hint, err := attempt(ctx, token, g, heard())
 		if hint < 0 || hint > retry {
 			hint = retry
 		}

@@ -124,7 +124,7 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 	}
 	wait, _ := lineTimes(&m.opts)
 	a := m.opts.acquiring(ctx, m.name, true)
-	attempt := func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+	attempt := func(ctx context.Context, token string, g *line.Grants, _ bool) (*Lease, time.Duration, error) {
 		a.attempt()
 		return m.attempt(ctx, read, token, wait, g)
 	}

@@ -97,12 +97,13 @@ func (k semaphoreKeys) newCall() string { return line.RandomKey(k.calls) }
 // mark is the key that marks the attempt of token as released or undone.
 func (k semaphoreKeys) mark(token string) string { return k.ids + "a:" + token }
 
-// leaving is the hold of a waiter that leaves the line: its release takes
-// ticket out and deletes it, and first notes in gone that the waiter left.
-// It has no token, so no attempt's mark is read or written: the mark of
-// "" stands for one, a key of the name.
-func (k semaphoreKeys) leaving(ticket string, gone *atomic.Bool) semaphoreHold {
-	return semaphoreHold{keys: k, ticket: ticket, mark: k.mark(""), gone: gone}
+// leaving is the hold of waiter w when it leaves the line: its release
+// takes ticket out and marks it as left for ttl, so that an attempt of
+// w's that lands later does not queue it again; where w never asked to
+// join, it asks nothing. It has no token, so no attempt's mark is read or
+// written: the mark of "" stands for one, a key of the name.
+func (k semaphoreKeys) leaving(w *semaphoreWaiter, ticket string, ttl time.Duration) semaphoreHold {
+	return semaphoreHold{keys: k, ticket: ticket, mark: k.mark(""), waiter: w, ttl: ttl}
 }
 
 // Semaphore returns the semaphore called name with permits permits (until
@@ -148,12 +149,14 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 		w.place = time.Now().UnixMicro()
 	}
 	w.wait, _ = lineTimes(&s.opts)
-	out := func(token string) hold { return s.keys.leaving(s.keys.ids+token, &w.gone) }
+	out := func(token string) hold { return s.keys.leaving(w, s.keys.ids+token, s.opts.ttl) }
 	a := s.opts.acquiring(ctx, s.name, true)
 	return a.done(waitInLine(ctx, s.c, &s.opts, s.names, s.keys.ids, out,
-		func(ctx context.Context, token string, g *line.Grants) (*Lease, time.Duration, error) {
+		func(ctx context.Context, token string, g *line.Grants, heard bool) (*Lease, time.Duration, error) {
 			w.ticket = s.keys.ids + token
-			w.join, w.grants = g != nil, g // under Poll no one would wake it
+			// Under Poll no one would wake it; and until the Client hears
+			// its tickets, a release would pass it over as dead.
+			w.join, w.grants = heard, g
 			a.attempt()
 			return s.attempt(ctx, n, w)
 		}))
@@ -162,14 +165,14 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Lease, error) {
 // semaphoreWaiter is an Acquire's place in line.
 type semaphoreWaiter struct {
 	ticket string
-	join   bool         // wait in line: under Notify
+	join   bool         // wait in line: under Notify, once the Client hears its tickets
 	grants *line.Grants // its attempts' secrets, which key the MAC of its wake-ups
 	place  int64        // with a quorum, the time Acquire began; else the server gives it
 	wait   time.Duration
-	// gone is set once the waiter leaves the line, having won or given
-	// up: an attempt of its that lands after that puts it back in line,
-	// which the attempt's undo then takes out.
-	gone atomic.Bool
+	// joins counts the attempts' requests that asked to join the line and
+	// may have (all but those refused for asking too many permits, which
+	// write nothing): while none may have, there is no line to leave.
+	joins atomic.Int64
 }
 
 // SetPermits stores the number of permits in Redis, for every client, and
@@ -233,14 +236,10 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	c, o, k := s.c, &s.opts, s.keys
 	ticket, join, place, wait := "", int64(0), int64(0), time.Duration(0)
 	secrets := make([]string, len(c.q.Nodes)) // keying the MAC of the waiter's wake-ups, by node
-	// A joining waiter's: once it left the line, or ctx (its Acquire's)
-	// ended, so that it leaves.
-	var gone *atomic.Bool
-	leaving := func() bool { return gone != nil && (gone.Load() || ctx.Err() != nil) }
 	if w != nil {
 		ticket, place, wait = w.ticket, w.place, w.wait
 		if w.join {
-			join, gone = 1, &w.gone
+			join = 1
 			w.grants.Expect()
 			secrets = w.grants.Secrets()
 		}
@@ -260,7 +259,14 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	var t permitTally
 	p := quorum.Round[permitReply]{
 		Ask: func(ctx context.Context, i int, nd *quorum.Node) (permitReply, error) {
-			return nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Mark: h.mark, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i], Ticket: ticket})
+			if join == 1 {
+				w.joins.Add(1)
+			}
+			r, err := nd.Driver.SemaphoreAcquire(ctx, driver.SemaphoreAcquireRequest{Permits: k.permits, Holders: k.holders, Size: k.size, Fence: k.fence, Queue: k.queue, Tickets: k.tickets, Mark: h.mark, Token: h.token, N: int64(n), TTL: o.ttl, DefaultSize: int64(s.permits), Seed: seed, Join: join, Place: place, Wait: wait, Idle: o.idle, Secret: secrets[i], Ticket: ticket})
+			if join == 1 && err == nil && r.Status < 0 {
+				w.joins.Add(-1)
+			}
+			return r, err
 		},
 		Granted: func(r permitReply) bool { return r.Status > 0 },
 		Agree:   func(r permitReply) int64 { return r.Slots },
@@ -273,11 +279,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 		},
 		MayHold: func(r quorum.Reply[permitReply]) bool { return r.Err != nil || r.V.Status > 0 },
 		Undo: func(ctx context.Context, nd *quorum.Node, _ quorum.Reply[permitReply]) (bool, error) {
-			u := undo
-			if leaving() {
-				u.ticket = ticket // landing after its waiter left, it put it back in line
-			}
-			return u.release(ctx, nd)
+			return undo.release(ctx, nd)
 		},
 		Durable: func(ctx context.Context, _ []quorum.Reply[permitReply], wins func(int) bool, fence int64) bool {
 			return len(c.q.Nodes) == 1 || s.makeFenceDurable(ctx, wins, fence)
@@ -291,11 +293,11 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 			r := replies[i]
 			return !wins(i) && !quorum.StillOut(r) && (r.Err != nil || r.V.Status > 0)
 		})
-		if gone != nil && len(c.q.Nodes) > 1 {
+		if join == 1 && len(c.q.Nodes) > 1 {
 			// Where it did not win, it is still in line, and would
 			// hold that line up until its entry lapsed: the leave is
 			// asked again until it lands, as a give-up's is.
-			out := k.leaving(ticket, gone)
+			out := k.leaving(w, ticket, o.ttl)
 			c.q.InBackground(func() {
 				quorum.Retry(ctx, c.q, o.ttl, releaseOn(ctx, c, o, out, func(i int) bool { return !wins(i) }), func(ctx context.Context, on func(int) bool) []quorum.Reply[bool] {
 					return releaseOn(ctx, c, o, out, on)
@@ -388,10 +390,10 @@ type semaphoreHold struct {
 	slots      int64
 	mark       string
 	ticket     string
-	ttl        time.Duration // how long a lease's mark stays
-	byPermitID bool          // Semaphore.Release's, which marks the attempt so that the lease hears of it
-	byID       *atomic.Bool  // a lease's: a node said a release by permit ID gave its permits back
-	gone       *atomic.Bool  // a leaving waiter's: set as it leaves (see semaphoreWaiter)
+	ttl        time.Duration    // how long a lease's mark stays, or a leaving waiter's
+	byPermitID bool             // Semaphore.Release's, which marks the attempt so that the lease hears of it
+	byID       *atomic.Bool     // a lease's: a node said a release by permit ID gave its permits back
+	waiter     *semaphoreWaiter // a leaving waiter's
 }
 
 func (h semaphoreHold) id() string {
@@ -427,8 +429,8 @@ func (h semaphoreHold) lostWhy() error {
 }
 
 func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, error) {
-	if h.gone != nil {
-		h.gone.Store(true)
+	if h.waiter != nil && h.waiter.joins.Load() == 0 {
+		return false, nil
 	}
 	v, err := nd.Driver.SemaphoreRelease(ctx, driver.SemaphoreReleaseRequest{Permits: h.keys.permits, Holders: h.keys.holders, Queue: h.keys.queue, Tickets: h.keys.tickets, Mark: h.mark, Token: h.token, N: h.n, Left: h.ttl, ByID: boolInt(h.byPermitID), Ticket: h.ticket})
 	h.heard(v)

@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
+	SHA1:    "ece29d83c07fdcba536ea1f0ccf68a4b2af16262",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
+	sha1Arg: "ece29d83c07fdcba536ea1f0ccf68a4b2af16262",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "356a3953f9a219f6595105f85f740afbdd2c92a1",
+	SHA1:    "b53f105b42df2dbef16bd191d9248571720b8655",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "356a3953f9a219f6595105f85f740afbdd2c92a1",
+	sha1Arg: "b53f105b42df2dbef16bd191d9248571720b8655",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "065d226f9f82fa195219d643c459e6c9865dfc38",
+	SHA1:    "80fe12d8da3e9610276e1d333d01e9079aed3cfe",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "065d226f9f82fa195219d643c459e6c9865dfc38",
+	sha1Arg: "80fe12d8da3e9610276e1d333d01e9079aed3cfe",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "b049bae0f9264e385f8f2daf0575f2d891e784f3",
+	SHA1:    "115d33e3eb365a241290502abf5aa0465368ec32",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "b049bae0f9264e385f8f2daf0575f2d891e784f3",
+	sha1Arg: "115d33e3eb365a241290502abf5aa0465368ec32",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "aa9313f0d247cd05eb09a28a4e8957d23680f797",
+	SHA1:    "f1c96558d396a2ce59737daf84555ad702225138",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "aa9313f0d247cd05eb09a28a4e8957d23680f797",
+	sha1Arg: "f1c96558d396a2ce59737daf84555ad702225138",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "fc9073524df9ab21174ec2b3c1e405207f6911a5",
+	SHA1:    "9f2d8a94c37ea63976a4a3e012aa931b4fb71627",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "fc9073524df9ab21174ec2b3c1e405207f6911a5",
+	sha1Arg: "9f2d8a94c37ea63976a4a3e012aa931b4fb71627",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "5c6c98de265251af6b3ad41a652dd84deaf22c01",
+	SHA1:    "8ee4e2aa1e03e7b3046373aef2544e578f348915",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "5c6c98de265251af6b3ad41a652dd84deaf22c01",
+	sha1Arg: "8ee4e2aa1e03e7b3046373aef2544e578f348915",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "cc558769dca026d6e46df0ba07af62f4e628b332",
+	SHA1:    "7bba940873cf229b4753314930c5f5f5857412a2",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "cc558769dca026d6e46df0ba07af62f4e628b332",
+	sha1Arg: "7bba940873cf229b4753314930c5f5f5857412a2",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "057cfae12a357bd14d9267eebf97222bdf384251",
+	SHA1:    "22bd3e62376df5ac83b9c47cba9e34f63cc6c795",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "057cfae12a357bd14d9267eebf97222bdf384251",
+	sha1Arg: "22bd3e62376df5ac83b9c47cba9e34f63cc6c795",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "e7204b42412705b049a8e417d8e54cb6268766e2",
+	SHA1:    "89c8e1a728950b59bb92dfa4702f8bd321f6cdbc",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "e7204b42412705b049a8e417d8e54cb6268766e2",
+	sha1Arg: "89c8e1a728950b59bb92dfa4702f8bd321f6cdbc",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
+	SHA1:    "21fff14b3b815be6abbde2a6237490d7e2954f2e",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
+	sha1Arg: "21fff14b3b815be6abbde2a6237490d7e2954f2e",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
+	SHA1:    "b112bebf31159502430c2673dd69a6f95d15e1ae",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
+	sha1Arg: "b112bebf31159502430c2673dd69a6f95d15e1ae",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "a75b0db854498a3832b03fe46d72ee619bbda1cb",
+	SHA1:    "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "a75b0db854498a3832b03fe46d72ee619bbda1cb",
+	sha1Arg: "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

@@ -198,6 +198,10 @@ func (n *Notifier) ticketsReady(o *Options) bool {
 	return ok
 }
 
+// TicketsReady is ticketsReady, for a waiter that joins a line only once
+// a release there would not take it for dead (a Semaphore's).
+func (n *Notifier) TicketsReady(o *Options) bool { return n.ticketsReady(o) }
+
 // channel is the Client's own channel for tickets under the key prefix,
 // named after its id as the scripts find it in a ticket key (see
 // lib/tell.lua).

@@ -19,7 +19,9 @@
 -- KEYS[5] queue: sorted set of waiting tickets (their ids), by place
 -- KEYS[6] tickets: hash of the line's tickets (see lib/tickets.lua); a
 -- waiter's holds n and the secret ("<n>:<secret>", see semaphoreTicket)
--- and lapses unless an attempt refreshes it
+-- and lapses unless an attempt refreshes it; once the waiter left the
+-- line, a mark (see semaphore_release.lua), which refuses a joining
+-- attempt of its with nothing written
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take; -m to take every free one, at
@@ -57,6 +59,7 @@
 -- #include lib/now.lua
 -- #include lib/lengthen.lua
 -- #include lib/left.lua
+-- #include lib/marks.lua
 
 -- The most slots an attempt looks at past the n it takes: slots are held
 -- in runs, and a scan through a long run would block the server.
@@ -81,6 +84,9 @@ local joins = ARGV[6] == '1'
 local gone
 if joins then
   gone = lapsedTickets(KEYS[6])
+  if ticketLeft(KEYS[6], ARGV[11]) then
+    return {0, 0, 0, size, 0} -- an attempt of a waiter that left the line, landing late
+  end
 end
 local head = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
 if landed(KEYS[7], true, ARGV[3]) then -- the mark is the attempt's own
@@ -190,13 +196,14 @@ redis.call('hset', KEYS[2], unpack(owned))
 for _, k in ipairs({KEYS[1], KEYS[2]}) do
   lengthen(k, ttl)
 end
-local after, value = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
-if after then
+-- The next in line is told when it fits; one that cannot hear is passed
+-- over (see tellHead).
+passDeaf(function()
+  return liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
+end, function(ticket, value)
   local wants, secret = semaphoreTicket(value)
-  if free - n >= tonumber(wants) then
-    tell(after, 0, secret)
-  end
-end
+  return free - n < tonumber(wants) or tell(ticket, 0, secret)
+end, dropFrom(KEYS[5]))
 if stored and redis.call('pttl', KEYS[3]) < tonumber(ARGV[9]) then
   redis.call('pexpire', KEYS[3], ARGV[9])
 end

@@ -37,5 +37,5 @@ end
 redis.call('set', KEYS[4], '1', 'PX', ARGV[3])
 size = size + delta
 redis.call('set', KEYS[1], string.format('%.0f', size), 'PX', ARGV[3])
-tellHead(head, secret)
+tellHead(KEYS[2], KEYS[3], head, secret)
 return size

@@ -1,9 +1,10 @@
--- Gives a semaphore lease's permits back, or takes a waiter that gives up
--- out of line (and deletes its ticket: each of its attempts has a mark of
--- its own), and then, when that or the purge of expired permits freed
--- any, tells the waiter first in line (see semaphore_acquire.lua), which
--- wakes it to attempt. Permits of the lease that expired count as not
--- held.
+-- Gives a semaphore lease's permits back, or takes a waiter that leaves
+-- (it gave up, or won on the other nodes) out of line and marks its
+-- ticket as left (see lib/marks.lua), so that an attempt of its that
+-- lands later neither queues it again nor takes permits for it; and then,
+-- when that or the purge of expired permits freed any, tells the waiter
+-- first in line (see semaphore_acquire.lua), which wakes it to attempt.
+-- Permits of the lease that expired count as not held.
 -- KEYS[1] permits: sorted set of held slots scored by expiry in server milliseconds
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
 -- KEYS[3] queue: sorted set of waiting tickets (their ids), by place
@@ -14,7 +15,8 @@
 -- waiter that leaves (no token), unread
 -- ARGV[1] token: the lease's token; empty for a waiter that leaves
 -- ARGV[2] n: how many permits the lease holds
--- ARGV[3] left: how long a mark stays, in ms (the attempt's TTL)
+-- ARGV[3] left: how long a mark stays, the attempt's or the leaving
+-- waiter's ticket's, in ms (the waiter's TTL)
 -- ARGV[4] byID: 1 for a release by permit ID (Semaphore.Release), which
 -- marks the attempt "left:id" where it finds the lease (see lib/left.lua);
 -- 2 for a force-release by holder token (Semaphore.ForceRelease), which
@@ -30,6 +32,7 @@
 -- #include lib/permits.lua
 -- #include lib/now.lua
 -- #include lib/left.lua
+-- #include lib/marks.lua
 
 local now = serverNow()
 -- The reads that fail on slots, tickets or a line of another type come
@@ -41,10 +44,13 @@ redis.call('hlen', KEYS[2])
 local gone, left = lapsedTickets(KEYS[4]), 0
 if ARGV[5] ~= '' then
   left = redis.call('zrem', KEYS[3], ARGV[5])
-  gone[#gone + 1] = ARGV[5]
 end
 local head, secret = lineHead(KEYS[3], KEYS[4])
-dropTickets(KEYS[4], gone)
+if ARGV[5] ~= '' then
+  markTicket(KEYS[4], ARGV[5], ARGV[3], gone)
+else
+  dropTickets(KEYS[4], gone)
+end
 local expired = purgePermits(KEYS[1], KEYS[2], now)
 local n = tonumber(ARGV[2])
 local held, byID, gave = 0, false, false
@@ -93,7 +99,7 @@ elseif ARGV[1] ~= '' then
   end
 end
 if expired + held + left > 0 then
-  tellHead(head, secret)
+  tellHead(KEYS[3], KEYS[4], head, secret)
 end
 if held == n or ARGV[4] == '2' and gave then
   return 1

@@ -14,5 +14,5 @@
 local prev = tonumber(redis.call('get', KEYS[1]) or '0')
 local head, secret = lineHead(KEYS[2], KEYS[3])
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-tellHead(head, secret)
+tellHead(KEYS[2], KEYS[3], head, secret)
 return prev

@@ -21,5 +21,5 @@ end
 local head, secret = lineHead(KEYS[2], KEYS[3])
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('set', KEYS[4], '1', 'PX', ARGV[2])
-tellHead(head, secret)
+tellHead(KEYS[2], KEYS[3], head, secret)
 return 1

@@ -16,68 +16,58 @@
 -- one server, its Client no longer listens) is passed over, and so are
 -- the other tickets of its Client (a process that died waiting with
 -- several goroutines): the lock goes to the next at once, rather than to
--- a waiter that died for its TTL. At most deafClients Clients and
--- passLimit tickets in one release; past them the lock is deleted.
+-- a waiter that died for its TTL (see passDeaf in tell.lua); past its
+-- limits the lock is deleted.
 
--- #include lib/tell.lua
+-- #include lib/pass_deaf.lua
 -- #include lib/ticket_head.lua
 -- #include lib/fence.lua
 
-local deafClients, passLimit = 4, 16
-
 local function handOn(lock, fence, queue, tickets, reserve, idle)
-  local deaf, found = {}, 0
-  for _ = 1, passLimit do
-    if found == deafClients then
-      break
+  local handed = passDeaf(function()
+    return popLiveHeadIn(queue, tickets)
+  end, function(ticket, value, place)
+    local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
+    local told = true
+    if not token then
+      ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
+      told = false
     end
-    local ticket, value, place = popLiveHeadIn(queue, tickets)
-    if not ticket then
-      break
+    local drawn = 0
+    if token then
+      -- One INCR draws the token; a malformed counter is left as it was.
+      local bad
+      drawn, bad = drawFence(fence, idle)
+      if bad then
+        -- The waiter stays first in line, as long as its ticket lives.
+        local _, deadline = ticketIn(tickets, ticket)
+        redis.call('zadd', queue, place, ticket)
+        redis.call('pexpire', queue, deadline - ticketNow() + ttl, 'NX')
+        redis.call('del', lock)
+        tell(ticket, 0, secret)
+        return true
+      end
+    else
+      secret = string.match(value, '^o:(%w+)$')
     end
-    local client = clientOf(ticket)
-    if not deaf[client or ''] then
-      local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
-      local told = true
-      if not token then
-        ttl, token, secret = string.match(value, '^m:%x+:(%d+):(%w+):(%w+)$')
-        told = false
-      end
-      local drawn = 0
-      if token then
-        -- One INCR draws the token; a malformed counter is left as it was.
-        local bad
-        drawn, bad = drawFence(fence, idle)
-        if bad then
-          -- The waiter stays first in line, as long as its ticket lives.
-          local _, deadline = ticketIn(tickets, ticket)
-          redis.call('zadd', queue, place, ticket)
-          redis.call('pexpire', queue, deadline - ticketNow() + ttl, 'NX')
-          redis.call('del', lock)
-          tell(ticket, 0, secret)
-          return
-        end
-      else
-        secret = string.match(value, '^o:(%w+)$')
-      end
-      -- The script runs whole: the waiter acts on the message only after
-      -- the lock below is set.
-      if tell(ticket, told and drawn or 0, secret) then
-        if token then
-          -- The ticket names the grant's token as long as the grant lasts,
-          -- for a waiter that rotated its token to take it over
-          -- (mutex_acquire.lua), with no write: it is read ttl past its
-          -- deadline (see ticketEnd in tickets.lua), and the waiter's join
-          -- made the tickets hash outlive it by ttl.
-          redis.call('set', lock, token, 'PX', ttl)
-        else
-          redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
-        end
-        return
-      end
-      deaf[client or ''] = true
-      found = found + 1
+    -- The script runs whole: the waiter acts on the message only after
+    -- the lock below is set.
+    if not tell(ticket, told and drawn or 0, secret) then
+      return false
     end
+    if token then
+      -- The ticket names the grant's token as long as the grant lasts,
+      -- for a waiter that rotated its token to take it over
+      -- (mutex_acquire.lua), with no write: it is read ttl past its
+      -- deadline (see ticketEnd in tickets.lua), and the waiter's join
+      -- made the tickets hash outlive it by ttl.
+      redis.call('set', lock, token, 'PX', ttl)
+    else
+      redis.call('set', lock, 'reserved:' .. ticket, 'PX', reserve)
+    end
+    return true
+  end)
+  if not handed then
+    redis.call('del', lock)
   end
-  redis.call('del', lock)
 end

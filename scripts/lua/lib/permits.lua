@@ -3,7 +3,7 @@
 
 -- #include lib/purge.lua
 -- #include lib/ticket_head.lua
--- #include lib/tell.lua
+-- #include lib/pass_deaf.lua
 
 -- permitsInForce is the number stored at size, or default while none is.
 local function permitsInForce(size, default)
@@ -26,10 +26,30 @@ local function lineHead(queue, tickets)
   return nil
 end
 
--- tellHead tells the waiter that lineHead found, which may fit now (see
--- semaphore_acquire.lua).
-local function tellHead(head, secret)
-  if head then
-    tell(head, 0, secret)
+-- dropFrom returns a drop for passDeaf (tell.lua): it takes a waiter
+-- passed over out of queue.
+local function dropFrom(queue)
+  return function(ticket)
+    redis.call('zrem', queue, ticket)
   end
+end
+
+-- tellHead tells head, the waiter that lineHead found (none: nil), which
+-- may fit now (see semaphore_acquire.lua). One that surely cannot hear
+-- leaves the line, and the next is told (see passDeaf in tell.lua): a
+-- waiter that died holds the line up no longer than a release.
+local function tellHead(queue, tickets, head, secret)
+  if not head then
+    return
+  end
+  passDeaf(function()
+    if head then
+      local first = head
+      head = nil
+      return first, secret
+    end
+    return lineHead(queue, tickets)
+  end, function(ticket, s)
+    return tell(ticket, 0, s)
+  end, dropFrom(queue))
 end
