@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,6 +74,17 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	if e.strategy == core.Notify && e.cluster {
 		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
+	}
+	if e.strategy == core.Notify {
+		cases["OwnerServedInOrder"] = testMultiOwnerServedInOrder
+		cases["OwnerLeaverPassesOn"] = testMultiOwnerLeaverPassesOn
+		cases["OwnerLostWake"] = testMultiOwnerLostWake
+		cases["OwnerCopiedWake"] = testMultiOwnerCopiedWake
+		// On servers of its own: standalone ones start in milliseconds, a
+		// Cluster in seconds.
+		if !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil || e.cluster && e.server == "redis7" && os.Getenv("REDLOCK_LONG") == "1" {
+			cases["OwnerWokenWithoutEvents"] = testMultiOwnerWokenWithoutEvents
+		}
 	}
 	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
