@@ -66,9 +66,11 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("MultiLock")
+		cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MultiLockOwned")
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("MultiLock")
+		cases["ReconnectingOwnedWaiterServed"] = testReconnectingWaiterServed("MultiLockOwned")
 		cases["ReconnectingHolderChecks"] = testReconnectingHolderChecksOf("MultiLock")
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("MultiLock")
 	}
