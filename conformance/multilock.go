@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -87,6 +88,10 @@ func runMultiLock(t *testing.T, e env) {
 		if !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil || e.cluster && e.server == "redis7" && os.Getenv("REDLOCK_LONG") == "1" {
 			cases["OwnerWokenWithoutEvents"] = testMultiOwnerWokenWithoutEvents
 		}
+	}
+	if e.strategy == core.Notify && len(e.addrs) >= 3 {
+		cases["OwnedJoinLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MultiLockOwned", faults.Delay)
+		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MultiLockOwned", faults.Duplicate)
 	}
 	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError
