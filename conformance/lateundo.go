@@ -77,6 +77,19 @@ var exclusiveLocks = map[string]exclusiveLock{
 		acquire: "MultiLockAcquire", undo: []string{"MultiLockRelease"}, key: lockKey,
 		line: queueKey, late: true,
 	},
+	// An owner's MultiLock, waiting behind another owner's Mutex of its
+	// first name.
+	"MultiLockOwned": {
+		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.MultiLock([]string{n, n + "/2"}, core.WithOwner("waiter")).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {
+			return c.MultiLock([]string{n, n + "/2"}, core.WithOwner("waiter")).TryLock(ctx)
+		},
+		acquire: "MutexAcquireOwned", key: lockKey,
+		line: queueKey, late: true,
+		holder: takerOf((*core.Client).Mutex, (*core.Mutex).Lock, core.WithOwner("holder")),
+	},
 	"Semaphore": {
 		// One permit: as exclusive as a lock.
 		lock: func(ctx context.Context, c *core.Client, n string) (*core.Lease, error) {

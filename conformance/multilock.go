@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -65,14 +67,31 @@ func runMultiLock(t *testing.T, e env) {
 	}
 	if e.eavesdropped() {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("MultiLock")
+		cases["OwnerForgedWakesIgnored"] = testForgedWakesIgnored("MultiLockOwned")
 	}
 	if e.redialed() {
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("MultiLock")
+		cases["ReconnectingOwnedWaiterServed"] = testReconnectingWaiterServed("MultiLockOwned")
 		cases["ReconnectingHolderChecks"] = testReconnectingHolderChecksOf("MultiLock")
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("MultiLock")
 	}
 	if e.strategy == core.Notify && e.cluster {
 		cases["MarkSparesLiveWaiter"] = testMultiMarkSparesLiveWaiter
+	}
+	if e.strategy == core.Notify {
+		cases["OwnerServedInOrder"] = testMultiOwnerServedInOrder
+		cases["OwnerLeaverPassesOn"] = testMultiOwnerLeaverPassesOn
+		cases["OwnerLostWake"] = testMultiOwnerLostWake
+		cases["OwnerCopiedWake"] = testMultiOwnerCopiedWake
+		// On servers of its own: standalone ones start in milliseconds, a
+		// Cluster in seconds.
+		if !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil || e.cluster && e.server == "redis7" && os.Getenv("REDLOCK_LONG") == "1" {
+			cases["OwnerWokenWithoutEvents"] = testMultiOwnerWokenWithoutEvents
+		}
+	}
+	if e.strategy == core.Notify && len(e.addrs) >= 3 {
+		cases["OwnedJoinLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MultiLockOwned", faults.Delay)
+		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MultiLockOwned", faults.Duplicate)
 	}
 	if e.strategy == core.Notify && !e.cluster && len(e.addrs) >= 3 {
 		cases["MarkSparesWaiterAfterNodeError"] = testMultiMarkSparesWaiterAfterNodeError

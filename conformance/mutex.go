@@ -101,8 +101,8 @@ func runMutex(t *testing.T, e env) {
 	}
 	if e.strategy == core.Notify && len(e.addrs) >= 3 {
 		cases["OvertakenJoinLandsLate"] = testOvertakenJoinLandsLate("Mutex")
-		cases["OwnedJoinLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease(faults.Delay)
-		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease(faults.Duplicate)
+		cases["OwnedJoinLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MutexOwned", faults.Delay)
+		cases["OwnedJoinCopyLandsDuringLaterLease"] = testOwnedJoinLandsDuringLaterLease("MutexOwned", faults.Duplicate)
 	}
 	if len(e.addrs) >= 3 {
 		maps.Copy(cases, landsLateCasesFor(e, "Mutex", ""))

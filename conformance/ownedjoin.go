@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -17,7 +18,10 @@ import (
 // back attempt lands: the owner's hash is the waiter's own, so the attempt
 // re-enters with its lease token, which no one holds. The waiter unlocks:
 // the name must be free, not held by the phantom lease for its 30s TTL.
-func testOwnedJoinLandsDuringLaterLease(kind faults.Kind) func(*testing.T, env) {
+// The waiter is p's (see exclusiveLocks): an owner's Mutex, or an owner's
+// MultiLock, whose attempts stop at the held name, its first.
+func testOwnedJoinLandsDuringLaterLease(p string, kind faults.Kind) func(*testing.T, env) {
+	x := exclusiveLocks[p]
 	return func(t *testing.T, e env) {
 		ctx, n := ctxFor(t, 40*time.Second), name(t)
 		// A Delay fails the attempt there: held back on the last node alone,
@@ -36,7 +40,7 @@ func testOwnedJoinLandsDuringLaterLease(kind faults.Kind) func(*testing.T, env) 
 		if err != nil {
 			t.Fatalf("holder: %v", err)
 		}
-		done := startLock(ctx, w.Mutex(n, core.WithOwner("waiter")).Lock)
+		done := startLock(ctx, func(ctx context.Context) (*core.Lease, error) { return x.lock(ctx, w, n) })
 		awaitCalls(t, fds[len(fds)-1], "MutexAcquireOwned", 2, done)
 		time.Sleep(300 * time.Millisecond) // the attempt's undo ran
 		if err := h.Unlock(ctx); err != nil {

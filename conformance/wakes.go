@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -19,38 +20,12 @@ import (
 // (a minute) later. Only the library's message can wake them that soon.
 func testWakesWithoutEvents(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 90*time.Second), name(t)
-	var (
-		servers []string // every server, whose flags stay off
-		admin   redis.UniversalClient
-		client  func() *core.Client
-	)
-	if e.cluster {
-		lc := ownServers(t, ctx, e, 3)
-		servers, admin = allNodes(lc), plainCluster(t, lc.Masters)
-		client = func() *core.Client { return e.ownClient(t, lc, time.Minute, core.WithNotifyConfig(false)) }
-	} else {
-		addr := ownNodes(t, ctx, e, 1)[0]
-		servers, admin = []string{addr}, plain(t, addr)
-		user, password := "redlock-"+n[:8], "wakes-"+n[:8]
-		if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "+@all", "~*", "&*", "-config").Err(); err != nil {
-			t.Fatal(err)
-		}
-		client = func() *core.Client {
-			return e.clientOver(t, []core.Driver{e.h.OpenAs(t, addr, user, password)}, core.WithTTL(time.Minute), unhurried)
-		}
-	}
-	holder, waiter := client(), client()
+	x := e.eventless(t, ctx, 1, n)
+	holder, waiter, admin := x.client(), x.client(), x.admins[0]
 	if err := waiter.Ping(ctx); !e.cluster && !errors.Is(err, core.ErrConfigRefused) || e.cluster && err != nil {
 		t.Fatalf("Ping: got %v, want ErrConfigRefused for a user without CONFIG, nil with WithNotifyConfig(false)", err)
 	}
-	noEvents := func(when string) {
-		for _, a := range servers {
-			if flags := plain(t, a).ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
-				t.Fatalf("%s, server %s has notify-keyspace-events %q: want none", when, a, flags)
-			}
-		}
-	}
-	noEvents("before the waits")
+	x.noEvents(t, ctx, "before the waits")
 
 	// A reader waits for a writer.
 	w := mustLock(t, ctx, holder.RWMutex(n).Lock)
@@ -101,5 +76,56 @@ func testWakesWithoutEvents(t *testing.T, e env) {
 	if d := at.Sub(countedDown); d > wokenWithin {
 		t.Errorf("Latch.Wait returned %v after the last CountDown, want within %v: no message woke it", d.Round(time.Millisecond), wokenWithin)
 	}
-	noEvents("after the waits")
+	x.noEvents(t, ctx, "after the waits")
+}
+
+// eventless are servers of a case's own that publish no keyspace events,
+// and Clients that leave them so, under Notify: those of a user refused
+// CONFIG (as on most managed services), on nodes servers, or, on a
+// Cluster, a Cluster of its own whose Clients leave the flags alone
+// (WithNotifyConfig(false)), as one node.
+type eventless struct {
+	servers []string                // every server, whose flags stay off
+	admins  []redis.UniversalClient // by node, as env.admin
+	client  func(opts ...core.Option) *core.Client
+}
+
+// eventless starts the servers, with ACL users named after name.
+func (e env) eventless(t *testing.T, ctx context.Context, nodes int, name string) eventless {
+	t.Helper()
+	if e.cluster {
+		lc := ownServers(t, ctx, e, 3)
+		return eventless{servers: allNodes(lc), admins: []redis.UniversalClient{plainCluster(t, lc.Masters)},
+			client: func(opts ...core.Option) *core.Client {
+				return e.ownClient(t, lc, time.Minute, append([]core.Option{core.WithNotifyConfig(false)}, opts...)...)
+			}}
+	}
+	var x eventless
+	x.servers = ownNodes(t, ctx, e, nodes)
+	user, password := "redlock-"+name[:8], "wakes-"+name[:8]
+	for _, addr := range x.servers {
+		admin := plain(t, addr)
+		if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "+@all", "~*", "&*", "-config").Err(); err != nil {
+			t.Fatal(err)
+		}
+		x.admins = append(x.admins, admin)
+	}
+	x.client = func(opts ...core.Option) *core.Client {
+		ds := make([]core.Driver, len(x.servers))
+		for i, addr := range x.servers {
+			ds[i] = e.h.OpenAs(t, addr, user, password)
+		}
+		return e.clientOver(t, ds, append([]core.Option{core.WithTTL(time.Minute), unhurried}, opts...)...)
+	}
+	return x
+}
+
+// noEvents fails the case when a server has keyspace events on.
+func (x eventless) noEvents(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	for _, a := range x.servers {
+		if flags := plain(t, a).ConfigGet(ctx, "notify-keyspace-events").Val()["notify-keyspace-events"]; flags != "" {
+			t.Fatalf("%s, server %s has notify-keyspace-events %q: want none", when, a, flags)
+		}
+	}
 }

@@ -119,10 +119,10 @@
 //
 // # Waiting
 //
-// Lock waits through the Client's wait strategy: keyspace notifications
-// (Notify, the default, RESP3 only) or backoff with full jitter (Poll).
-// Every call that can block takes a context; its cancellation is reported
-// as the context's error, distinct from ErrNotAcquired.
+// Lock waits through the Client's wait strategy: messages from the
+// servers (Notify, the default, RESP3 only) or backoff with full jitter
+// (Poll). Every call that can block takes a context; its cancellation is
+// reported as the context's error, distinct from ErrNotAcquired.
 //
 // Under Notify the waiters of a Mutex, MultiLock, FairMutex, RWMutex
 // writer or Semaphore wait in a line kept in Redis, each by an entry of
@@ -134,12 +134,14 @@
 // before it. A Mutex waiter granted the lock by a majority of nodes, with
 // one fencing token, holds it with no request of its own (its validity
 // counts from its last attempt, before the grants); otherwise it confirms
-// the grants with an attempt. A reentrant waiter (WithOwner) gets the lock
-// reserved for a moment instead (at most 200ms or half the TTL) and takes
-// it with an attempt. A waiter that gives up passes on what it was
-// granted meanwhile. A waiter hears no keyspace event: it retries at the
-// holder's TTL, so a holder that died, or a DEL from elsewhere, is
-// noticed then. A waiter that crashes is passed over where its node is
+// the grants with an attempt. A reentrant waiter (WithOwner), a Mutex's
+// or a MultiLock's, gets the lock reserved for a moment instead (at most
+// 200ms or half the TTL) and takes it with an attempt (a MultiLock's
+// takes its other names with it). A waiter that gives up passes on what
+// it was granted or reserved meanwhile. A waiter in line hears no
+// keyspace event (it needs no notify-keyspace-events on the servers): it
+// retries at the holder's TTL, so a holder that died, or a DEL from
+// elsewhere, is noticed then. A waiter that crashes is passed over where its node is
 // one server (its Client's channel has no listener there); on a Redis
 // Cluster it may still be granted the lock, which then frees at the
 // waiter's TTL, as if it had crashed holding it.

@@ -28,8 +28,9 @@ import (
 // that takes it goes on while the other takes nothing more: neither can hold
 // a name the other needs while waiting for one the other holds. A node
 // counts toward the quorum only when it granted every name. Under Notify a
-// waiter queues at the name it stopped at, as a Mutex waiter does, and is
-// served in turn there.
+// waiter queues at the name it stopped at, as a Mutex waiter does (one
+// with an owner as an owner's Mutex waiter does), and is served in turn
+// there.
 //
 // Where a node is one server (see driver.SingleServer), a plain
 // MultiLock's attempt and release are one script over all names instead:
@@ -95,14 +96,12 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	a := m.opts.acquiring(ctx, m.leased.String(), true)
-	if n, ok := m.c.queues(&m.opts); ok && m.opts.owner == "" {
+	if n, ok := m.c.queues(&m.opts); ok {
 		l, err := m.lockQueued(ctx, n, a)
 		return a.done(stillWanted(ctx, l, err))
 	}
 	l, err := line.Acquire(ctx, m.c.wait, m.opts.waiting(), func(ctx context.Context) (*Lease, string, time.Duration, error) {
 		a.attempt()
-		// The key worth watching is the name the attempt stopped at,
-		// which changes as holders come and go.
 		l, miss, _, err := m.attempt(ctx, "", nil)
 		return l, m.keys[miss.blocked].lock, miss.holderTTL, err
 	})
@@ -143,14 +142,25 @@ func (m *MultiLock) attempt(ctx context.Context, holder string, tickets []*line.
 	// What the undo and the lease's release mark (see mutexHold.release):
 	// an attempt that may land late is then refused.
 	undo, lease := h, h
+	owned := m.opts.owner != ""
 	switch {
-	case tickets == nil:
+	case tickets == nil || owned && !tickets[0].Join:
 		// Tickets of its own, which a release that finds nothing marks.
 		suffix := rand.Text()
 		for i := range h {
 			h[i].mark = h[i].keys.noTicket + suffix
 			h[i].own = h[i].mark
 		}
+	case owned:
+		// An owner's queued waiter, as an owner's Mutex waiter (see
+		// Mutex.attempt): each attempt has a mark of its own, which it
+		// sets as it lands and its undo marks where it finds nothing;
+		// its lease's release marks the tickets too.
+		suffix := rand.Text()
+		for i := range h {
+			h[i].own = h[i].keys.noTicket + suffix
+		}
+		undo, lease = slices.Clone(h), h.marking(tickets)
 	default:
 		// A queued waiter's attempts share its token and tickets: its
 		// lease's release marks them all, its undo none (it waits on with
@@ -469,9 +479,12 @@ func (h multiHold) makeFenceDurable(ctx context.Context, c *Client, o *options, 
 // release of the same names may grant the waiter all of them at once
 // (multi_release.lua): where every node does so, grants from a majority
 // give the waiter its lease without a request, as they give a Mutex
-// waiter.
+// waiter. A waiter with an owner takes the names one by one on every
+// node, and queues as an owner's Mutex waiter does (mutex_acquire_owned.lua):
+// a release reserves the name for it, and its next attempt takes that name
+// with the others; what it leaves or gives up is a reservation.
 
-// lockQueued is Lock under Notify, for a MultiLock without an owner.
+// lockQueued is Lock under Notify.
 func (m *MultiLock) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
 	o := &m.opts
 	stem, wake := rand.Text(), make(chan struct{}, 1)

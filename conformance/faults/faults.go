@@ -127,6 +127,7 @@ type messages struct {
 	mu    sync.Mutex
 	match func(channel, payload string) bool // nil: none is held
 	held  []func()                           // their deliveries, in order
+	twice func(channel, payload string) bool // nil: none is delivered twice
 }
 
 // delayed are the calls delayed between two Flushes: a WaitGroup of its
@@ -168,14 +169,28 @@ func (n notifying) Listen(ctx context.Context, deliver func(channel, payload str
 	m := &n.Driver.msgs
 	return n.Notifier.Listen(ctx, func(channel, payload string) {
 		m.mu.Lock()
+		deliver := func() { serial(channel, payload) }
+		if m.twice != nil && m.twice(channel, payload) {
+			deliver = func() { serial(channel, payload); serial(channel, payload) }
+		}
 		if m.match != nil && m.match(channel, payload) {
-			m.held = append(m.held, func() { serial(channel, payload) })
+			m.held = append(m.held, deliver)
 			m.mu.Unlock()
 			return
 		}
 		m.mu.Unlock()
-		serial(channel, payload)
+		deliver()
 	})
+}
+
+// DuplicateMessages delivers the notifications whose channel and payload
+// match twice, the copy right after the message (or, held back, on its
+// release): a message that a server or the network sent again. A nil
+// match delivers each message once.
+func (d *Driver) DuplicateMessages(match func(channel, payload string) bool) {
+	d.msgs.mu.Lock()
+	defer d.msgs.mu.Unlock()
+	d.msgs.twice = match
 }
 
 // HoldMessages holds back, until ReleaseMessages, the notifications whose

@@ -245,3 +245,40 @@ func TestRandomReplays(t *testing.T) {
 		t.Errorf("200 calls at rate 0.5 gave only the kinds %v", kinds)
 	}
 }
+
+// listening is a Notifier whose Listen keeps deliver, for the test to
+// send messages through.
+type listening struct {
+	notifier
+	deliver *func(channel, payload string)
+}
+
+func (l listening) Listen(_ context.Context, deliver func(channel, payload string)) (driver.Listener, error) {
+	*l.deliver = deliver
+	return nil, nil
+}
+
+// A message held back comes at ReleaseMessages, and one duplicated comes
+// twice, also when it was held back.
+func TestMessages(t *testing.T) {
+	var send func(channel, payload string)
+	d, fd := faults.Wrap(listening{deliver: &send}, 0, nil)
+	var got []string
+	if _, err := d.(driver.Notifier).Listen(context.Background(), func(_, payload string) { got = append(got, payload) }); err != nil {
+		t.Fatal(err)
+	}
+	fd.HoldMessages(func(_, payload string) bool { return payload != "passed" })
+	fd.DuplicateMessages(func(_, payload string) bool { return payload != "once" })
+	send("c", "once")
+	send("c", "twice")
+	send("c", "passed")
+	if want := []string{"passed", "passed"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("before ReleaseMessages: got %q, want %q", got, want)
+	}
+	fd.ReleaseMessages()
+	fd.DuplicateMessages(nil)
+	send("c", "after")
+	if want := []string{"passed", "passed", "once", "twice", "twice", "after"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
