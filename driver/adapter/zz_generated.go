@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "280b9e2537f798ccf21a53b2baa0235215a5c698",
+	SHA1:    "e3f6065600f5e8ccf7cee9da7e44a92f9b1ce966",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "280b9e2537f798ccf21a53b2baa0235215a5c698",
+	sha1Arg: "e3f6065600f5e8ccf7cee9da7e44a92f9b1ce966",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
+	SHA1:    "510bda0d1ea80fcf41cc0fd5d97026f7fce84032",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "6ab6c67424d04737c9f13b515d48bc94dcb97c28",
+	sha1Arg: "510bda0d1ea80fcf41cc0fd5d97026f7fce84032",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "356a3953f9a219f6595105f85f740afbdd2c92a1",
+	SHA1:    "ef3694de872cba510a10163ee1b7f4b9cbc37275",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "356a3953f9a219f6595105f85f740afbdd2c92a1",
+	sha1Arg: "ef3694de872cba510a10163ee1b7f4b9cbc37275",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "065d226f9f82fa195219d643c459e6c9865dfc38",
+	SHA1:    "b986cea0774b1ec79e281d137f1263cad74e2b64",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "065d226f9f82fa195219d643c459e6c9865dfc38",
+	sha1Arg: "b986cea0774b1ec79e281d137f1263cad74e2b64",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "b049bae0f9264e385f8f2daf0575f2d891e784f3",
+	SHA1:    "3c3c0e051ace01789cb374e7b968f2566524c9d3",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "b049bae0f9264e385f8f2daf0575f2d891e784f3",
+	sha1Arg: "3c3c0e051ace01789cb374e7b968f2566524c9d3",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "aa9313f0d247cd05eb09a28a4e8957d23680f797",
+	SHA1:    "856822eb8848652e449d6bb345ca5441918297f2",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "aa9313f0d247cd05eb09a28a4e8957d23680f797",
+	sha1Arg: "856822eb8848652e449d6bb345ca5441918297f2",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "fc9073524df9ab21174ec2b3c1e405207f6911a5",
+	SHA1:    "11c16099f21a78ed52b24bc6ad88f1a6bced5aee",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "fc9073524df9ab21174ec2b3c1e405207f6911a5",
+	sha1Arg: "11c16099f21a78ed52b24bc6ad88f1a6bced5aee",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "5c6c98de265251af6b3ad41a652dd84deaf22c01",
+	SHA1:    "b885e614c1beedcc6fee5923213f08b2c09b3e3c",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "5c6c98de265251af6b3ad41a652dd84deaf22c01",
+	sha1Arg: "b885e614c1beedcc6fee5923213f08b2c09b3e3c",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "cc558769dca026d6e46df0ba07af62f4e628b332",
+	SHA1:    "79bef5b6790c1caba8977c6f0b904cc5a5c50980",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "cc558769dca026d6e46df0ba07af62f4e628b332",
+	sha1Arg: "79bef5b6790c1caba8977c6f0b904cc5a5c50980",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "057cfae12a357bd14d9267eebf97222bdf384251",
+	SHA1:    "54736981e7b89477cd295c3150a5ba2b978230e0",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "057cfae12a357bd14d9267eebf97222bdf384251",
+	sha1Arg: "54736981e7b89477cd295c3150a5ba2b978230e0",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "e7204b42412705b049a8e417d8e54cb6268766e2",
+	SHA1:    "2ff85d866435cc9c98b30f7e33fd92a4ab43cef6",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "e7204b42412705b049a8e417d8e54cb6268766e2",
+	sha1Arg: "2ff85d866435cc9c98b30f7e33fd92a4ab43cef6",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
+	SHA1:    "75df9d4aa9b0d878dbf0cf34106b05901037ace9",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "eaf4a29f289f21637d2144b6e7b910c7c88d1354",
+	sha1Arg: "75df9d4aa9b0d878dbf0cf34106b05901037ace9",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
+	SHA1:    "b027c12867e4c368b007f6f2385cb51380bc3f86",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "fe87d219a3d28d30ec539ca932a9a3afc8a48f5f",
+	sha1Arg: "b027c12867e4c368b007f6f2385cb51380bc3f86",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "a75b0db854498a3832b03fe46d72ee619bbda1cb",
+	SHA1:    "4749bb3fc37e0bcd0b824758eb053da566071bfc",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "a75b0db854498a3832b03fe46d72ee619bbda1cb",
+	sha1Arg: "4749bb3fc37e0bcd0b824758eb053da566071bfc",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

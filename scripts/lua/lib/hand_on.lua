@@ -18,6 +18,9 @@
 -- several goroutines): the lock goes to the next at once, rather than to
 -- a waiter that died for its TTL. At most deafClients Clients and
 -- passLimit tickets in one release; past them the lock is deleted.
+-- popped, when given, is the reply of the ZPOPMIN of the queue that the
+-- caller made already (a waiter, popped out of line), which the first
+-- look at the line takes instead of its own.
 
 -- #include lib/tell.lua
 -- #include lib/ticket_head.lua
@@ -25,13 +28,14 @@
 
 local deafClients, passLimit = 4, 16
 
-local function handOn(lock, fence, queue, tickets, reserve, idle)
+local function handOn(lock, fence, queue, tickets, reserve, idle, popped)
   local deaf, found = {}, 0
   for _ = 1, passLimit do
     if found == deafClients then
       break
     end
-    local ticket, value, place = popLiveHeadIn(queue, tickets)
+    local ticket, value, place = popLiveHeadIn(queue, tickets, popped)
+    popped = nil
     if not ticket then
       break
     end
