@@ -457,12 +457,17 @@ func (h mutexHold) raiseFence(ctx context.Context, c *Client, o *options, grants
 	return quorum.Held(replies) >= c.q.Quorum
 }
 
-// lockQueued is Lock under Notify: a line of one ticket.
+// lockQueued is Lock under Notify: a line of one ticket, registered
+// before its first attempt that queues (none, when the first attempt
+// takes the name).
 func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
-	t := n.NewTicket(m.keys.lock, rand.Text(), nil)
+	t := n.UnlistedTicket(m.keys.lock, rand.Text(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
 		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {
+			if join {
+				n.Enlist(t)
+			}
 			t.Join = join
 			t.Joined = t.Joined || join
 			a.attempt()

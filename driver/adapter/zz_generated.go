@@ -11,9 +11,9 @@ import (
 // MutexAcquireScript is scripts/lua/mutex_acquire.lua.
 var MutexAcquireScript = Script{
 	Name:    "mutex_acquire",
-	SHA1:    "280b9e2537f798ccf21a53b2baa0235215a5c698",
+	SHA1:    "e3f6065600f5e8ccf7cee9da7e44a92f9b1ce966",
 	Source:  lua.Source("mutex_acquire.lua"),
-	sha1Arg: "280b9e2537f798ccf21a53b2baa0235215a5c698",
+	sha1Arg: "e3f6065600f5e8ccf7cee9da7e44a92f9b1ce966",
 }
 
 // DecodeMutexAcquire turns the reply of mutex_acquire.lua, or the error that came instead, into its Go form.
@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "ece29d83c07fdcba536ea1f0ccf68a4b2af16262",
+	SHA1:    "f40216be1fede3cebacd9bbca6d4973a227285f5",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "ece29d83c07fdcba536ea1f0ccf68a4b2af16262",
+	sha1Arg: "f40216be1fede3cebacd9bbca6d4973a227285f5",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "b53f105b42df2dbef16bd191d9248571720b8655",
+	SHA1:    "cf22c3afb2d58fd098b22a0677a307f8edff6ec6",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "b53f105b42df2dbef16bd191d9248571720b8655",
+	sha1Arg: "cf22c3afb2d58fd098b22a0677a307f8edff6ec6",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "80fe12d8da3e9610276e1d333d01e9079aed3cfe",
+	SHA1:    "6cd771df1229969366a0d651b1131ee1b3eeda44",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "80fe12d8da3e9610276e1d333d01e9079aed3cfe",
+	sha1Arg: "6cd771df1229969366a0d651b1131ee1b3eeda44",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "115d33e3eb365a241290502abf5aa0465368ec32",
+	SHA1:    "442e403ef03e9540a31fcd0b43510907a43c63e6",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "115d33e3eb365a241290502abf5aa0465368ec32",
+	sha1Arg: "442e403ef03e9540a31fcd0b43510907a43c63e6",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "f1c96558d396a2ce59737daf84555ad702225138",
+	SHA1:    "11a9ac23f8b6b6431a47315abf76481b919afcfb",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "f1c96558d396a2ce59737daf84555ad702225138",
+	sha1Arg: "11a9ac23f8b6b6431a47315abf76481b919afcfb",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "9f2d8a94c37ea63976a4a3e012aa931b4fb71627",
+	SHA1:    "dbaa3f608ccb897926748eafad63704abc06be73",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "9f2d8a94c37ea63976a4a3e012aa931b4fb71627",
+	sha1Arg: "dbaa3f608ccb897926748eafad63704abc06be73",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "8ee4e2aa1e03e7b3046373aef2544e578f348915",
+	SHA1:    "cde7d2d4160731926b1f49af19f4de96d2bafb1d",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "8ee4e2aa1e03e7b3046373aef2544e578f348915",
+	sha1Arg: "cde7d2d4160731926b1f49af19f4de96d2bafb1d",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "7bba940873cf229b4753314930c5f5f5857412a2",
+	SHA1:    "8888666d96246801ff51089d221859c4276c4133",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "7bba940873cf229b4753314930c5f5f5857412a2",
+	sha1Arg: "8888666d96246801ff51089d221859c4276c4133",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "22bd3e62376df5ac83b9c47cba9e34f63cc6c795",
+	SHA1:    "bda7f04dafec4221c6e70b0eac96261035a4696f",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "22bd3e62376df5ac83b9c47cba9e34f63cc6c795",
+	sha1Arg: "bda7f04dafec4221c6e70b0eac96261035a4696f",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "89c8e1a728950b59bb92dfa4702f8bd321f6cdbc",
+	SHA1:    "6ece19d3d9265513a7031ecae150734caa591baf",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "89c8e1a728950b59bb92dfa4702f8bd321f6cdbc",
+	sha1Arg: "6ece19d3d9265513a7031ecae150734caa591baf",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "21fff14b3b815be6abbde2a6237490d7e2954f2e",
+	SHA1:    "00e808ba1eeb320d717a2766633c18e620eba60e",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "21fff14b3b815be6abbde2a6237490d7e2954f2e",
+	sha1Arg: "00e808ba1eeb320d717a2766633c18e620eba60e",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "b112bebf31159502430c2673dd69a6f95d15e1ae",
+	SHA1:    "84457251e175c35fc62e446b979576e924ba598d",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "b112bebf31159502430c2673dd69a6f95d15e1ae",
+	sha1Arg: "84457251e175c35fc62e446b979576e924ba598d",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
+	SHA1:    "5a36bebcdc8e7212227bbfec91723b9f813871ad",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "d6bcaad7bcecf43b706a96388aaf0a6907fc0378",
+	sha1Arg: "5a36bebcdc8e7212227bbfec91723b9f813871ad",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

@@ -42,13 +42,24 @@ type Ticket struct {
 	Earlier []string  // the tokens it gave up, the last few
 	seq     int
 	sharded bool // counted on its sharded channel (shards.go)
+	listed  bool // registered (see Enlist); read and written by its waiter only
 }
 
 // NewTicket registers a ticket in the queue of a Mutex whose keys start
 // with base ("<prefix>{name}"), whose tokens start with stem (see
 // Rotate); it is signalled on wake, a fresh channel when nil.
 func (n *Notifier) NewTicket(base, stem string, wake chan struct{}) *Ticket {
-	t := n.Register(RandomKey(base, TicketInfix, n.id, ":"), stem+"0", wake)
+	t := n.UnlistedTicket(base, stem, wake)
+	n.Enlist(t)
+	return t
+}
+
+// UnlistedTicket is NewTicket's ticket, which its waiter registers with
+// Enlist before the first attempt that queues it: a release tells only a
+// ticket that an attempt queued, so a Lock that takes the name at its
+// first attempt never registers one.
+func (n *Notifier) UnlistedTicket(base, stem string, wake chan struct{}) *Ticket {
+	t := n.ticket(RandomKey(base, TicketInfix, n.id, ":"), stem+"0", wake)
 	t.Stem = stem
 	return t
 }
@@ -80,15 +91,29 @@ func RandomKey(parts ...string) string {
 // TicketInfix, the Client's id, ':' and a random part,
 // where the scripts find the Client's channel.
 func (n *Notifier) Register(key, token string, wake chan struct{}) *Ticket {
+	t := n.ticket(key, token, wake)
+	n.Enlist(t)
+	return t
+}
+
+func (n *Notifier) ticket(key, token string, wake chan struct{}) *Ticket {
 	if wake == nil {
 		wake = make(chan struct{}, 1)
 	}
-	t := &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes), n.standalone)}
+	return &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes), n.standalone)}
+}
+
+// Enlist registers t, once: from then on what a release tells the Client
+// of it reaches it (see Register).
+func (n *Notifier) Enlist(t *Ticket) {
+	if t.listed {
+		return
+	}
+	t.listed = true
 	n.mu.Lock()
 	n.tickets[t.Key] = t
 	n.follow()
 	n.mu.Unlock()
-	return t
 }
 
 // Rotate gives a queued waiter a fresh token after an undo of its attempt
@@ -139,6 +164,9 @@ func (w *ticketWatch) wait(ctx context.Context, attempt int, holderTTL time.Dura
 func (w *ticketWatch) stop() {}
 
 func (n *Notifier) DropTicket(t *Ticket) {
+	if !t.listed {
+		return // never queued: not sharded either
+	}
 	n.mu.Lock()
 	delete(n.tickets, t.Key)
 	n.mu.Unlock()

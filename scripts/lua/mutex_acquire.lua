@@ -29,18 +29,15 @@
 -- The error reply BADFENCE, with nothing written, when the fencing counter
 -- is malformed (see lib/fence.lua).
 
--- #include lib/join.lua
--- #include lib/take_over.lua
 -- #include lib/fence.lua
--- #include lib/marks.lua
--- #include lib/lengthen.lua
 
 -- The common case, an attempt that does not queue finding the name free,
 -- takes it with one SET and draws with one INCR: it reads no mark, so a
 -- copy of it that lands on a free name after its undo or its lease's
 -- release takes the name for one TTL under a token no lease has (see
 -- SAFETY.md). A malformed fencing counter is found only after the SET,
--- which it takes back.
+-- which it takes back. It comes before the functions of the other cases
+-- are made: making them costs the server more than this case's commands.
 if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence, bad = drawFence(KEYS[2], ARGV[6])
   if bad then
@@ -49,6 +46,11 @@ if ARGV[8] == '1' and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) t
   end
   return {1, fence, 0, 0}
 end
+
+-- #include lib/join.lua
+-- #include lib/take_over.lua
+-- #include lib/marks.lua
+-- #include lib/lengthen.lua
 -- One GET: nil when the lock is free, an error when it holds no string
 -- (a reentrant lock's hash under the name).
 local holder = redis.pcall('get', KEYS[1])

@@ -16,16 +16,20 @@
 -- one server, its Client no longer listens) is passed over, and so are
 -- the other tickets of its Client (a process that died waiting with
 -- several goroutines): the lock goes to the next at once, rather than to
--- a waiter that died for its TTL (see passDeaf in tell.lua); past its
--- limits the lock is deleted.
+-- a waiter that died for its TTL (see passDeaf in pass_deaf.lua); past
+-- its limits the lock is deleted. popped, when given, is the reply of the
+-- ZPOPMIN of the queue that the caller made already (a waiter, popped out
+-- of line), which the first look at the line takes instead of its own.
 
 -- #include lib/pass_deaf.lua
 -- #include lib/ticket_head.lua
 -- #include lib/fence.lua
 
-local function handOn(lock, fence, queue, tickets, reserve, idle)
+local function handOn(lock, fence, queue, tickets, reserve, idle, popped)
   local handed = passDeaf(function()
-    return popLiveHeadIn(queue, tickets)
+    local ticket, value, place = popLiveHeadIn(queue, tickets, popped)
+    popped = nil
+    return ticket, value, place
   end, function(ticket, value, place)
     local ttl, token, secret = string.match(value, '^g:(%d+):(%w+):(%w+)$')
     local told = true

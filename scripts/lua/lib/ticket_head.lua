@@ -34,10 +34,11 @@ end
 
 -- popLiveHeadIn is liveHeadIn (for Mutex tickets) that also takes the
 -- head out of the queue: one ZPOPMIN where the first ticket is live, the
--- common case; it also returns the head's score, for a caller that puts it
+-- common case, or none where the caller made it already (popped, its
+-- reply); it also returns the head's score, for a caller that puts it
 -- back.
-local function popLiveHeadIn(queue, tickets)
-  local first = redis.call('zpopmin', queue)
+local function popLiveHeadIn(queue, tickets, popped)
+  local first = popped or redis.call('zpopmin', queue)
   if #first == 0 then
     return nil
   end
