@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -59,13 +58,14 @@ type FairMutex struct {
 }
 
 type fairKeys struct {
-	lock, fence, queue, lapse, tickets string
+	lock, fence, queue, lapse string
+	ticketKeys
 }
 
 func newFairKeys(o options, name string) fairKeys {
 	k := keyOf(o, name)
 	return fairKeys{lock: k(":fair"), fence: k(":fence"), queue: k(":fair:q"),
-		lapse: k(":fair:lapse"), tickets: k(":fair" + strings.TrimSuffix(ticketInfix, ":"))}
+		lapse: k(":fair:lapse"), ticketKeys: newTicketKeys(k, ":fair")}
 }
 
 // FairMutex returns the fair lock called name. Options given here override
@@ -107,7 +107,7 @@ func (m *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	wait, _ := lineTimes(&m.opts)
 	out := func(token string) hold { return m.hold(token, false) }
 	a := m.opts.acquiring(ctx, m.name, true)
-	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets+":", out,
+	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.ids, out,
 		func(ctx context.Context, token string, g *line.Grants, _ bool) (*Lease, time.Duration, error) {
 			a.attempt()
 			return m.attempt(ctx, token, place, wait, g)
@@ -142,7 +142,7 @@ type fairHold struct {
 }
 
 func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
-	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets, h.keys.tickets+":"+h.token, forcedKey(h.keys.lock), h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets, h.keys.ids+h.token, forcedKey(h.keys.lock), h.token, ttl)
 	h.heard(v)
 	return v == 1, err
 }

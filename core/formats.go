@@ -1,6 +1,10 @@
 package core
 
-import "github.com/redlockgo/redlock/internal/line"
+import (
+	"strings"
+
+	"github.com/redlockgo/redlock/internal/line"
+)
 
 // The formats core shares with the scripts (those of tickets and channels
 // are internal/line's), each declared once here and once in
@@ -28,3 +32,14 @@ const digestBound = 1 << (4 * digestHexDigits)
 // ticketInfix is where a waiter's ticket key names its Client (see
 // line.TicketInfix).
 const ticketInfix = line.TicketInfix
+
+// ticketKeys are a line's tickets hash, "<prefix>{name}<kind>:t", and
+// how the ids of its fields start: the hash's name and ':'.
+type ticketKeys struct {
+	tickets, ids string
+}
+
+func newTicketKeys(k func(suffix string) string, kind string) ticketKeys {
+	ids := k(kind + ticketInfix)
+	return ticketKeys{tickets: strings.TrimSuffix(ids, ":"), ids: ids}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redlockgo/redlock/internal/line"
@@ -57,13 +56,14 @@ type RWMutex struct {
 }
 
 type rwKeys struct {
-	writer, readers, writers, waiting, tickets, fence string
+	writer, readers, writers, waiting, fence string
+	ticketKeys
 }
 
 func newRWKeys(o options, name string) rwKeys {
 	k := keyOf(o, name)
 	return rwKeys{writer: k(":rw:w"), readers: k(":rw:r"), writers: k(":rw:wq"),
-		waiting: k(":rw:rq"), tickets: k(":rw" + strings.TrimSuffix(ticketInfix, ":")), fence: k(":fence")}
+		waiting: k(":rw:rq"), fence: k(":fence"), ticketKeys: newTicketKeys(k, ":rw")}
 }
 
 // RWMutex returns the reader/writer lock called name. Options given here
@@ -135,7 +135,7 @@ func (m *RWMutex) wait(ctx context.Context, read bool) (*Lease, error) {
 		waiting := func(string) string { return m.keys.waiting }
 		return a.done(waitOn(ctx, m.c, &m.opts, m.names, waiting, false, out, attempt))
 	}
-	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.tickets+":", out, attempt))
+	return a.done(waitInLine(ctx, m.c, &m.opts, m.names, m.keys.ids, out, attempt))
 }
 
 // attempt is one Redlock round; wait 0 does not register a waiter. A
@@ -182,7 +182,7 @@ func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (
 		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
 		return v == 1, err
 	}
-	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets, h.keys.tickets+":"+h.token, forcedKey(h.keys.writer), h.token, ttl)
+	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets, h.keys.ids+h.token, forcedKey(h.keys.writer), h.token, ttl)
 	h.heard(v)
 	return v == 1, err
 }

@@ -77,17 +77,17 @@ type semaphoreKeys struct {
 	size    string // the number of permits stored by SetPermits, TrySetPermits or AddPermits
 	fence   string // fencing counter (see WithIdleExpiry)
 	queue   string // sorted set of the waiters' tickets (their ids), by place
-	tickets string // hash of the line's tickets, fields named by their ids (see ticketIn in scripts/lua/lib/tickets.lua)
-	ids     string // the prefix of the waiters' ticket ids and of the attempts' marks (keys)
 	calls   string // the prefix of the marks of AddPermits and TrySetPermits calls
+	// The line's tickets (see ticketIn in scripts/lua/lib/tickets.lua);
+	// the attempts' marks (keys) start with ids too.
+	ticketKeys
 }
 
 func newSemaphoreKeys(o options, name string) semaphoreKeys {
 	k := keyOf(o, name)
-	ids := k(":semaphore" + ticketInfix)
 	return semaphoreKeys{permits: k(":semaphore"), holders: k(":semaphore:holders"),
 		size: k(":semaphore:size"), fence: k(":semaphore:fence"), queue: k(":semaphore:q"),
-		tickets: strings.TrimSuffix(ids, ":"), ids: ids, calls: k(":semaphore:call:")}
+		calls: k(":semaphore:call:"), ticketKeys: newTicketKeys(k, ":semaphore")}
 }
 
 // newCall is a fresh key to mark a call of AddPermits or TrySetPermits
