@@ -54,6 +54,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testSemaphoreDeadWaiterPassedOver
+			cases["DeadClientsPassedOver"] = testSemaphoreDeadClientsPassedOver
 		}
 	}
 	if e.eavesdropped() {
