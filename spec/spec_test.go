@@ -57,7 +57,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "8888666d96246801ff51089d221859c4276c4133",
+	"semaphore_acquire":     "f690fa5b6a306324e6605629276bbe0a12f939f9",
 	"semaphore_available":   "5a36bebcdc8e7212227bbfec91723b9f813871ad",
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",

@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "8888666d96246801ff51089d221859c4276c4133",
+	SHA1:    "f690fa5b6a306324e6605629276bbe0a12f939f9",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "8888666d96246801ff51089d221859c4276c4133",
+	sha1Arg: "f690fa5b6a306324e6605629276bbe0a12f939f9",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.

@@ -130,7 +130,23 @@ if free < n then
   return {0, 0, tonumber(e[2]) - now, size, 0}
 end
 if head and head ~= ARGV[11] then
-  return {0, 0, -1, size, 0}
+  -- The waiters ahead go first: the first is told when it fits, and one
+  -- that cannot hear is passed over (see tellHead). A release passes over
+  -- a few Clients only: past them, waiters that died ahead hold the line
+  -- up no longer than the next attempt of the waiter behind them.
+  passDeaf(function()
+    return liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
+  end, function(ticket, value)
+    if ticket == ARGV[11] then
+      return true
+    end
+    local wants, secret = semaphoreTicket(value)
+    return free < tonumber(wants) or tell(ticket, 0, secret)
+  end, dropFrom(KEYS[5]))
+  head = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
+  if head and head ~= ARGV[11] then
+    return {0, 0, -1, size, 0}
+  end
 end
 -- At most size - free slots are held, so n of 1..size are free. Starting
 -- where the client chose, concurrent attempts take different slots, and
