@@ -217,7 +217,7 @@ func (r *Result) dropMissing() {
 // pkg is a package whose tests run the conformance suite.
 type pkg struct {
 	importPath, dir, bin string
-	cluster              bool // its harness opens a Redis Cluster: it has cluster cells
+	cluster              bool // its harness sets OpenCluster: it has cluster cells
 }
 
 func importPaths(pkgs []*pkg) []string {
@@ -247,7 +247,7 @@ func conformancePackages(ctx context.Context, dir string) ([]*pkg, error) {
 		for _, file := range strings.Split(parts[2], ",") {
 			b, err := os.ReadFile(filepath.Join(parts[1], file))
 			if file != "" && err == nil && bytes.Contains(b, []byte("conformance.Run(")) {
-				pkgs = append(pkgs, &pkg{importPath: parts[0], dir: parts[1], cluster: bytes.Contains(b, []byte("OpenCluster"))})
+				pkgs = append(pkgs, &pkg{importPath: parts[0], dir: parts[1], cluster: bytes.Contains(b, []byte("OpenCluster:"))})
 				break
 			}
 		}
