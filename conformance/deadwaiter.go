@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -84,8 +85,38 @@ func testDeadAheadPassedOver(t *testing.T, e env, value string, crowd int) {
 // once, not once the dead one's ticket lapsed (its wait, 10s here) nor at
 // the holder's TTL (10s), which its last attempt read.
 func testSemaphoreDeadWaiterPassedOver(t *testing.T, e env) {
-	ctx, n := ctxFor(t, 30*time.Second), name(t)
-	const holderTTL = 10 * time.Second
+	got, start := e.semaphoreDeadAhead(t, 1, 10*time.Second, 10*time.Second)
+	expectWoken(t, got, start).Unlock(context.Background())
+}
+
+// testSemaphoreDeadClientsPassedOver is testSemaphoreDeadWaiterPassedOver
+// with the waiters of five processes that died waiting (five Clients, one
+// ticket each, their tickets living 30s). A release passes over at most
+// four Clients (lib/pass_deaf.lua), so the fifth may still head the line
+// after it; but the live waiter must then take the permit at its safety
+// net, the holder's TTL (5s) at the latest, as a Mutex waiter does, and
+// not once the dead ones' tickets lapse.
+func testSemaphoreDeadClientsPassedOver(t *testing.T, e env) {
+	const holderTTL = 5 * time.Second
+	got, start := e.semaphoreDeadAhead(t, 5, holderTTL, 30*time.Second)
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the live waiter: %v", r.err)
+	}
+	defer r.l.Unlock(context.Background())
+	d := r.at.Sub(start)
+	t.Logf("the live waiter took the permit %v after the release", d.Round(time.Millisecond))
+	if d > holderTTL+2*time.Second {
+		t.Errorf("the live waiter behind five dead Clients took the permit %v after the release, want within the holder's TTL (%v) and 2s, its safety net: the dead held the line up until their tickets lapsed", d.Round(time.Millisecond), holderTTL)
+	}
+}
+
+// semaphoreDeadAhead holds a semaphore's one permit for holderTTL, queues
+// a live waiter for it, puts the tickets of dead Clients (one each,
+// living deadWait) ahead of it in line on every node, and releases the
+// permit: it returns the live waiter's result and when the release began.
+func (e env) semaphoreDeadAhead(t *testing.T, dead int, holderTTL, deadWait time.Duration) (<-chan locked, time.Time) {
+	ctx, n := ctxFor(t, 60*time.Second), name(t)
 	held, err := e.client(t).Semaphore(n, 1, core.WithTTL(holderTTL)).TryAcquire(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +124,20 @@ func testSemaphoreDeadWaiterPassedOver(t *testing.T, e env) {
 	got := e.semWaiter(t, ctx, e.client(t).Semaphore(n, 1), 1)
 	stem := semKey(n, "")
 	e.everyNode(t, func(r redis.UniversalClient) error {
-		dead := ticketKey(stem, "DEADCLIENT:DEADWAITER")
-		if err := putTicket(ctx, r, stem, dead, "1:"+deadSecret, holderTTL); err != nil {
-			return err
+		for i := range dead {
+			ticket := ticketKey(stem, "DEADCLIENT"+strconv.Itoa(i)+":DEADWAITER")
+			if err := putTicket(ctx, r, stem, ticket, "1:"+deadSecret, deadWait); err != nil {
+				return err
+			}
+			if err := r.ZAdd(ctx, semKey(n, ":q"), redis.Z{Score: float64(i), Member: ticket}).Err(); err != nil { // ahead of the live one
+				return err
+			}
 		}
-		return r.ZAdd(ctx, semKey(n, ":q"), redis.Z{Score: 0, Member: dead}).Err() // ahead of the live one
+		return nil
 	})
 	start := time.Now()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	expectWoken(t, got, start).Unlock(ctx)
+	return got, start
 }
