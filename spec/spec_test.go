@@ -57,16 +57,16 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "f690fa5b6a306324e6605629276bbe0a12f939f9",
-	"semaphore_available":   "5a36bebcdc8e7212227bbfec91723b9f813871ad",
+	"semaphore_acquire":     "e5a0fe76bd85b051a4c772adfbb79bc07308f50b",
+	"semaphore_available":   "bf1924b6872f561b0b9bfdfd666da683b4bb42cd",
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
-	"semaphore_release":     "bda7f04dafec4221c6e70b0eac96261035a4696f",
-	"semaphore_set_permits": "6ece19d3d9265513a7031ecae150734caa591baf",
+	"semaphore_release":     "25c8045ea8e9f025c28e147073964db1a5e5a2cd",
+	"semaphore_set_permits": "4333d775258010c3d11373a15c7ad96c416ef3dd",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 
-	"semaphore_add_permits":     "84457251e175c35fc62e446b979576e924ba598d",
-	"semaphore_try_set_permits": "00e808ba1eeb320d717a2766633c18e620eba60e",
+	"semaphore_add_permits":     "3498c114b48f7bf623daf2757a33ce8a5fbee61c",
+	"semaphore_try_set_permits": "df88c794d038135bed98ccd28e941561aedc38fd",
 }
 
 func TestScriptSHA1sArePinned(t *testing.T) {

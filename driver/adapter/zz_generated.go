@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "f690fa5b6a306324e6605629276bbe0a12f939f9",
+	SHA1:    "e5a0fe76bd85b051a4c772adfbb79bc07308f50b",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "f690fa5b6a306324e6605629276bbe0a12f939f9",
+	sha1Arg: "e5a0fe76bd85b051a4c772adfbb79bc07308f50b",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,9 +565,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "bda7f04dafec4221c6e70b0eac96261035a4696f",
+	SHA1:    "25c8045ea8e9f025c28e147073964db1a5e5a2cd",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "bda7f04dafec4221c6e70b0eac96261035a4696f",
+	sha1Arg: "25c8045ea8e9f025c28e147073964db1a5e5a2cd",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -613,9 +613,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "6ece19d3d9265513a7031ecae150734caa591baf",
+	SHA1:    "4333d775258010c3d11373a15c7ad96c416ef3dd",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "6ece19d3d9265513a7031ecae150734caa591baf",
+	sha1Arg: "4333d775258010c3d11373a15c7ad96c416ef3dd",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +626,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "00e808ba1eeb320d717a2766633c18e620eba60e",
+	SHA1:    "df88c794d038135bed98ccd28e941561aedc38fd",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "00e808ba1eeb320d717a2766633c18e620eba60e",
+	sha1Arg: "df88c794d038135bed98ccd28e941561aedc38fd",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +639,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "84457251e175c35fc62e446b979576e924ba598d",
+	SHA1:    "3498c114b48f7bf623daf2757a33ce8a5fbee61c",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "84457251e175c35fc62e446b979576e924ba598d",
+	sha1Arg: "3498c114b48f7bf623daf2757a33ce8a5fbee61c",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +652,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "5a36bebcdc8e7212227bbfec91723b9f813871ad",
+	SHA1:    "bf1924b6872f561b0b9bfdfd666da683b4bb42cd",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "5a36bebcdc8e7212227bbfec91723b9f813871ad",
+	sha1Arg: "bf1924b6872f561b0b9bfdfd666da683b4bb42cd",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

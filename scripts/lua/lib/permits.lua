@@ -26,7 +26,7 @@ local function lineHead(queue, tickets)
   return nil
 end
 
--- dropFrom returns a drop for passDeaf (tell.lua): it takes a waiter
+-- dropFrom returns a drop for passDeaf (pass_deaf.lua): it takes a waiter
 -- passed over out of queue.
 local function dropFrom(queue)
   return function(ticket)
@@ -36,7 +36,7 @@ end
 
 -- tellHead tells head, the waiter that lineHead found (none: nil), which
 -- may fit now (see semaphore_acquire.lua). One that surely cannot hear
--- leaves the line, and the next is told (see passDeaf in tell.lua): a
+-- leaves the line, and the next is told (see passDeaf in pass_deaf.lua): a
 -- waiter that died holds the line up no longer than a release.
 local function tellHead(queue, tickets, head, secret)
   if not head then
