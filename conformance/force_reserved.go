@@ -3,11 +3,9 @@ package conformance
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
 
@@ -23,37 +21,17 @@ func testForceKeepsReservation(t *testing.T, e env) {
 	held := mustLock(t, ctx, func(ctx context.Context) (*core.Lease, error) {
 		return f.lock(ctx, e.client(t, unhurried), n, core.WithTTL(10*time.Second))
 	})
-	var gated atomic.Bool
-	hit, open := make(chan struct{}, 1), make(chan struct{})
-	defer func() {
-		if gated.CompareAndSwap(true, false) {
-			close(open)
-		}
-	}()
-	first, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if strings.HasPrefix(c.Op, "MutexAcquire") && gated.Load() {
-			select {
-			case hit <- struct{}{}:
-			default:
-			}
-			<-open
-		}
-		return faults.Fault{}
-	}, unhurried, core.WithTTL(time.Minute))
+	first, g := e.gatedClient(t, func(op string) bool { return strings.HasPrefix(op, "MutexAcquire") }, unhurried, core.WithTTL(time.Minute))
 	gotFirst := e.inLine(t, ctx, queueKey(n), 1, func(ctx context.Context) (*core.Lease, error) { return f.lock(ctx, first, n) })
 	second := e.client(t, unhurried, core.WithTTL(time.Minute))
 	gotSecond := e.inLine(t, ctx, queueKey(n), 2, func(ctx context.Context) (*core.Lease, error) { return f.lock(ctx, second, n) })
-	gated.Store(true)
+	g.close()
 
 	admin := e.client(t, unhurried)
 	if err := f.force(ctx, admin, n, held); err != nil {
 		t.Fatalf("force-release with two waiters: %v", err)
 	}
-	select {
-	case <-hit: // the first waiter was woken; its attempt waits at the gate
-	case <-time.After(wokenWithin):
-		t.Fatal("the first waiter made no attempt after the force-release: it was not woken")
-	}
+	g.reached(t, wokenWithin, "after the force-release, the first waiter") // its attempt waits at the gate
 	if err := f.force(ctx, admin, n, nil); err != nil {
 		t.Fatalf("the second force-release: %v", err)
 	}
@@ -67,8 +45,7 @@ func testForceKeepsReservation(t *testing.T, e env) {
 		t.Fatalf("the second waiter got the lock (%v) while it was reserved for the first: the second force-release took the reservation from the first waiter in line", r.err)
 	default:
 	}
-	gated.Store(false)
-	close(open)
+	g.open()
 	r := <-gotFirst
 	if r.err != nil {
 		t.Fatalf("the first waiter: %v", r.err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,36 +131,16 @@ func testMultiOwnerLeaverPassesOn(t *testing.T, e env) {
 	names := e.multiNames(t, ctx, 2)
 	lock := lockKey(names[1])
 	held := mustLock(t, ctx, e.client(t, unhurried).Mutex(names[1], core.WithOwner("holder"), core.WithTTL(30*time.Second)).Lock)
-	var gated atomic.Bool
-	hit, open := make(chan struct{}, 1), make(chan struct{})
-	defer func() {
-		if gated.CompareAndSwap(true, false) {
-			close(open)
-		}
-	}()
-	first, _ := e.faultyClient(t, func(c faults.Call) faults.Fault {
-		if c.Op == "MutexAcquireOwned" && gated.Load() {
-			select {
-			case hit <- struct{}{}:
-			default:
-			}
-			<-open
-		}
-		return faults.Fault{}
-	}, unhurried, core.WithTTL(time.Minute))
+	first, g := e.gatedClient(t, func(op string) bool { return op == "MutexAcquireOwned" }, unhurried, core.WithTTL(time.Minute))
 	fctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
 	gotFirst := e.inLine(t, fctx, queueKey(names[1]), 1, first.MultiLock(names, core.WithOwner("first")).Lock)
 	gotSecond := e.inLine(t, ctx, queueKey(names[1]), 2, e.client(t, unhurried, core.WithTTL(time.Minute)).MultiLock(names, core.WithOwner("second")).Lock)
-	gated.Store(true)
+	g.close()
 	if err := held.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-hit: // woken, the first waiter's attempt waits at the gate
-	case <-time.After(wokenWithin):
-		t.Fatal("the first waiter made no attempt after the release: it was not woken")
-	}
+	g.reached(t, wokenWithin, "after the release, the first waiter") // its attempt waits at the gate
 	e.everyNode(t, func(r redis.UniversalClient) error {
 		if v := r.Get(ctx, lock).Val(); !strings.HasPrefix(v, "reserved:") {
 			t.Errorf("the released name holds %q, want it reserved for the first waiter", v)
@@ -170,8 +149,7 @@ func testMultiOwnerLeaverPassesOn(t *testing.T, e env) {
 	})
 	gaveUp := time.Now()
 	giveUp()
-	gated.Store(false)
-	close(open)
+	g.open()
 	if r := <-gotFirst; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("the first waiter, which gave up: got %v, want context.Canceled", r.err)
 	}

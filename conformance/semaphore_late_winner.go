@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlockgo/redlock/conformance/faults"
 	"github.com/redlockgo/redlock/core"
 )
@@ -56,22 +54,7 @@ func testSemaphoreWinnerLandsLate(t *testing.T, e env) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Another lease holds the last node's one permit.
-	now, err := lastNode.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const other = "OTHERLEASEOTHERLEASEOTHERL"
-	expiry := float64(now.Add(time.Minute).UnixMilli())
-	if err := lastNode.ZAdd(ctx, semKey(n, ""), redis.Z{Score: expiry, Member: "1"}).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := lastNode.HSet(ctx, semKey(n, ":holders"), "1", other, holdersTokenField+other, "1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{semKey(n, ""), semKey(n, ":holders")} {
-		lastNode.Expire(ctx, k, time.Minute)
-	}
+	otherHoldsPermit(t, ctx, lastNode, n, "1")
 	flush(fds) // the stalled attempt lands
 	time.Sleep(300 * time.Millisecond)
 	if line := lastNode.ZRange(ctx, semKey(n, ":q"), 0, -1).Val(); len(line) > 0 {

@@ -42,20 +42,7 @@ func testSemaphoreLostWinnerLeaveRetried(t *testing.T, e env) {
 	if slices.Contains(taken, "1") {
 		free = "2"
 	}
-	now, err := lastNode.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const other = "OTHERLEASEOTHERLEASEOTHERL"
-	if err := lastNode.ZAdd(ctx, semKey(n, ""), redis.Z{Score: float64(now.Add(time.Minute).UnixMilli()), Member: free}).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := lastNode.HSet(ctx, semKey(n, ":holders"), free, other, holdersTokenField+other, free).Err(); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{semKey(n, ""), semKey(n, ":holders")} {
-		lastNode.Expire(ctx, k, time.Minute)
-	}
+	otherHoldsPermit(t, ctx, lastNode, n, free)
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -71,5 +58,26 @@ func testSemaphoreLostWinnerLeaveRetried(t *testing.T, e env) {
 				lastNode.ZRange(ctx, semKey(n, ":q"), 0, -1).Val())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// otherHoldsPermit has a lease no Client of the case knows hold the
+// Semaphore n's permit slot on node, for a minute: a lease of a majority
+// that node is part of.
+func otherHoldsPermit(t *testing.T, ctx context.Context, node redis.UniversalClient, n, slot string) {
+	t.Helper()
+	now, err := node.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = "OTHERLEASEOTHERLEASEOTHERL"
+	if err := node.ZAdd(ctx, semKey(n, ""), redis.Z{Score: float64(now.Add(time.Minute).UnixMilli()), Member: slot}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.HSet(ctx, semKey(n, ":holders"), slot, other, holdersTokenField+other, slot).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{semKey(n, ""), semKey(n, ":holders")} {
+		node.Expire(ctx, k, time.Minute)
 	}
 }
