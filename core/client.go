@@ -79,11 +79,13 @@ func New(drivers []Driver, opts ...Option) (*Client, error) {
 // answer (ErrServerError when enough answered but too many refused the
 // script: a user refused EVALSHA), and the context's error when it ended
 // first. Else it returns what the caller may choose to ignore:
-// ErrConfigRefused or ErrNotifyUnsupported for a server that will not
-// publish the keyspace events (waits go on without them), and
-// ErrEviction for each server that may evict the library's keys; the
-// Client logs both at warn level too. It costs a few round trips to each
-// node.
+// ErrNotifyUnsupported for a server that has no keyspace notifications
+// (waits go on without them), and ErrEviction for each server that may
+// evict the library's keys; the Client logs both at warn level too. A
+// server that refuses CONFIG (most managed services) is no error: the
+// Client logs it once at warn level, with the command to run by hand,
+// and waits go on without the events (see WithNotifyConfig). It costs a
+// few round trips to each node.
 func (c *Client) Ping(ctx context.Context) error {
 	switch {
 	case ctx == nil:

@@ -87,19 +87,9 @@ var (
 	// strategy (the default) cannot work with a node's driver, which does
 	// not speak RESP3 (use WithWaitStrategy(Poll) with it), and by Ping
 	// when a server has no keyspace notifications: waits still go on, woken
-	// by the library's messages, as with ErrConfigRefused.
+	// by the library's messages, as where a server refuses CONFIG (which
+	// is only logged, see WithNotifyConfig).
 	ErrNotifyUnsupported = line.ErrNotifyUnsupported
-
-	// ErrConfigRefused is returned by Ping, with the Notify strategy, when
-	// a server refused CONFIG GET or CONFIG SET of notify-keyspace-events
-	// (most managed services do); the message gives the command to run by
-	// hand (or use WithNotifyConfig(false) on servers configured so). A
-	// caller may ignore it: waits go on without the events (the Client
-	// logs it once at warn level), woken by the messages of the library's
-	// own releases; only a holder that dies without releasing then wakes
-	// its waiters at its TTL instead of at once, and RWMutex readers and
-	// Latch waiters retry on their own (every quarter TTL, every TTL).
-	ErrConfigRefused = line.ErrConfigRefused
 
 	// ErrEviction is returned by Ping, joined with the other servers', for
 	// a server that may evict the library's keys: it has a maxmemory limit

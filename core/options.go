@@ -18,7 +18,7 @@ const (
 	// message, and wakes waiters through Redis keyspace notifications when
 	// a key they wait on is deleted or expires without the library (a
 	// holder that died). It needs RESP3 connections; where the server
-	// refuses to publish keyspace events (see ErrConfigRefused) it works
+	// refuses to publish keyspace events (see WithNotifyConfig) it works
 	// without them: the library's own releases and count-downs still wake
 	// by message, and only those cases wait for the waiters' own retry.
 	// It is the default.
@@ -184,9 +184,13 @@ func WithLogger(l *slog.Logger) Option { return set(optLogger, func(o *options) 
 
 // WithNotifyConfig(false) stops the Client from setting
 // notify-keyspace-events itself (at its first wait on a node, or in Ping),
-// for servers configured by hand, or that refuse CONFIG (where Notify
-// works without the events: see ErrConfigRefused). It applies to New
-// only.
+// for servers configured by hand. Where a server refuses CONFIG (most
+// managed services), the Client logs it once at warn level, with the
+// command to run by hand, and Notify works without the events: every
+// wake the library causes is a message; only a key that vanishes without
+// the library (a holder that died, a DEL by hand) is noticed at the
+// waiters' own retry, and a lease's Done closes at its next extension
+// or its end rather than at once. It applies to New only.
 func WithNotifyConfig(on bool) Option {
 	return set(optNotifyConfig, func(o *options) { o.notifyConfig = on })
 }

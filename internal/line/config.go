@@ -44,7 +44,7 @@ func (n *Notifier) configure(ctx context.Context, s *subscriber) error {
 		s.mu.Lock()
 		if s.refused == nil {
 			s.refused = err
-			n.log.Warn("redlock: "+err.Error()+"; waiting goes on: releases and count-downs wake their waiters by message, while a holder that dies, or a key deleted by hand, wakes them only at their own retry (the holder's TTL)",
+			n.log.Warn(err.Error()+"; waiting goes on: releases and count-downs wake their waiters by message, while a holder that dies, or a key deleted by hand, wakes them only at their own retry (the holder's TTL)",
 				"node", s.node, "driver", n.g.Nodes[s.node].Driver.Name())
 		}
 		s.mu.Unlock()
@@ -68,8 +68,10 @@ func (n *Notifier) refusal() error {
 
 // Ping configures every node (see configure) at once, bounded by the
 // node timeout, and returns the failures of the nodes, by node, and a
-// refusal, which is no node's failure.
-func (n *Notifier) Ping(ctx context.Context) (errs []error, refusal error) {
+// server without keyspace notifications (ErrNotifyUnsupported), which is
+// no node's failure. A refused CONFIG is only logged: waits go on
+// without the events, as they do where the flags were never set.
+func (n *Notifier) Ping(ctx context.Context) (errs []error, unsupported error) {
 	tm := quorum.Timing{NodeTimeout: max(n.nodeTimeout, time.Second)}
 	replies := quorum.Fanout(ctx, n.g, tm, func(ctx context.Context, i int, _ *quorum.Node) (struct{}, error) {
 		return struct{}{}, n.configure(ctx, n.subs[i])
@@ -80,7 +82,10 @@ func (n *Notifier) Ping(ctx context.Context) (errs []error, refusal error) {
 			errs[i] = r.Err
 		}
 	}
-	return errs, n.refusal()
+	if err := n.refusal(); errors.Is(err, ErrNotifyUnsupported) {
+		return errs, err
+	}
+	return errs, nil
 }
 
 // configureNode adds the flags Notify needs to those of every server
@@ -138,7 +143,7 @@ func configureServer(ctx context.Context, i int, d driver.Driver, s driver.Serve
 		return fmt.Errorf("%w: node %d (%s, %s): the server does not support keyspace notifications (%v); use WithWaitStrategy(Poll)",
 			ErrNotifyUnsupported, i, d.Name(), s.Addr(), err)
 	}
-	return fmt.Errorf(`%w; run: CONFIG SET %s "%s" or use the Poll wait strategy (node %d, %s, %s: %v%s)`,
+	return fmt.Errorf(`%w; to have them, run CONFIG SET %s "%s" by hand, then pass WithNotifyConfig(false) (node %d, %s, %s: %v%s)`,
 		ErrConfigRefused, notifyParam, flags, i, d.Name(), s.Addr(), err, note)
 }
 
