@@ -27,13 +27,18 @@ import (
 // run only inside the lock scripts), and the server's CPU time per
 // acquisition (INFO cpu). Beside the bound it reports idle-rtt-µs, a
 // PING's round trip after as long idle, measured in the same run.
+//
+// Notify-CONFIG-denied is Notify for Clients whose ACL user may not run
+// CONFIG, on a server with no keyspace events: the managed-Redis case,
+// where releases must hand the lock on by message alone.
 func BenchmarkHandoff(b *testing.B) {
 	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
-		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s) })
+		b.Run(s.String(), func(b *testing.B) { benchHandoff(b, s, benchDriver) })
 	}
+	b.Run("Notify-CONFIG-denied", func(b *testing.B) { benchHandoff(b, core.Notify, deniedConfig(b)) })
 }
 
-func benchHandoff(b *testing.B, s core.WaitStrategy) {
+func benchHandoff(b *testing.B, s core.WaitStrategy, open func(*testing.B, string) core.Driver) {
 	const clients, hold = 10, 20 * time.Millisecond
 	node := testenv.Nodes(b)[0]
 	admin := redis.NewClient(&redis.Options{Addr: node})
@@ -42,7 +47,8 @@ func benchHandoff(b *testing.B, s core.WaitStrategy) {
 	name := "bench-handoff-" + s.String() + strconv.FormatInt(time.Now().UnixNano(), 36)
 	mutexes := make([]*core.Mutex, clients)
 	for i := range mutexes {
-		mutexes[i] = benchClient(b, []string{node}, core.WithWaitStrategy(s)).Mutex(name, core.WithTTL(5*time.Second))
+		c := benchClientOver(b, []core.Driver{open(b, node)}, core.WithWaitStrategy(s))
+		mutexes[i] = c.Mutex(name, core.WithTTL(5*time.Second))
 	}
 	var (
 		left          atomic.Int64
