@@ -30,6 +30,7 @@ func runFairMutex(t *testing.T, e env) {
 		cases["State"] = testFairState
 	}
 	maps.Copy(cases, forceCases(e, "FairMutex", ""))
+	maps.Copy(cases, metadataCases("FairMutex"))
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown

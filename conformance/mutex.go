@@ -30,6 +30,7 @@ func runMutex(t *testing.T, e env) {
 		"State":                  testMutexState,
 	}
 	maps.Copy(cases, partialFailureMutexCases)
+	maps.Copy(cases, metadataCases("Mutex"))
 	maps.Copy(cases, forceCases(e, "Mutex", ""))
 	maps.Copy(cases, forceCases(e, "MutexOwned", "Owned"))
 	maps.Copy(cases, hostile(e, "Mutex"))

@@ -32,6 +32,7 @@ func runRWMutex(t *testing.T, e env) {
 	}
 	maps.Copy(cases, downgradeCases(e))
 	maps.Copy(cases, forceCases(e, "RWMutex", ""))
+	maps.Copy(cases, metadataCases("RWMutex"))
 	if e.strategy == core.Poll {
 		cases["ForceFreesReaders"] = testForceFreesReaders
 	}

@@ -33,6 +33,7 @@ func runSemaphore(t *testing.T, e env) {
 		"ReleaseByIDReported":     testReleaseByIDReported,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
+	maps.Copy(cases, metadataCases("Semaphore"))
 	if e.strategy == core.Poll { // no one waits: the wait strategy plays no part
 		cases["State"] = testSemaphoreState
 		cases["TTLByID"] = testSemaphoreTTLByID

@@ -87,7 +87,7 @@ func (m *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 	}
 	a := m.opts.acquiring(ctx, m.name, false)
 	a.attempt()
-	l, _, err := m.attempt(ctx, rand.Text(), 0, 0, nil)
+	l, _, err := m.attempt(ctx, rand.Text()+m.opts.metaTag(), 0, 0, nil)
 	return a.done(l, err)
 }
 

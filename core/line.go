@@ -45,8 +45,9 @@ func lineOptions(o options, retry time.Duration) options {
 
 // waiterToken is the token of a waiter in line: its ticket, the tickets
 // hash's name, ":" and this token, names the Client, which a release's
-// grant or wake-up reaches under Notify (see lib/tell.lua).
-func (c *Client) waiterToken() string { return c.id + ":" + rand.Text() }
+// grant or wake-up reaches under Notify (see lib/tell.lua). It ends with
+// o's metadata tag.
+func (c *Client) waiterToken(o *options) string { return c.id + ":" + rand.Text() + o.metaTag() }
 
 // lineAttempt is one attempt of a waiter in line with token; g is nil
 // under Poll, where no one tells the waiter of a grant. heard says that
@@ -102,7 +103,7 @@ func waitOn(ctx context.Context, c *Client, o *options, names leaseNames, key fu
 	lo := *o
 	var outage error // the last rejoin's, while the servers fail
 	for n := 0; ; {
-		token := c.waiterToken()
+		token := c.waiterToken(&lo)
 		l, tried, err := waitAs(ctx, c, &lo, names, key(token), ticketed, token, out(token), attempt)
 		cause, ok := rejoined(err)
 		if !ok {

@@ -113,7 +113,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 	// free name, and a copy of it landing after the waiter's lease was
 	// released or forced free would hold the name under that lease's
 	// token, bringing it back.
-	holder := rand.Text()
+	holder := rand.Text() + o.metaTag()
 	if t != nil && t.Join && o.owner == "" {
 		holder = t.Token
 	}
@@ -461,7 +461,7 @@ func (h mutexHold) raiseFence(ctx context.Context, c *Client, o *options, grants
 // before its first attempt that queues (none, when the first attempt
 // takes the name).
 func (m *Mutex) lockQueued(ctx context.Context, n *line.Notifier, a *acquiring) (*Lease, error) {
-	t := n.UnlistedTicket(m.keys.lock, rand.Text(), nil)
+	t := n.UnlistedTicket(m.keys.lock, rand.Text()+m.opts.metaTag(), nil)
 	defer n.DropTicket(t)
 	q := line.Line[*Lease]{N: n, O: m.opts.waiting(),
 		Attempt: func(ctx context.Context, join bool) (*Lease, *line.Ticket, time.Duration, error) {
@@ -571,6 +571,10 @@ type MutexState struct {
 	// lease that holds a plain lock, or the owner of a reentrant one
 	// (WithOwner). Empty when no holder has a majority.
 	Holder string
+	// Metadata is what the holder's lease was taken with (WithMetadata):
+	// MetadataOf(Holder) for a plain lock; empty for none, and for an
+	// owner, whose leases each have their own.
+	Metadata string
 	// Owned reports that Holder is an owner.
 	Owned bool
 	// Holds is the hold count: how many of the owner's leases hold the
@@ -692,6 +696,9 @@ func (c *Client) summarize(ctx context.Context, name string, replies []quorum.Re
 		}
 	}
 	s.Locked, s.Holder, s.Owned, s.Nodes = true, holder, holders[0].Owned, len(holders)
+	if !s.Owned {
+		s.Metadata = MetadataOf(holder)
+	}
 	s.Token = quorum.MajorityHas(c.q.Quorum, holders, token)
 	s.TTL = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) time.Duration { return n.TTL })
 	s.Holds = quorum.MajorityHas(c.q.Quorum, holders, func(n MutexNodeState) int { return n.Holds })
@@ -751,7 +758,7 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 		return nil, invalid("ForceLock takes a plain lock: use a Mutex without WithOwner")
 	}
 	o, k := &m.opts, m.keys
-	h := m.hold(rand.Text()) // one token for every try: a late request of an earlier try is then its own
+	h := m.hold(rand.Text() + m.opts.metaTag()) // one token for every try: a late request of an earlier try is then its own
 	h.mark = line.RandomKey(k.noTicket)
 	durable := func(ctx context.Context, replies []quorum.Reply[grant], _ func(int) bool, fence int64) bool {
 		return h.makeFenceDurable(ctx, m.c, o, replies, fence)
@@ -865,11 +872,13 @@ func (m *Mutex) Resume(ctx context.Context, id string) (*Lease, error) {
 }
 
 // isLeaseID reports whether id has the form of a plain Mutex lease's ID: a
-// token from crypto/rand.Text, followed, for a waiter's under Notify, by
-// the number of its token (see line.Ticket.Rotate).
+// token from crypto/rand.Text and its metadata tag (WithMetadata), if
+// any, followed, for a waiter's under Notify, by the number of its token
+// (see line.Ticket.Rotate).
 func isLeaseID(id string) bool {
 	const most = 20 // digits: more than a waiter ever rotates
-	return len(id) >= 26 && len(id) <= 26+most && isToken(id[:26]) && strings.Trim(id[26:], "0123456789") == ""
+	_, seq, ok := tokenPart(id)
+	return ok && len(seq) <= most && strings.Trim(seq, "0123456789") == ""
 }
 
 // ExtendOrRetake extends a plain Mutex's lease as Extend does, and when the

@@ -62,6 +62,7 @@ type options struct {
 	idle         time.Duration
 	replicaAcks  int // -1: by the replicas (see WithReplicaAcks)
 	observer     Observer
+	metadata     string // see WithMetadata
 
 	given optionSet // the options given to the primitive itself (see applies)
 	what  string    // the primitive's type, "" for New's defaults
@@ -317,21 +318,23 @@ const (
 	optIdleExpiry
 	optReplicaAcks
 	optObserver
+	optMetadata
 )
 
 var optionNames = []string{"WithTTL", "WithOwner", "WithAutoExtend", "WithFencing", "WithMaxAttempts",
 	"WithWaitStrategy", "WithBackoff", "WithDriftFactor", "WithNodeTimeout", "WithKeyPrefix",
-	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry", "WithReplicaAcks", "WithObserver"}
+	"WithLogger", "WithNotifyConfig", "WithLatchExpiry", "WithIdleExpiry", "WithReplicaAcks", "WithObserver", "WithMetadata"}
 
 // applies are the options each primitive takes. WithLogger and
 // WithNotifyConfig concern New only; WithOwner only the reentrant locks;
-// the lease options not a Latch, which has no leases.
+// the lease options not a Latch, which has no leases; WithMetadata not a
+// MultiLock, whose leases hold many names.
 var applies = func() map[string]optionSet {
 	every := optTTL | optWait | optBackoff | optNodeTimeout | optKeyPrefix
 	leases := every | optAutoExtend | optFencing | optMaxAttempts | optDriftFactor | optIdleExpiry | optObserver
 	return map[string]optionSet{
-		"Mutex": leases | optOwner, "MultiLock": leases | optOwner,
-		"FairMutex": leases, "RWMutex": leases, "Semaphore": leases,
+		"Mutex": leases | optOwner | optMetadata, "MultiLock": leases | optOwner,
+		"FairMutex": leases | optMetadata, "RWMutex": leases | optMetadata, "Semaphore": leases | optMetadata,
 		"Latch": every | optLatchExpiry,
 	}
 }()
@@ -403,6 +406,9 @@ func (o *options) check() error {
 		return invalid("idle expiry %v is not a positive whole number of milliseconds; pass WithIdleExpiry(10*time.Minute) or more", o.idle)
 	case o.latchExpiry <= 0 || o.latchExpiry > maxDuration || o.latchExpiry%time.Millisecond != 0:
 		return invalid("latch expiry %v is not a positive whole number of milliseconds up to %v", o.latchExpiry, maxDuration)
+	}
+	if err := checkMetadata(o.metadata); err != nil {
+		return err
 	}
 	return o.backoff.validate()
 }

@@ -114,7 +114,7 @@ func (m *RWMutex) try(ctx context.Context, read bool) (*Lease, error) {
 	}
 	a := m.opts.acquiring(ctx, m.name, false)
 	a.attempt()
-	l, _, err := m.attempt(ctx, read, rand.Text(), 0, nil)
+	l, _, err := m.attempt(ctx, read, rand.Text()+m.opts.metaTag(), 0, nil)
 	return a.done(l, err)
 }
 
@@ -208,6 +208,9 @@ type RWMutexState struct {
 	// Writer is the Lease.ID of the write lease a majority agrees on;
 	// empty when none.
 	Writer string
+	// Metadata is what Writer's lease was taken with (WithMetadata);
+	// empty for none.
+	Metadata string
 	// TTL is how long a majority still holds the write lock without an
 	// extension; 0 without a writer.
 	TTL time.Duration
@@ -256,6 +259,9 @@ type RWMutexNodeState struct {
 type Reader struct {
 	// ID is the read lease's Lease.ID.
 	ID string
+	// Metadata is what the lease was taken with (WithMetadata); empty for
+	// none.
+	Metadata string
 	// TTL is how long it still holds without an extension.
 	TTL time.Duration
 }
@@ -291,7 +297,7 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 			}
 			left := time.Duration(ms) * time.Millisecond
 			if r.Listed[i] == "r" {
-				s.ReadLeases = append(s.ReadLeases, Reader{ID: r.Listed[i+1], TTL: left})
+				s.ReadLeases = append(s.ReadLeases, Reader{ID: r.Listed[i+1], Metadata: MetadataOf(r.Listed[i+1]), TTL: left})
 			} else {
 				s.Writers = append(s.Writers, Waiter{ID: r.Listed[i+1], Lapses: left})
 			}
@@ -319,10 +325,10 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 	s.WaitingWriters = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
 	s.WaitingReaders = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
 	w, _ := m.c.summarize(ctx, m.name, writers)
-	s.Locked, s.Writer, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.TTL, w.Token, w.Nodes
+	s.Locked, s.Writer, s.Metadata, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.Metadata, w.TTL, w.Token, w.Nodes
 	for id, ttls := range readers {
 		if len(ttls) >= m.c.q.Quorum {
-			s.Readers = append(s.Readers, Reader{ID: id, TTL: quorum.MajorityHas(m.c.q.Quorum, ttls, func(d time.Duration) time.Duration { return d })})
+			s.Readers = append(s.Readers, Reader{ID: id, Metadata: MetadataOf(id), TTL: quorum.MajorityHas(m.c.q.Quorum, ttls, func(d time.Duration) time.Duration { return d })})
 		}
 	}
 	slices.SortFunc(s.Readers, func(a, b Reader) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.ID, b.ID)) })

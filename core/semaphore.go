@@ -246,7 +246,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, w *semaphoreWaiter) (*Le
 	}
 	// The lease's release, and the undo, leave the waiter in line: its
 	// taking the slots took it out.
-	token := rand.Text()
+	token := rand.Text() + o.metaTag()
 	h := semaphoreHold{keys: k, token: token, n: int64(n), mark: k.mark(token), ttl: o.ttl, byID: new(atomic.Bool)}
 	// What a node gave is given back whole, however many a drain took there.
 	undo := h
@@ -510,7 +510,7 @@ func (s *Semaphore) holdOf(ctx context.Context, id string) (semaphoreHold, error
 	}
 	o := s.opts
 	o.ttl = time.Duration(ttl) * time.Millisecond
-	if errN != nil || errS != nil || errT != nil || n < 1 || n > maxPermitsInID || slots < 0 || slots >= digestBound || !isToken(parts[1]) ||
+	if errN != nil || errS != nil || errT != nil || n < 1 || n > maxPermitsInID || slots < 0 || slots >= digestBound || !isHolderToken(parts[1]) ||
 		o.validate(s.name) != nil {
 		return semaphoreHold{}, notPermitID(id, s.name)
 	}
@@ -596,6 +596,9 @@ type PermitLease struct {
 	// and before the next. The rest of the permit ID is known only to the
 	// lease, so that only its holder can extend or release the permits.
 	Holder string
+	// Metadata is what the lease was taken with (WithMetadata); empty for
+	// none.
+	Metadata string
 	// Permits are the numbers of the permits (1 to the size) it holds.
 	Permits []int
 	// TTL is how long it still holds them without an extension.
@@ -631,7 +634,7 @@ func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
 			id := r.Slots[i]
 			if _, ok := at[id]; !ok {
 				at[id] = len(n.Leases)
-				n.Leases = append(n.Leases, PermitLease{Holder: id, TTL: time.Duration(ms) * time.Millisecond})
+				n.Leases = append(n.Leases, PermitLease{Holder: id, Metadata: MetadataOf(id), TTL: time.Duration(ms) * time.Millisecond})
 			}
 			l := &n.Leases[at[id]]
 			l.Permits = append(l.Permits, slot)
@@ -666,7 +669,7 @@ func (s *Semaphore) State(ctx context.Context) (SemaphoreState, error) {
 	for _, ls := range leases {
 		if len(ls) >= q {
 			ttl := quorum.MajorityHas(q, ls, func(l PermitLease) time.Duration { return l.TTL })
-			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Permits: ls[0].Permits, TTL: ttl})
+			st.Leases = append(st.Leases, PermitLease{Holder: ls[0].Holder, Metadata: ls[0].Metadata, Permits: ls[0].Permits, TTL: ttl})
 		}
 	}
 	slices.SortFunc(st.Leases, func(a, b PermitLease) int { return cmp.Or(cmp.Compare(a.TTL, b.TTL), cmp.Compare(a.Holder, b.Holder)) })
@@ -685,7 +688,7 @@ func (s *Semaphore) ForceRelease(ctx context.Context, id string) error {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return err
 	}
-	if isToken(id) {
+	if isHolderToken(id) {
 		return s.forceHolder(ctx, id)
 	}
 	h, err := s.holdOf(ctx, id)

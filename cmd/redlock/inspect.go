@@ -221,12 +221,13 @@ func newWaiterReports(ws []core.Waiter) []waiterReport {
 // holding is what a Mutex's or FairMutex's report says of its holder, for
 // the name and for each node.
 type holding struct {
-	Holder  string `json:"holder"`
-	Owned   bool   `json:"owned"`
-	Holds   int    `json:"holds"`
-	Token   uint64 `json:"token"`
-	TTLMs   int64  `json:"ttl_ms"`
-	Waiting int    `json:"waiting"`
+	Holder   string `json:"holder"`
+	Metadata string `json:"metadata,omitempty"`
+	Owned    bool   `json:"owned"`
+	Holds    int    `json:"holds"`
+	Token    uint64 `json:"token"`
+	TTLMs    int64  `json:"ttl_ms"`
+	Waiting  int    `json:"waiting"`
 }
 
 type mutexReport struct {
@@ -244,18 +245,26 @@ type mutexNodeReport struct {
 
 func newMutexReport(kind string, s core.MutexState, err error, urls []string) *mutexReport {
 	r := &mutexReport{reportHead: newHead(s.Name, kind, err), Nodes: s.Nodes,
-		holding: holding{s.Holder, s.Owned, s.Holds, s.Token, s.TTL.Milliseconds(), s.Waiting}}
+		holding: holding{s.Holder, s.Metadata, s.Owned, s.Holds, s.Token, s.TTL.Milliseconds(), s.Waiting}}
 	anyHolder := false
 	for i, n := range s.PerNode {
 		r.nodes = append(r.nodes, newNodeHead(urls[i], n.Err))
 		r.PerNode = append(r.PerNode, mutexNodeReport{nodeHead: r.nodes[i], Line: newWaiterReports(n.Line),
-			holding: holding{n.Holder, n.Owned, n.Holds, n.Token, n.TTL.Milliseconds(), n.Waiting}})
+			holding: holding{n.Holder, metadataOf(n.Holder, n.Owned), n.Owned, n.Holds, n.Token, n.TTL.Milliseconds(), n.Waiting}})
 		anyHolder = anyHolder || n.Holder != ""
 	}
 	if err == nil {
 		r.State = lockState(s.Locked, anyHolder)
 	}
 	return r
+}
+
+// metadataOf is the metadata of a node's holder, none for an owner.
+func metadataOf(holder string, owned bool) string {
+	if owned {
+		return ""
+	}
+	return core.MetadataOf(holder)
 }
 
 func lockState(locked, anyHolder bool) string {
@@ -269,14 +278,15 @@ func lockState(locked, anyHolder bool) string {
 }
 
 type readerReport struct {
-	ID    string `json:"id"`
-	TTLMs int64  `json:"ttl_ms"`
+	ID       string `json:"id"`
+	Metadata string `json:"metadata,omitempty"`
+	TTLMs    int64  `json:"ttl_ms"`
 }
 
 func newReaderReports(rs []core.Reader) []readerReport {
 	out := []readerReport{}
 	for _, rd := range rs {
-		out = append(out, readerReport{rd.ID, rd.TTL.Milliseconds()})
+		out = append(out, readerReport{rd.ID, rd.Metadata, rd.TTL.Milliseconds()})
 	}
 	return out
 }
@@ -284,6 +294,7 @@ func newReaderReports(rs []core.Reader) []readerReport {
 type rwReport struct {
 	reportHead
 	Writer         string         `json:"writer"`
+	Metadata       string         `json:"metadata,omitempty"`
 	Token          uint64         `json:"token"`
 	TTLMs          int64          `json:"ttl_ms"`
 	Nodes          int            `json:"nodes"`
@@ -296,6 +307,7 @@ type rwReport struct {
 type rwNodeReport struct {
 	nodeHead
 	Writer         string         `json:"writer"`
+	Metadata       string         `json:"metadata,omitempty"`
 	Token          uint64         `json:"token"`
 	TTLMs          int64          `json:"ttl_ms"`
 	Readers        int            `json:"readers"`
@@ -306,12 +318,12 @@ type rwNodeReport struct {
 }
 
 func newRWReport(s core.RWMutexState, err error, urls []string) *rwReport {
-	r := &rwReport{reportHead: newHead(s.Name, "rw", err), Writer: s.Writer, Token: s.Token, TTLMs: s.TTL.Milliseconds(),
+	r := &rwReport{reportHead: newHead(s.Name, "rw", err), Writer: s.Writer, Metadata: s.Metadata, Token: s.Token, TTLMs: s.TTL.Milliseconds(),
 		Nodes: s.Nodes, ReadLeases: newReaderReports(s.Readers), WaitingWriters: s.WaitingWriters, WaitingReaders: s.WaitingReaders}
 	anyHolder := false
 	for i, n := range s.PerNode {
 		r.nodes = append(r.nodes, newNodeHead(urls[i], n.Err))
-		r.PerNode = append(r.PerNode, rwNodeReport{nodeHead: r.nodes[i], Writer: n.Writer, Token: n.Token,
+		r.PerNode = append(r.PerNode, rwNodeReport{nodeHead: r.nodes[i], Writer: n.Writer, Metadata: core.MetadataOf(n.Writer), Token: n.Token,
 			TTLMs: n.TTL.Milliseconds(), Readers: n.Readers, ReadLeases: newReaderReports(n.ReadLeases),
 			WaitingWriters: n.WaitingWriters, Writers: newWaiterReports(n.Writers), WaitingReaders: n.WaitingReaders})
 		anyHolder = anyHolder || n.Writer != "" || n.Readers > 0
@@ -323,15 +335,16 @@ func newRWReport(s core.RWMutexState, err error, urls []string) *rwReport {
 }
 
 type permitReport struct {
-	Holder  string `json:"holder"`
-	Permits []int  `json:"permits"`
-	TTLMs   int64  `json:"ttl_ms"`
+	Holder   string `json:"holder"`
+	Metadata string `json:"metadata,omitempty"`
+	Permits  []int  `json:"permits"`
+	TTLMs    int64  `json:"ttl_ms"`
 }
 
 func newPermitReports(ls []core.PermitLease) []permitReport {
 	out := []permitReport{}
 	for _, l := range ls {
-		out = append(out, permitReport{l.Holder, l.Permits, l.TTL.Milliseconds()})
+		out = append(out, permitReport{l.Holder, l.Metadata, l.Permits, l.TTL.Milliseconds()})
 	}
 	return out
 }
@@ -400,6 +413,9 @@ func printReports(w io.Writer, kind string, reports []report) {
 				holder += fmt.Sprintf(" (owner, %d holds)", r.Holds)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\n", r.Name, r.State, holder, r.Token, ttl(r.TTLMs), r.Nodes, len(r.PerNode), r.Waiting)
+			if r.Metadata != "" {
+				note(r.Name, "holder's metadata %q", r.Metadata)
+			}
 			for i, n := range r.PerNode {
 				if len(n.Line) > 0 {
 					var ws []string
@@ -418,8 +434,11 @@ func printReports(w io.Writer, kind string, reports []report) {
 		case *rwReport:
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\t%d/%d\n", r.Name, r.State, dash(r.Writer), r.Token, ttl(r.TTLMs), r.Nodes, len(r.PerNode),
 				len(r.ReadLeases), r.WaitingWriters, r.WaitingReaders)
+			if r.Metadata != "" {
+				note(r.Name, "writer's metadata %q", r.Metadata)
+			}
 			for _, rd := range r.ReadLeases {
-				note(r.Name, "reader %s, TTL %s", rd.ID, ttl(rd.TTLMs))
+				note(r.Name, "reader %s, TTL %s%s", rd.ID, ttl(rd.TTLMs), withMetadata(rd.Metadata))
 			}
 		case *semaphoreReport:
 			size := "?"
@@ -432,7 +451,7 @@ func printReports(w io.Writer, kind string, reports []report) {
 				if len(l.Permits) == 1 {
 					permits = fmt.Sprintf("permit %d", l.Permits[0])
 				}
-				note(r.Name, "%s held by %s, TTL %s", permits, l.Holder, ttl(l.TTLMs))
+				note(r.Name, "%s held by %s, TTL %s%s", permits, l.Holder, ttl(l.TTLMs), withMetadata(l.Metadata))
 			}
 		}
 		h := rep.head()
@@ -454,6 +473,14 @@ func printReports(w io.Writer, kind string, reports []report) {
 			fmt.Fprintln(w, n)
 		}
 	}
+}
+
+// withMetadata is how a note ends for a lease with metadata m.
+func withMetadata(m string) string {
+	if m == "" {
+		return ""
+	}
+	return fmt.Sprintf(", metadata %q", m)
 }
 
 func dash(s string) string {

@@ -271,3 +271,47 @@ func TestInspectUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectMetadata holds a Mutex, an RWMutex read lease and Semaphore
+// permits with metadata: the table's notes and the JSON show it.
+func TestInspectMetadata(t *testing.T) {
+	t.Parallel()
+	const meta = `host-7 pid 42 "ü"`
+	ctx, nodes, c, name := onServers(t, 3, core.WithMetadata(meta))
+	rwName, semName := lockName(t)+"-rw", lockName(t)+"-sem"
+	for _, acquire := range []func() (*core.Lease, error){
+		func() (*core.Lease, error) { return c.Mutex(name).TryLock(ctx) },
+		func() (*core.Lease, error) { return c.RWMutex(rwName).TryRLock(ctx) },
+		func() (*core.Lease, error) { return c.Semaphore(semName, 2).TryAcquire(ctx, 1) },
+	} {
+		l, err := acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Unlock(ctx)
+	}
+	var m []struct {
+		Metadata string `json:"metadata"`
+	}
+	inspectJSON(t, nodes, 0, &m, name)
+	var rw []struct {
+		ReadLeases []struct {
+			Metadata string `json:"metadata"`
+		} `json:"read_leases"`
+	}
+	inspectJSON(t, nodes, 0, &rw, "--kind", "rw", rwName)
+	var sem []struct {
+		Leases []struct {
+			Metadata string `json:"metadata"`
+		} `json:"leases"`
+	}
+	inspectJSON(t, nodes, 0, &sem, "--kind", "semaphore", semName)
+	if len(m) != 1 || m[0].Metadata != meta || len(rw) != 1 || len(rw[0].ReadLeases) != 1 || rw[0].ReadLeases[0].Metadata != meta ||
+		len(sem) != 1 || len(sem[0].Leases) != 1 || sem[0].Leases[0].Metadata != meta {
+		t.Errorf("metadata %q: inspect --json says %+v, %+v, %+v", meta, m, rw, sem)
+	}
+	p := redlockExits(t, nodes, "", 0, "", "inspect", name)
+	if want := name + `: holder's metadata "host-7 pid 42 \"ü\""`; !strings.Contains(p.stdout.String(), want) {
+		t.Errorf("inspect printed\n%s\nwant a line %s", &p.stdout, want)
+	}
+}

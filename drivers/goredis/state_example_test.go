@@ -39,3 +39,27 @@ func Example_mutexState() {
 	// token is the latest lease's: true
 	// waiting: 0
 }
+
+// A lease taken with metadata: State shows who holds the name.
+func Example_mutexMetadata() {
+	c, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+
+	lease, err := c.Mutex("nightly-report", core.WithMetadata("host-7 pid 42")).TryLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	fmt.Println("lease:", lease.Metadata())
+
+	s, err := c.Mutex("nightly-report").State(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("held by the lease:", s.Holder == lease.ID(), "metadata:", s.Metadata)
+
+	// Output:
+	// lease: host-7 pid 42
+	// held by the lease: true metadata: host-7 pid 42
+}
