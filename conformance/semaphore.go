@@ -61,6 +61,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
 	}
 	if e.redialed() {
+		if len(e.addrs) == 1 { // with a quorum its place is when Acquire began, which it keeps
+			cases["PassedOverKeepsPlace"] = testSemaphorePassedOverKeepsPlace
+		}
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Semaphore")
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("Semaphore")
 	}
