@@ -52,6 +52,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
 		cases["TicketsLifetime"] = testSemaphoreTicketsLifetime
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
+		cases["RejoinKeepsGivenPlace"] = testSemaphoreRejoinKeepsGivenPlace
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testSemaphoreDeadWaiterPassedOver
 			cases["DeadClientsPassedOver"] = testSemaphoreDeadClientsPassedOver
