@@ -31,6 +31,7 @@ func runSemaphore(t *testing.T, e env) {
 		"AvailableCountsIt":       testSemaphoreAvailable,
 		"ByID":                    testSemaphoreByID,
 		"ReleaseByIDReported":     testReleaseByIDReported,
+		"ReleaseAll":              testSemaphoreReleaseAll,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
 	if e.strategy == core.Poll { // no one waits: the wait strategy plays no part

@@ -262,6 +262,13 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 	})
 }
 
+// SemaphoreReleaseAll asks the hook, then runs the inner driver's SemaphoreReleaseAll.
+func (d *Driver) SemaphoreReleaseAll(ctx context.Context, permits string, holders string, queue string, tickets string, marks []string, holds string) (driver.SemaphoreReleaseAllReply, error) {
+	return run(ctx, d, "SemaphoreReleaseAll", "SemaphoreReleaseAll", append([]string{permits, holders, queue, tickets}, marks...), nil, func(ctx context.Context) (driver.SemaphoreReleaseAllReply, error) {
+		return d.inner.SemaphoreReleaseAll(ctx, permits, holders, queue, tickets, marks, holds)
+	})
+}
+
 // SemaphoreExtend asks the hook, then runs the inner driver's SemaphoreExtend.
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
 	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, nil, func(ctx context.Context) (int64, error) {

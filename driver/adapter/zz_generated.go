@@ -575,6 +575,32 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 	return v, err
 }
 
+// SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
+var SemaphoreReleaseAllScript = Script{
+	Name:    "semaphore_release_all",
+	SHA1:    "219c85c71e13fff6bb67926c5b2448c72b38e7df",
+	Source:  lua.Source("semaphore_release_all.lua"),
+	sha1Arg: "219c85c71e13fff6bb67926c5b2448c72b38e7df",
+}
+
+// DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreReleaseAll(v []string, err error) (driver.SemaphoreReleaseAllReply, error) {
+	if err != nil {
+		return driver.SemaphoreReleaseAllReply{}, err
+	}
+	if len(v) < 1 {
+		return driver.SemaphoreReleaseAllReply{}, replyLengthError(SemaphoreReleaseAllScript, 1, len(v))
+	}
+	n, err := parseNumbers(SemaphoreReleaseAllScript, v, 0)
+	if err != nil {
+		return driver.SemaphoreReleaseAllReply{}, err
+	}
+	return driver.SemaphoreReleaseAllReply{
+		NotHeld:  v[1:],
+		Released: n[0],
+	}, nil
+}
+
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
 var SemaphoreExtendScript = Script{
 	Name:    "semaphore_extend",
@@ -781,4 +807,4 @@ func DecodeLatchDelete(v int64, err error) (bool, error) {
 
 // Scripts lists every script, in spec order, for a test that runs them
 // changed (the conformance suite's check that a script opens only its KEYS).
-var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreReleaseAllScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
