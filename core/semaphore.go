@@ -415,9 +415,9 @@ func (h semaphoreHold) heard(v int64) {
 }
 
 // errReleasedByID is the ErrLost of a lease whose permits a release by
-// permit ID (Semaphore.Release or ForceRelease)
+// permit ID (Semaphore.Release, ReleaseAll or ForceRelease)
 // gave back.
-var errReleasedByID = fmt.Errorf("%w (its permits were given back by Semaphore.Release or ForceRelease)", ErrLost)
+var errReleasedByID = fmt.Errorf("%w (its permits were given back by Semaphore.Release, ReleaseAll or ForceRelease)", ErrLost)
 
 // lostWhy is errReleasedByID once a node said that a release by permit ID
 // gave the lease's permits back; else nil.
