@@ -93,11 +93,14 @@ func testSemaphorePassedOverKeepsPlace(t *testing.T, e env) {
 func testSemaphoreRejoinKeepsGivenPlace(t *testing.T, e env) {
 	ctx, n := ctxFor(t, 30*time.Second), name(t)
 	line := semKey(n, ":q")
-	if _, err := e.client(t, core.WithTTL(time.Minute)).Semaphore(n, 1).TryAcquire(ctx, 1); err != nil {
+	held, err := e.client(t, patient, core.WithTTL(time.Minute)).Semaphore(n, 1).TryAcquire(ctx, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Where the permit is free, a waiter takes it there rather than join.
+	e.slotsOnEveryNode(t, ctx, n, held.ID())
 	acquire := func(ctx context.Context) (*core.Lease, error) {
-		return e.client(t, core.WithTTL(time.Minute)).Semaphore(n, 1).Acquire(ctx, 1)
+		return e.client(t, patient, core.WithTTL(time.Minute)).Semaphore(n, 1).Acquire(ctx, 1)
 	}
 	e.inLine(t, ctx, line, 1, acquire)
 	e.inLine(t, ctx, line, 2, acquire)
