@@ -57,7 +57,7 @@ var pinnedSHA1 = map[string]string{
 	"latch_read":            "a723b7ef41d6695668d4e7ddd61bf2ae1a9c087b",
 	"latch_try_set":         "945115f22655f8593e6502bc29acc8ac999583f1",
 	"latch_unset":           "516a0801a0f987148609d9462a79e0f01eca9578",
-	"semaphore_acquire":     "a11d1a835adb2053b83dfe34a63257b2b13754c6",
+	"semaphore_acquire":     "79b120c9cf95fe64fc671847c04ab468117b36c3",
 	"semaphore_available":   "a8963d3620b26cd9d13b8e83ee1b1a557316dbcf",
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",

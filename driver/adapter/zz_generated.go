@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "a11d1a835adb2053b83dfe34a63257b2b13754c6",
+	SHA1:    "79b120c9cf95fe64fc671847c04ab468117b36c3",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "a11d1a835adb2053b83dfe34a63257b2b13754c6",
+	sha1Arg: "79b120c9cf95fe64fc671847c04ab468117b36c3",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.

@@ -19,9 +19,9 @@
 -- KEYS[5] queue: sorted set of waiting tickets (their ids), by place
 -- KEYS[6] tickets: hash of the line's tickets (see lib/tickets.lua); a
 -- waiter's holds n, the secret and its place ("<n>:<secret>:<place>",
--- see semaphoreTicket) and lapses unless an attempt refreshes it; once the waiter left the
--- line, a mark (see semaphore_release.lua), which refuses a joining
--- attempt of its with nothing written
+-- see semaphoreTicket) and lapses unless an attempt refreshes it; once
+-- the waiter left the line, a mark (see semaphore_release.lua), which
+-- refuses a joining attempt of its with nothing written
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take; -m to take every free one, at
