@@ -42,6 +42,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["AddPermitsCopy"] = testSemaphoreAddPermitsCopy
 		cases["TrySetPermitsRetried"] = testSemaphoreTrySetPermitsRetried
 		cases["AddPermitsRetried"] = testSemaphoreAddPermitsRetried
+		cases["ReleaseAllRetried"] = testSemaphoreReleaseAllRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))

@@ -116,3 +116,27 @@ func (e env) slotsOnEveryNode(t *testing.T, ctx context.Context, n, id string) {
 		}
 	}
 }
+
+// testSemaphoreReleaseAllRetried: ReleaseAll of two leases, its request
+// sent again on every node after a lost reply. The first gave the
+// permits back, so the call must say so: the copy, finding them free,
+// must not report them not held.
+func testSemaphoreReleaseAllRetried(t *testing.T, e env) {
+	ctx, n := ctxFor(t, 10*time.Second), name(t)
+	s := e.client(t, patient).Semaphore(n, 2)
+	var ids []string
+	for range 2 {
+		l, err := s.TryAcquire(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.slotsOnEveryNode(t, ctx, n, l.ID())
+		ids = append(ids, l.ID())
+	}
+	if err := e.sentTwiceClient(t, "SemaphoreReleaseAll", patient).Semaphore(n, 2).ReleaseAll(ctx, ids...); err != nil {
+		t.Fatalf("ReleaseAll, its request sent again after a lost reply: %v, want nil: it gave the permits back", err)
+	}
+	if free, err := s.Available(ctx); err != nil || free != 2 {
+		t.Fatalf("Available after ReleaseAll: got (%d, %v), want 2", free, err)
+	}
+}

@@ -502,13 +502,13 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 		marks[i] = h.mark
 		holds[i] = h.token + ":" + strconv.FormatInt(h.n, 10) + ":" + strconv.FormatInt(h.ttl.Milliseconds(), 10)
 	}
-	k := s.keys
+	k, call := s.keys, s.keys.newCall()
 	var serveUntil time.Time // as Release, asked again while ctx allows
 	if d, ok := ctx.Deadline(); ok {
 		serveUntil = d
 	}
 	replies := quorum.Vote(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (driver.SemaphoreReleaseAllReply, error) {
-		return nd.Driver.SemaphoreReleaseAll(ctx, k.permits, k.holders, k.queue, k.tickets, marks, strings.Join(holds, " "))
+		return nd.Driver.SemaphoreReleaseAll(ctx, driver.SemaphoreReleaseAllRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Tickets: k.tickets, Call: call, Marks: marks, Holds: strings.Join(holds, " ")})
 	}, quorum.Ballot[driver.SemaphoreReleaseAllReply]{ServeUntil: serveUntil})
 	released := make([]quorum.Reply[bool], len(replies))
 	notHeld := make([]int, len(ids)) // by ID, the nodes that answered it was not

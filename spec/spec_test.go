@@ -62,7 +62,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
 	"semaphore_release":     "ad8c660c48b6ac63ab0a58a4b6f965bd74f41fe0",
-	"semaphore_release_all": "219c85c71e13fff6bb67926c5b2448c72b38e7df",
+	"semaphore_release_all": "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
 	"semaphore_set_permits": "e61fd82e0bf8c3cdcac40edbe7750b0002c4d0a8",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 

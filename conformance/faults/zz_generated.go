@@ -263,9 +263,9 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 }
 
 // SemaphoreReleaseAll asks the hook, then runs the inner driver's SemaphoreReleaseAll.
-func (d *Driver) SemaphoreReleaseAll(ctx context.Context, permits string, holders string, queue string, tickets string, marks []string, holds string) (driver.SemaphoreReleaseAllReply, error) {
-	return run(ctx, d, "SemaphoreReleaseAll", "SemaphoreReleaseAll", append([]string{permits, holders, queue, tickets}, marks...), nil, func(ctx context.Context) (driver.SemaphoreReleaseAllReply, error) {
-		return d.inner.SemaphoreReleaseAll(ctx, permits, holders, queue, tickets, marks, holds)
+func (d *Driver) SemaphoreReleaseAll(ctx context.Context, r driver.SemaphoreReleaseAllRequest) (driver.SemaphoreReleaseAllReply, error) {
+	return run(ctx, d, "SemaphoreReleaseAll", "SemaphoreReleaseAll", append([]string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Call}, r.Marks...), nil, func(ctx context.Context) (driver.SemaphoreReleaseAllReply, error) {
+		return d.inner.SemaphoreReleaseAll(ctx, r)
 	})
 }
 

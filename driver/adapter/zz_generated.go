@@ -578,9 +578,9 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
 var SemaphoreReleaseAllScript = Script{
 	Name:    "semaphore_release_all",
-	SHA1:    "219c85c71e13fff6bb67926c5b2448c72b38e7df",
+	SHA1:    "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
 	Source:  lua.Source("semaphore_release_all.lua"),
-	sha1Arg: "219c85c71e13fff6bb67926c5b2448c72b38e7df",
+	sha1Arg: "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
 }
 
 // DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.

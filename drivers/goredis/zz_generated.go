@@ -194,8 +194,8 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 }
 
 // SemaphoreReleaseAll runs scripts/lua/semaphore_release_all.lua.
-func (d *Driver) SemaphoreReleaseAll(ctx context.Context, permits string, holders string, queue string, tickets string, marks []string, holds string) (driver.SemaphoreReleaseAllReply, error) {
-	return adapter.DecodeSemaphoreReleaseAll(d.evalStrings(ctx, adapter.SemaphoreReleaseAllScript, append([]string{permits, holders, queue, tickets}, marks...), holds))
+func (d *Driver) SemaphoreReleaseAll(ctx context.Context, r driver.SemaphoreReleaseAllRequest) (driver.SemaphoreReleaseAllReply, error) {
+	return adapter.DecodeSemaphoreReleaseAll(d.evalStrings(ctx, adapter.SemaphoreReleaseAllScript, append([]string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Call}, r.Marks...), r.Holds))
 }
 
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.

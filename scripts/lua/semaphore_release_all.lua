@@ -9,11 +9,15 @@
 -- KEYS[2] holders: hash from each held slot to its lease's token, and from t:<token> to its slots
 -- KEYS[3] queue: sorted set of waiting tickets (their ids), by place
 -- KEYS[4] tickets: hash of the line's tickets (see lib/tickets.lua)
--- KEYS[5..] marks: each lease's attempt's mark, in the order of holds
+-- KEYS[5] call: the mark of this call, set where it gave the permits
+-- back, so that a copy of its request (sent again after a lost reply)
+-- answers as it did, writing nothing
+-- KEYS[6..] marks: each lease's attempt's mark, in the order of holds
 -- ARGV[1] holds: for each lease, "<token>:<n>:<ttl ms>" (from its permit
 -- ID: its token, how many permits it holds, and how long its mark stays),
 -- separated by spaces
--- Returns: {"1"} when every lease held all its permits, now free; else
+-- Returns: {"1"} when every lease held all its permits, now free (or the
+-- call's mark says that it gave them back); else
 -- {"0", i...}, with nothing written: the positions (from 1) of the leases
 -- that did not; {"-1"}, with nothing written, when holds is malformed (a
 -- hold that is not of that form, a token given twice, or not one hold per
@@ -31,8 +35,11 @@ for token, n, ttl in string.gmatch(ARGV[1], '(%w+):(%d+):(%d+)') do
   seen[token] = true
   holds[#holds + 1] = {token = token, n = tonumber(n), ttl = ttl}
 end
-if #holds == 0 or #holds ~= #KEYS - 4 or select(2, string.gsub(ARGV[1], '%S+', '')) ~= #holds then
+if #holds == 0 or #holds ~= #KEYS - 5 or select(2, string.gsub(ARGV[1], '%S+', '')) ~= #holds then
   return {'-1'}
+end
+if redis.call('exists', KEYS[5]) == 1 then
+  return {'1'}
 end
 local now = serverNow()
 -- The reads that fail on slots, tickets or a line of another type come
@@ -74,10 +81,14 @@ end
 -- The head is found before the writes: over a line of another type the
 -- call fails there, having written nothing.
 local head, secret = lineHead(KEYS[3], KEYS[4])
+-- The call's mark lasts as long as the longest lease would have.
+local longest = 0
 for i, h in ipairs(holds) do
   redis.call('zrem', KEYS[1], unpack(h.slots))
   redis.call('hdel', KEYS[2], 't:' .. h.token, unpack(h.slots))
-  redis.call('set', KEYS[4 + i], 'left:id', 'PX', h.ttl)
+  redis.call('set', KEYS[5 + i], 'left:id', 'PX', h.ttl)
+  longest = math.max(longest, tonumber(h.ttl))
 end
+redis.call('set', KEYS[5], '1', 'PX', string.format('%d', longest))
 tellHead(KEYS[3], KEYS[4], head, secret)
 return {'1'}
