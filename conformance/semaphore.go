@@ -31,6 +31,7 @@ func runSemaphore(t *testing.T, e env) {
 		"AvailableCountsIt":       testSemaphoreAvailable,
 		"ByID":                    testSemaphoreByID,
 		"ReleaseByIDReported":     testReleaseByIDReported,
+		"ReleaseAll":              testSemaphoreReleaseAll,
 		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
 	}
 	maps.Copy(cases, metadataCases("Semaphore"))
@@ -42,6 +43,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["AddPermitsCopy"] = testSemaphoreAddPermitsCopy
 		cases["TrySetPermitsRetried"] = testSemaphoreTrySetPermitsRetried
 		cases["AddPermitsRetried"] = testSemaphoreAddPermitsRetried
+		cases["ReleaseAllRetried"] = testSemaphoreReleaseAllRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
@@ -53,6 +55,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["DrainLeavesLine"] = testSemaphoreDrainLeavesLine
 		cases["TicketsLifetime"] = testSemaphoreTicketsLifetime
 		cases["LostLeaveRetried"] = testLostLeaveRetried("Semaphore")
+		cases["RejoinKeepsGivenPlace"] = testSemaphoreRejoinKeepsGivenPlace
 		if !e.cluster { // a Cluster's PUBLISH counts one node's listeners only
 			cases["DeadWaiterPassedOver"] = testSemaphoreDeadWaiterPassedOver
 			cases["DeadClientsPassedOver"] = testSemaphoreDeadClientsPassedOver
@@ -62,6 +65,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["ForgedWakesIgnored"] = testForgedWakesIgnored("Semaphore")
 	}
 	if e.redialed() {
+		if len(e.addrs) == 1 { // with a quorum its place is when Acquire began, which it keeps
+			cases["PassedOverKeepsPlace"] = testSemaphorePassedOverKeepsPlace
+		}
 		cases["ReconnectingWaiterServed"] = testReconnectingWaiterServed("Semaphore")
 		cases["LateSubscriptionWaiterServed"] = testLateSubscriptionWaiterServed("Semaphore")
 	}

@@ -17,6 +17,11 @@ const (
 	// a node gives each permit in the script that takes them.
 	MaxSemaphoreAcquire = 100
 
+	// MaxSemaphoreReleaseAll is the most permit IDs one
+	// Semaphore.ReleaseAll may give back: a node gives them back in one
+	// script.
+	MaxSemaphoreReleaseAll = 100
+
 	// MaxMultiLockNames is the most names one MultiLock may hold: a node
 	// takes and releases them all in one script.
 	MaxMultiLockNames = 50

@@ -415,9 +415,9 @@ func (h semaphoreHold) heard(v int64) {
 }
 
 // errReleasedByID is the ErrLost of a lease whose permits a release by
-// permit ID (Semaphore.Release or ForceRelease)
+// permit ID (Semaphore.Release, ReleaseAll or ForceRelease)
 // gave back.
-var errReleasedByID = fmt.Errorf("%w (its permits were given back by Semaphore.Release or ForceRelease)", ErrLost)
+var errReleasedByID = fmt.Errorf("%w (its permits were given back by Semaphore.Release, ReleaseAll or ForceRelease)", ErrLost)
 
 // lostWhy is errReleasedByID once a node said that a release by permit ID
 // gave the lease's permits back; else nil.
@@ -470,6 +470,79 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 		return h.release(ctx, nd)
 	}, quorum.Ballot[bool]{ServeUntil: serveUntil})
 	return heldOn(ctx, s.c, replies)
+}
+
+// ReleaseAll gives back the permits of the semaphore leases with permit
+// IDs ids, all or none, from any Client, in one call per node: a node
+// where any of them no longer holds all its permits gives back none. The
+// Leases that hold them learn it as from Release. It returns ErrNotHeld,
+// naming the IDs not held, when a majority of nodes did not give them
+// all back; with a quorum, the nodes that held them all gave them back
+// even then, as a Release that fails may have. It returns ErrNoQuorum
+// when too few nodes answered, and ErrInvalid, writing nothing, when ids
+// is empty, longer than MaxSemaphoreReleaseAll, names a lease twice, or
+// holds one that is not a permit ID of this semaphore's form.
+func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
+	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
+		return err
+	}
+	if len(ids) == 0 || len(ids) > MaxSemaphoreReleaseAll {
+		return invalid("ReleaseAll on semaphore %q with %d permit IDs: pass 1 to MaxSemaphoreReleaseAll (%d)", s.name, len(ids), MaxSemaphoreReleaseAll)
+	}
+	marks, holds, tokens := make([]string, len(ids)), make([]string, len(ids)), make(map[string]string, len(ids))
+	for i, id := range ids {
+		h, err := s.holdOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		if other, ok := tokens[h.token]; ok {
+			return invalid("ReleaseAll on semaphore %q: permit IDs %q and %q name the same lease; pass each once", s.name, other, id)
+		}
+		tokens[h.token] = id
+		marks[i] = h.mark
+		holds[i] = h.token + ":" + strconv.FormatInt(h.n, 10) + ":" + strconv.FormatInt(h.ttl.Milliseconds(), 10)
+	}
+	k, call := s.keys, s.keys.newCall()
+	var serveUntil time.Time // as Release, asked again while ctx allows
+	if d, ok := ctx.Deadline(); ok {
+		serveUntil = d
+	}
+	replies := quorum.Vote(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (driver.SemaphoreReleaseAllReply, error) {
+		return nd.Driver.SemaphoreReleaseAll(ctx, driver.SemaphoreReleaseAllRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Tickets: k.tickets, Call: call, Marks: marks, Holds: strings.Join(holds, " ")})
+	}, quorum.Ballot[driver.SemaphoreReleaseAllReply]{ServeUntil: serveUntil})
+	released := make([]quorum.Reply[bool], len(replies))
+	notHeld := make([]int, len(ids)) // by ID, the nodes that answered it was not
+	for i, r := range replies {
+		released[i] = quorum.Reply[bool]{V: r.V.Released == 1, Err: r.Err}
+		if r.Err != nil || r.V.Released == 1 {
+			continue
+		}
+		if r.V.Released != 0 {
+			released[i].Err = fmt.Errorf("redlock: semaphore_release_all.lua refused its arguments (%d)", r.V.Released)
+		}
+		for _, at := range r.V.NotHeld {
+			if j, err := strconv.Atoi(at); err == nil && j >= 1 && j <= len(ids) {
+				notHeld[j-1]++
+			}
+		}
+	}
+	if err := heldOn(ctx, s.c, released); !errors.Is(err, ErrNotHeld) {
+		return err
+	}
+	// The IDs that a majority could not have held; where each was held on
+	// a majority but no majority held them all, those some node lacked.
+	var named []string
+	for _, lacking := range []int{len(replies) - s.c.q.Quorum + 1, 1} {
+		for j, n := range notHeld {
+			if n >= lacking {
+				named = append(named, ids[j])
+			}
+		}
+		if len(named) > 0 {
+			break
+		}
+	}
+	return fmt.Errorf("%w: semaphore %q did not give back the %d permit IDs on a majority of nodes, as these were not held: %q", ErrNotHeld, s.name, len(ids), named)
 }
 
 // Extend resets the TTL of the permits with permit ID id to ttl, from any

@@ -119,6 +119,9 @@ type Scripts interface {
 	// SemaphoreRelease gives a lease's n permits back, or takes a waiter out of line, and wakes the waiter first in line.
 	// It runs scripts/lua/semaphore_release.lua.
 	SemaphoreRelease(ctx context.Context, r SemaphoreReleaseRequest) (int64, error)
+	// SemaphoreReleaseAll gives back the permits of several leases by permit ID, all or none, and wakes the waiter first in line.
+	// It runs scripts/lua/semaphore_release_all.lua.
+	SemaphoreReleaseAll(ctx context.Context, r SemaphoreReleaseAllRequest) (SemaphoreReleaseAllReply, error)
 	// SemaphoreExtend lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.
 	// It runs scripts/lua/semaphore_extend.lua.
 	SemaphoreExtend(ctx context.Context, r SemaphoreExtendRequest) (int64, error)
@@ -524,6 +527,23 @@ type SemaphoreReleaseRequest struct {
 	Left    time.Duration // ARGV[3]
 	ByID    int64         // ARGV[4]
 	Ticket  string        // ARGV[5]
+}
+
+// SemaphoreReleaseAllRequest holds the keys and arguments of SemaphoreReleaseAll, in the order of scripts/lua/semaphore_release_all.lua.
+type SemaphoreReleaseAllRequest struct {
+	Permits string   // KEYS[1]
+	Holders string   // KEYS[2]
+	Queue   string   // KEYS[3]
+	Tickets string   // KEYS[4]
+	Call    string   // KEYS[5]
+	Marks   []string // KEYS[6]
+	Holds   string   // ARGV[1]
+}
+
+// SemaphoreReleaseAllReply is the reply of scripts/lua/semaphore_release_all.lua.
+type SemaphoreReleaseAllReply struct {
+	Released int64    // 1 when every lease held all its permits, now given back (or, to a copy of the request, the call gave them back); 0 when not, with nothing written; -1 when holds is malformed, with nothing written
+	NotHeld  []string // when not released, the positions (from 1) of the leases that did not hold all their permits
 }
 
 // SemaphoreExtendRequest holds the keys and arguments of SemaphoreExtend, in the order of scripts/lua/semaphore_extend.lua.

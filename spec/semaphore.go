@@ -26,6 +26,17 @@ var semaphoreOps = []Op{
 		Reply:  []Field{{"Released", Int, "1 when all n permits were still held (byID 2: any of the token's), 2 when a release by permit ID gave them back before, 0 otherwise"}},
 	},
 	{
+		Name:   "SemaphoreReleaseAll",
+		Script: "semaphore_release_all",
+		Doc:    "gives back the permits of several leases by permit ID, all or none, and wakes the waiter first in line.",
+		Keys:   []Param{{"permits", String}, {"holders", String}, {"queue", String}, {"tickets", String}, {"call", String}, {"marks", Strings}},
+		Args:   []Param{{"holds", String}},
+		Reply: []Field{
+			{"Released", Int, "1 when every lease held all its permits, now given back (or, to a copy of the request, the call gave them back); 0 when not, with nothing written; -1 when holds is malformed, with nothing written"},
+			{"NotHeld", Strings, "when not released, the positions (from 1) of the leases that did not hold all their permits"},
+		},
+	},
+	{
 		Name:   "SemaphoreExtend",
 		Script: "semaphore_extend",
 		Doc:    "lengthens the expiry of a lease's n permits while the lease holds them, as the slots it won.",

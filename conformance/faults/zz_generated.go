@@ -262,6 +262,13 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 	})
 }
 
+// SemaphoreReleaseAll asks the hook, then runs the inner driver's SemaphoreReleaseAll.
+func (d *Driver) SemaphoreReleaseAll(ctx context.Context, r driver.SemaphoreReleaseAllRequest) (driver.SemaphoreReleaseAllReply, error) {
+	return run(ctx, d, "SemaphoreReleaseAll", "SemaphoreReleaseAll", append([]string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Call}, r.Marks...), nil, func(ctx context.Context) (driver.SemaphoreReleaseAllReply, error) {
+		return d.inner.SemaphoreReleaseAll(ctx, r)
+	})
+}
+
 // SemaphoreExtend asks the hook, then runs the inner driver's SemaphoreExtend.
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
 	return run(ctx, d, "SemaphoreExtend", "SemaphoreExtend", []string{r.Permits, r.Holders, r.Mark}, nil, func(ctx context.Context) (int64, error) {

@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "f40216be1fede3cebacd9bbca6d4973a227285f5",
+	SHA1:    "f0d0a47659b8b258a533b452082f676abe52ad1f",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "f40216be1fede3cebacd9bbca6d4973a227285f5",
+	sha1Arg: "f0d0a47659b8b258a533b452082f676abe52ad1f",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "cf22c3afb2d58fd098b22a0677a307f8edff6ec6",
+	SHA1:    "e5465220661e4b660fb35cf13129f1faf6dad220",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "cf22c3afb2d58fd098b22a0677a307f8edff6ec6",
+	sha1Arg: "e5465220661e4b660fb35cf13129f1faf6dad220",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "6cd771df1229969366a0d651b1131ee1b3eeda44",
+	SHA1:    "e6491426221a67a8f11394087a68285da05699d6",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "6cd771df1229969366a0d651b1131ee1b3eeda44",
+	sha1Arg: "e6491426221a67a8f11394087a68285da05699d6",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "442e403ef03e9540a31fcd0b43510907a43c63e6",
+	SHA1:    "33823e78f1cefbfd0ec55a1db4a1ee4c8c22bed0",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "442e403ef03e9540a31fcd0b43510907a43c63e6",
+	sha1Arg: "33823e78f1cefbfd0ec55a1db4a1ee4c8c22bed0",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "11a9ac23f8b6b6431a47315abf76481b919afcfb",
+	SHA1:    "59be6dda4c6e8830a8f784b8ab6b2a283a7eec55",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "11a9ac23f8b6b6431a47315abf76481b919afcfb",
+	sha1Arg: "59be6dda4c6e8830a8f784b8ab6b2a283a7eec55",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "dbaa3f608ccb897926748eafad63704abc06be73",
+	SHA1:    "6d22a74921599c9e32dce9a0acc53c794ef2c4ac",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "dbaa3f608ccb897926748eafad63704abc06be73",
+	sha1Arg: "6d22a74921599c9e32dce9a0acc53c794ef2c4ac",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "cde7d2d4160731926b1f49af19f4de96d2bafb1d",
+	SHA1:    "ca31f6ee232c64f5da1d91443e13a681a42378d9",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "cde7d2d4160731926b1f49af19f4de96d2bafb1d",
+	sha1Arg: "ca31f6ee232c64f5da1d91443e13a681a42378d9",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -540,9 +540,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "e5a0fe76bd85b051a4c772adfbb79bc07308f50b",
+	SHA1:    "79b120c9cf95fe64fc671847c04ab468117b36c3",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "e5a0fe76bd85b051a4c772adfbb79bc07308f50b",
+	sha1Arg: "79b120c9cf95fe64fc671847c04ab468117b36c3",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -565,14 +565,40 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "25c8045ea8e9f025c28e147073964db1a5e5a2cd",
+	SHA1:    "ad8c660c48b6ac63ab0a58a4b6f965bd74f41fe0",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "25c8045ea8e9f025c28e147073964db1a5e5a2cd",
+	sha1Arg: "ad8c660c48b6ac63ab0a58a4b6f965bd74f41fe0",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
 func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 	return v, err
+}
+
+// SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
+var SemaphoreReleaseAllScript = Script{
+	Name:    "semaphore_release_all",
+	SHA1:    "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
+	Source:  lua.Source("semaphore_release_all.lua"),
+	sha1Arg: "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
+}
+
+// DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.
+func DecodeSemaphoreReleaseAll(v []string, err error) (driver.SemaphoreReleaseAllReply, error) {
+	if err != nil {
+		return driver.SemaphoreReleaseAllReply{}, err
+	}
+	if len(v) < 1 {
+		return driver.SemaphoreReleaseAllReply{}, replyLengthError(SemaphoreReleaseAllScript, 1, len(v))
+	}
+	n, err := parseNumbers(SemaphoreReleaseAllScript, v, 0)
+	if err != nil {
+		return driver.SemaphoreReleaseAllReply{}, err
+	}
+	return driver.SemaphoreReleaseAllReply{
+		NotHeld:  v[1:],
+		Released: n[0],
+	}, nil
 }
 
 // SemaphoreExtendScript is scripts/lua/semaphore_extend.lua.
@@ -613,9 +639,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "4333d775258010c3d11373a15c7ad96c416ef3dd",
+	SHA1:    "e61fd82e0bf8c3cdcac40edbe7750b0002c4d0a8",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "4333d775258010c3d11373a15c7ad96c416ef3dd",
+	sha1Arg: "e61fd82e0bf8c3cdcac40edbe7750b0002c4d0a8",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -626,9 +652,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "df88c794d038135bed98ccd28e941561aedc38fd",
+	SHA1:    "2a095fb19f86a3be384d3bf3a2ed9f8049d33196",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "df88c794d038135bed98ccd28e941561aedc38fd",
+	sha1Arg: "2a095fb19f86a3be384d3bf3a2ed9f8049d33196",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -639,9 +665,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "3498c114b48f7bf623daf2757a33ce8a5fbee61c",
+	SHA1:    "4eb9bc579789430d65e5517d62c84b6e05cf93a1",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "3498c114b48f7bf623daf2757a33ce8a5fbee61c",
+	sha1Arg: "4eb9bc579789430d65e5517d62c84b6e05cf93a1",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -652,9 +678,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "bf1924b6872f561b0b9bfdfd666da683b4bb42cd",
+	SHA1:    "a8963d3620b26cd9d13b8e83ee1b1a557316dbcf",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "bf1924b6872f561b0b9bfdfd666da683b4bb42cd",
+	sha1Arg: "a8963d3620b26cd9d13b8e83ee1b1a557316dbcf",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.
@@ -781,4 +807,4 @@ func DecodeLatchDelete(v int64, err error) (bool, error) {
 
 // Scripts lists every script, in spec order, for a test that runs them
 // changed (the conformance suite's check that a script opens only its KEYS).
-var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}
+var Scripts = []*Script{&MutexAcquireScript, &MutexAcquireOwnedScript, &ReleaseScript, &ReleaseWakeScript, &MutexLeaveScript, &ReleaseOrMarkScript, &ExtendScript, &ExtendLockScript, &KeepMarkScript, &ReleaseOwnedScript, &ExtendOwnedScript, &OwnedTTLScript, &LockTTLScript, &FenceRaiseScript, &WasForcedScript, &MutexForceLockScript, &MutexForceScript, &MutexStateScript, &MultiLockAcquireScript, &MultiLockReleaseScript, &FairMutexAcquireScript, &FairMutexReleaseScript, &FairMutexForceScript, &FairMutexStateScript, &RWMutexReadAcquireScript, &RWMutexWriteAcquireScript, &RWMutexReadExtendScript, &RWMutexReadTTLScript, &RWMutexReleaseScript, &RWMutexDowngradeScript, &RWMutexForceScript, &RWMutexStateScript, &SemaphoreAcquireScript, &SemaphoreReleaseScript, &SemaphoreReleaseAllScript, &SemaphoreExtendScript, &SemaphoreTTLScript, &SemaphoreSetPermitsScript, &SemaphoreTrySetPermitsScript, &SemaphoreAddPermitsScript, &SemaphoreAvailableScript, &SemaphoreFenceRaiseScript, &SemaphoreStateScript, &LatchTrySetScript, &LatchCountDownScript, &LatchReadScript, &LatchUnsetScript, &LatchDeleteScript}

@@ -193,6 +193,11 @@ func (d *Driver) SemaphoreRelease(ctx context.Context, r driver.SemaphoreRelease
 	return adapter.DecodeSemaphoreRelease(d.evalInt(ctx, adapter.SemaphoreReleaseScript, []string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.Left.Milliseconds(), 10), strconv.FormatInt(r.ByID, 10), r.Ticket))
 }
 
+// SemaphoreReleaseAll runs scripts/lua/semaphore_release_all.lua.
+func (d *Driver) SemaphoreReleaseAll(ctx context.Context, r driver.SemaphoreReleaseAllRequest) (driver.SemaphoreReleaseAllReply, error) {
+	return adapter.DecodeSemaphoreReleaseAll(d.evalStrings(ctx, adapter.SemaphoreReleaseAllScript, append([]string{r.Permits, r.Holders, r.Queue, r.Tickets, r.Call}, r.Marks...), r.Holds))
+}
+
 // SemaphoreExtend runs scripts/lua/semaphore_extend.lua.
 func (d *Driver) SemaphoreExtend(ctx context.Context, r driver.SemaphoreExtendRequest) (int64, error) {
 	return adapter.DecodeSemaphoreExtend(d.evalInt(ctx, adapter.SemaphoreExtendScript, []string{r.Permits, r.Holders, r.Mark}, r.Token, strconv.FormatInt(r.N, 10), strconv.FormatInt(r.Slots, 10), strconv.FormatInt(r.TTL.Milliseconds(), 10)))

@@ -18,10 +18,10 @@
 -- KEYS[4] fence: the fencing counter of the semaphore (see lib/fence.lua)
 -- KEYS[5] queue: sorted set of waiting tickets (their ids), by place
 -- KEYS[6] tickets: hash of the line's tickets (see lib/tickets.lua); a
--- waiter's holds n and the secret ("<n>:<secret>", see semaphoreTicket)
--- and lapses unless an attempt refreshes it; once the waiter left the
--- line, a mark (see semaphore_release.lua), which refuses a joining
--- attempt of its with nothing written
+-- waiter's holds n, the secret and its place ("<n>:<secret>:<place>",
+-- see semaphoreTicket) and lapses unless an attempt refreshes it; once
+-- the waiter left the line, a mark (see semaphore_release.lua), which
+-- refuses a joining attempt of its with nothing written
 -- KEYS[7] mark: this attempt's mark, which it sets as it lands, as does a release that finds nothing (see lib/left.lua)
 -- ARGV[1] token: the lease's random token
 -- ARGV[2] n: how many permits to take; -m to take every free one, at
@@ -30,7 +30,9 @@
 -- ARGV[4] defaultSize: the number of permits while none is stored
 -- ARGV[5] seed: a random number below 2^52; the scan for free slots starts at slot seed mod size + 1
 -- ARGV[6] join: 1 to wait in line, 0 not to
--- ARGV[7] place: the waiter's place in line (µs since the epoch, the same on every node); 0 for the server's time
+-- ARGV[7] place: the waiter's place in line (µs since the epoch, the same
+-- on every node); 0 for the server's time. Only a waiter's first join
+-- places it: later ones keep the place its ticket holds
 -- ARGV[8] wait: how long the ticket lives without a refresh, in ms
 -- ARGV[9] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[10] secret: this attempt's secret, which keys the MAC of the waiter's wake-ups (see lib/tell.lua)
@@ -81,10 +83,11 @@ end
 redis.call('zcard', KEYS[1])
 redis.call('hlen', KEYS[2])
 local joins = ARGV[6] == '1'
-local gone
+local gone, kept
 if joins then
   gone = lapsedTickets(KEYS[6])
-  if ticketLeft(KEYS[6], ARGV[11]) then
+  kept = ticketIn(KEYS[6], ARGV[11])
+  if isMark(kept) then
     return {0, 0, 0, size, 0} -- an attempt of a waiter that left the line, landing late
   end
 end
@@ -109,15 +112,19 @@ if drain then
 end
 local ttl = tonumber(ARGV[3])
 if joins then
-  local place = tonumber(ARGV[7])
-  if place == 0 then -- the server gives places in line: its time in µs
+  -- A waiter's place is given once, as it first joins, and its ticket
+  -- keeps it: a waiter passed over (out of line, its ticket kept) joins
+  -- again at it, and an attempt cannot move it, whatever place it asks.
+  local place = redis.call('zscore', KEYS[5], ARGV[11]) or select(3, semaphoreTicket(kept)) or tonumber(ARGV[7])
+  if tonumber(place) == 0 then -- the server gives places in line: its time in µs
     local t = redis.call('time')
     place = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
+  place = string.format('%.0f', tonumber(place))
   redis.call('zadd', KEYS[5], 'NX', place, ARGV[11])
   -- The drop comes before the ticket: the sample may hold it, lapsed.
   dropTickets(KEYS[6], gone)
-  putTicket(KEYS[6], ARGV[11], ARGV[2] .. ':' .. ARGV[10], ARGV[8])
+  putTicket(KEYS[6], ARGV[11], ARGV[2] .. ':' .. ARGV[10] .. ':' .. place, ARGV[8])
   lengthen(KEYS[5], ARGV[8])
   head = liveHeadIn(KEYS[5], KEYS[6], isSemaphoreTicket)
 end

@@ -20,14 +20,19 @@ local function isMutexTicket(value)
 end
 
 -- semaphoreTicket returns what a Semaphore waiter's ticket holds: how
--- many permits it wants and the secret that keys its wake-ups' MAC
--- ("<n>:<secret>"; "<n>" from an earlier version, with no secret); nil
--- for anything else.
+-- many permits it wants, the secret that keys its wake-ups' MAC, and its
+-- place in line, which its first join gave ("<n>:<secret>:<place>";
+-- "<n>:<secret>" and "<n>" from earlier versions, with no place or
+-- secret); nil for anything else.
 local function semaphoreTicket(value)
-  local n, secret = string.match(value or '', '^(%d+):(%w*)$')
-  n = n or string.match(value or '', '^(%d+)$')
+  value = value or ''
+  local n, secret, place = string.match(value, '^(%d+):(%w*):(%d+)$')
+  if not n then
+    n, secret = string.match(value, '^(%d+):(%w*)$')
+    n = n or string.match(value, '^(%d+)$')
+  end
   if isCount(n) then
-    return n, secret
+    return n, secret, place
   end
   return nil
 end
