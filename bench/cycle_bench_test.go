@@ -22,7 +22,8 @@ import (
 // first node of REDLOCK_TEST_NODES, for this library with go-redis (under
 // each wait strategy) beside bsm/redislock on go-redis, and with rueidis
 // beside rueidislock, each as lockbench's cycle workload runs it (a Mutex
-// made per cycle, a 5s TTL), so that
+// made per cycle, a 5s TTL), and TryLock and Unlock under the default
+// options, so that
 //
 //	go test -run '^$' -bench Cycle -benchmem -count 5 ./bench/
 //
@@ -45,6 +46,22 @@ func BenchmarkCycle(b *testing.B) {
 		}
 		return redlockCycle(b, d, s, key+"-goredis-"+s.String(), ttl)
 	}
+	// tryCycle is TryLock and Unlock, which does not wait: no line, no ticket.
+	tryCycle := func(b *testing.B) func() error {
+		c, err := core.New([]core.Driver{benchDriver(b, node)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		k := key + "-goredis-try"
+		return func() error {
+			l, err := c.Mutex(k, core.WithTTL(ttl)).TryLock(ctx)
+			if err != nil {
+				return err
+			}
+			return l.Unlock(ctx)
+		}
+	}
 	redislockCycle := func(b *testing.B) func() error {
 		rdb := redis.NewClient(&redis.Options{Addr: node, ContextTimeoutEnabled: true})
 		b.Cleanup(func() { rdb.Close() })
@@ -63,13 +80,14 @@ func BenchmarkCycle(b *testing.B) {
 	for _, s := range []core.WaitStrategy{core.Notify, core.Poll} {
 		b.Run("redlock-goredis-"+s.String(), func(b *testing.B) { benchCycle(b, goredisCycle(b, s)) })
 	}
+	b.Run("redlock-goredis-TryLock", func(b *testing.B) { benchCycle(b, tryCycle(b)) })
 	b.Run("redislock", func(b *testing.B) { benchCycle(b, redislockCycle(b)) })
 	b.Run("interleaved", func(b *testing.B) {
 		cycles := []struct {
 			name  string
 			cycle func() error
 			took  time.Duration
-		}{{"redislock", redislockCycle(b), 0}, {"Notify", goredisCycle(b, core.Notify), 0}, {"Poll", goredisCycle(b, core.Poll), 0}}
+		}{{"redislock", redislockCycle(b), 0}, {"Notify", goredisCycle(b, core.Notify), 0}, {"Poll", goredisCycle(b, core.Poll), 0}, {"TryLock", tryCycle(b), 0}}
 		for _, c := range cycles {
 			warm(b, c.cycle)
 		}

@@ -17,20 +17,14 @@ import (
 // longer held: Unlock, Extend and Err return ErrNotHeld, Done is closed,
 // and Token, ID and Until are zero.
 type Lease struct {
-	c     *Client
-	name  string
-	names leaseNames // a MultiLock's several; name joins them
-	opts  options
-	hold  hold
-	fence uint64
-	done  chan struct{}
-	// extending is held by one Extend round at a time, so that the servers
-	// apply the rounds in the order their outcomes are recorded: an
-	// earlier round's shorter TTL, answered last, would otherwise leave
-	// until later than the keys' expiry.
-	extending chan struct{}
-	extended  atomic.Int64 // when the last Extend round ended, in Unix nanoseconds (see hear)
-	hearing   sync.Once    // hear, at the first Done
+	c        *Client
+	name     string
+	names    leaseNames // a MultiLock's several; name joins them
+	opts     options
+	hold     hold
+	fence    uint64
+	extended atomic.Int64 // when the last Extend round ended, in Unix nanoseconds (see hear)
+	hearing  sync.Once    // hear, at the first Done
 
 	// left, when set, takes a queued waiter's tickets out of line after
 	// the lease's release (see MultiLock.lockQueued); it runs in the
@@ -41,6 +35,14 @@ type Lease struct {
 	until  time.Time
 	err    error       // nil while held; ErrNotHeld after Unlock; ErrLost once lost
 	expiry *time.Timer // closes done at until unless an extension moves it
+	// done and extending are made at their first use (see doneChan and
+	// turn): most leases end unwatched and never extended.
+	done chan struct{}
+	// extending is held by one Extend round at a time, so that the servers
+	// apply the rounds in the order their outcomes are recorded: an
+	// earlier round's shorter TTL, answered last, would otherwise leave
+	// until later than the keys' expiry.
+	extending chan struct{}
 }
 
 // hold is how a lease's primitive extends and releases it on one node;
@@ -55,8 +57,30 @@ type hold interface {
 }
 
 func newLease(c *Client, names leaseNames, o options, h hold, fence uint64) *Lease {
-	return &Lease{c: c, name: names.String(), names: names, opts: o, hold: h, fence: fence,
-		done: make(chan struct{}), extending: make(chan struct{}, 1)}
+	return &Lease{c: c, name: names.String(), names: names, opts: o, hold: h, fence: fence}
+}
+
+// doneChan is the channel Done returns, closed once the lease ended.
+func (l *Lease) doneChan() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done == nil {
+		l.done = make(chan struct{})
+		if l.err != nil {
+			close(l.done)
+		}
+	}
+	return l.done
+}
+
+// turn is the channel that holds an Extend round's turn (see extending).
+func (l *Lease) turn() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.extending == nil {
+		l.extending = make(chan struct{}, 1)
+	}
+	return l.extending
 }
 
 // Token returns the fencing token: greater than every token returned before
@@ -119,7 +143,7 @@ func (l *Lease) Done() <-chan struct{} {
 		return done
 	}
 	l.hearing.Do(l.hear)
-	return l.done
+	return l.doneChan()
 }
 
 // Err returns nil while the lease is held, ErrLost when it was lost (also
@@ -183,7 +207,9 @@ func (l *Lease) endLocked(err error) {
 	}
 	l.err = err
 	l.expiry.Stop()
-	close(l.done)
+	if l.done != nil {
+		close(l.done)
+	}
 	l.reportEnd(err)
 }
 
@@ -197,9 +223,10 @@ func (l *Lease) watch() {
 	due := ttl - ttl/3 // extend when no more than this is left
 	t := time.NewTimer(ttl / 3)
 	defer t.Stop()
+	done := l.doneChan()
 	for {
 		select {
-		case <-l.done:
+		case <-done:
 			return
 		case <-l.c.q.Closing():
 			return
@@ -256,9 +283,10 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	}
 	defer l.reportExtend(ttl, &err)
 
+	turn := l.turn()
 	select {
-	case l.extending <- struct{}{}:
-		defer func() { l.extended.Store(time.Now().UnixNano()); <-l.extending }()
+	case turn <- struct{}{}:
+		defer func() { l.extended.Store(time.Now().UnixNano()); <-turn }()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -505,7 +533,7 @@ func (l *Lease) hear() {
 	}
 	// echoFor is how much longer an expire event may be an Extend's own.
 	echoFor := func() time.Duration {
-		if len(l.extending) > 0 {
+		if len(l.turn()) > 0 {
 			return ownExpireEcho // the event may have come before its reply
 		}
 		return ownExpireEcho - time.Since(time.Unix(0, l.extended.Load()))
@@ -530,11 +558,12 @@ func (l *Lease) hear() {
 			checkLater()
 		}
 	}
+	done := l.doneChan()
 	l.c.q.InBackground(func() {
-		n.Hear(l.done, &o, keys, heard)
+		n.Hear(done, &o, keys, heard)
 		for {
 			select {
-			case <-l.done:
+			case <-done:
 				return
 			case <-l.c.q.Closing():
 				return

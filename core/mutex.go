@@ -207,7 +207,7 @@ func (m *Mutex) attempt(ctx context.Context, t *line.Ticket) (*Lease, time.Durat
 			}
 		}
 	}
-	l, r := play(ctx, c, o, m.names, p, func(quorum.Outcome[grant]) hold { return h }, held)
+	l, r := play(ctx, c, o, m.names, p, func(quorum.Outcome[grant]) hold { return &h }, held)
 	if t != nil && r.Err != nil && r.Unsure {
 		t.Rotate()
 	}
@@ -263,7 +263,9 @@ func newMutexHold(k keyNames, holder string, o *options) mutexHold {
 }
 
 // mutexHold is a Mutex lease's hold: its random token in a string key, or,
-// for a reentrant lock, a field of its own in the owner's hash.
+// for a reentrant lock, a field of its own in the owner's hash. A lease
+// holds it by pointer, the one its attempt's closures share: a copy in
+// the interface would cost an allocation per lease.
 type mutexHold struct {
 	keys       keyNames
 	holder     string // the lease's random token
@@ -550,7 +552,7 @@ func (m *Mutex) grantedLease(ctx context.Context, t *line.Ticket) *Lease {
 	}
 	h := m.hold(t.Token)
 	h.markTicket(t.Key)
-	l, granted := grantedLease(ctx, m.c, &m.opts, m.names, t, h)
+	l, granted := grantedLease(ctx, m.c, &m.opts, m.names, t, &h)
 	if l != nil && len(m.c.q.Nodes) > 1 {
 		m.leaveBehind(ctx, l, t, func(i int) bool { return !granted[i] })
 	}
@@ -780,7 +782,7 @@ func (m *Mutex) ForceLock(ctx context.Context) (*Lease, error) {
 			fence, err := n.Driver.MutexForceLock(ctx, driver.MutexForceLockRequest{Lock: k.lock, Fence: k.fence, Forced: forcedKey(k.lock), Token: h.holder, Holder: seen[i].V.Holder, TTL: o.ttl, Idle: o.idle})
 			return grant{Acquired: err == nil && fence > 0, Fence: fence}, err
 		}
-		l, _, err := grantRound(ctx, m.c, o, m.names, h, h, false, swap, durable)
+		l, _, err := grantRound(ctx, m.c, o, m.names, &h, &h, false, swap, durable)
 		if !errors.Is(err, ErrNotAcquired) {
 			return l, err
 		}
@@ -866,7 +868,8 @@ func (m *Mutex) Resume(ctx context.Context, id string) (*Lease, error) {
 		}
 		return r.V.fence
 	})
-	l := newLease(m.c, m.names, m.opts, m.hold(id), fence)
+	h := m.hold(id)
+	l := newLease(m.c, m.names, m.opts, &h, fence)
 	l.start(until)
 	return l, nil
 }
@@ -910,7 +913,7 @@ func (l *Lease) ExtendOrRetake(ctx context.Context, ttl time.Duration) (*Lease, 
 	if l == nil {
 		return nil, ErrNotHeld
 	}
-	h, ok := l.hold.(mutexHold)
+	h, ok := l.hold.(*mutexHold)
 	if !ok || h.owned() {
 		return nil, invalid("ExtendOrRetake takes a plain Mutex's lease, and the lease of %q is not one; use Extend", l.name)
 	}

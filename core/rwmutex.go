@@ -384,9 +384,10 @@ func (l *Lease) Downgrade(ctx context.Context) (*Lease, error) {
 	}
 	// An extension of the write lease that landed after the downgrade
 	// would find it gone and call it lost.
+	turn := l.turn()
 	select {
-	case l.extending <- struct{}{}:
-		defer func() { <-l.extending }()
+	case turn <- struct{}{}:
+		defer func() { <-turn }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -31,15 +31,15 @@ import (
 // RWMutex writers, Semaphore).
 type Ticket struct {
 	Key     string
-	Token   string // the lease's token in every attempt, and in a grant
-	Arrival int64  // the waiter's place in the queue (µs since the epoch), the same on every node
-	Wake    chan struct{}
-	Join    bool      // the next attempt joins the queue
-	Joined  bool      // an attempt may have put it in the queue
-	Sent    time.Time // the start of the last attempt
-	Grants  Grants    // what the nodes' releases granted it
-	Stem    string    // its tokens are Stem and a number, seq (see Rotate)
-	Earlier []string  // the tokens it gave up, the last few
+	Token   string        // the lease's token in every attempt, and in a grant
+	Arrival int64         // the waiter's place in the queue (µs since the epoch), the same on every node
+	Wake    chan struct{} // nil until Enlist, as nothing signals it before
+	Join    bool          // the next attempt joins the queue
+	Joined  bool          // an attempt may have put it in the queue
+	Sent    time.Time     // the start of the last attempt
+	Grants  Grants        // what the nodes' releases granted it
+	Stem    string        // its tokens are Stem and a number, seq (see Rotate)
+	Earlier []string      // the tokens it gave up, the last few
 	seq     int
 	sharded bool // counted on its sharded channel (shards.go)
 	listed  bool // registered (see Enlist); read and written by its waiter only
@@ -97,9 +97,6 @@ func (n *Notifier) Register(key, token string, wake chan struct{}) *Ticket {
 }
 
 func (n *Notifier) ticket(key, token string, wake chan struct{}) *Ticket {
-	if wake == nil {
-		wake = make(chan struct{}, 1)
-	}
 	return &Ticket{Key: key, Token: token, Arrival: time.Now().UnixMicro(), Wake: wake, Grants: newGrants(len(n.g.Nodes), n.standalone)}
 }
 
@@ -110,6 +107,9 @@ func (n *Notifier) Enlist(t *Ticket) {
 		return
 	}
 	t.listed = true
+	if t.Wake == nil {
+		t.Wake = make(chan struct{}, 1)
+	}
 	n.mu.Lock()
 	n.tickets[t.Key] = t
 	n.follow()

@@ -91,30 +91,31 @@ func (r Round[T]) Play(ctx context.Context) Played[T] {
 	// could land first, and a grant that lands after the lease's release
 	// would hold that node until its TTL. A late failure under a lease
 	// that holds may hold the lease's own hold, which its release takes.
-	var (
-		decided = make(chan struct{})
-		// what the late answers read, one allocation for both
-		v struct {
-			kept Kept // set once the round is won
-			out  Outcome[T]
-		}
-	)
-	defer close(decided)
-	replies := Vote(ctx, g, tm, r.Ask, Ballot[T]{Yes: r.Granted, Agree: r.Agree, SplitFails: true, Late: func(i int, late Reply[T]) {
-		if <-decided; r.MayHold(late) && !neverSent(late.Err) && (v.kept == nil || v.kept.Err() != nil || late.Err == nil && !v.out.Wins(late)) {
-			// Asked again until it lands, as a failed undo below is.
-			undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
-				return Detached(ctx, g, tm, func(ctx context.Context, j int, n *Node) (bool, error) {
-					if j != i || !on(j) {
-						return false, nil
-					}
-					return r.Undo(ctx, n, late)
-				})
+	var v struct { // what the late answers read, one allocation for both
+		kept Kept // set once the round is won
+		out  Outcome[T]
+	}
+	ballot := Ballot[T]{Yes: r.Granted, Agree: r.Agree, SplitFails: true}
+	if len(g.Nodes) > 1 { // a vote on one node waits for its answer: none comes late
+		decided := make(chan struct{})
+		defer close(decided)
+		ballot.Late = func(i int, late Reply[T]) {
+			if <-decided; r.MayHold(late) && !neverSent(late.Err) && (v.kept == nil || v.kept.Err() != nil || late.Err == nil && !v.out.Wins(late)) {
+				// Asked again until it lands, as a failed undo below is.
+				undo := func(ctx context.Context, on func(int) bool) []Reply[bool] {
+					return Detached(ctx, g, tm, func(ctx context.Context, j int, n *Node) (bool, error) {
+						if j != i || !on(j) {
+							return false, nil
+						}
+						return r.Undo(ctx, n, late)
+					})
+				}
+				bg := context.WithoutCancel(ctx)
+				Retry(bg, g, tm.TTL, undo(bg, Every), undo)
 			}
-			bg := context.WithoutCancel(ctx)
-			Retry(bg, g, tm.TTL, undo(bg, Every), undo)
 		}
-	}})
+	}
+	replies := Vote(ctx, g, tm, r.Ask, ballot)
 	if r.Voted != nil {
 		r.Voted(replies)
 	}

@@ -32,7 +32,7 @@ var errNoAnswerYet = errors.New("no answer yet: a majority answered first")
 // still out once the round is decided.
 type Ballot[T any] struct {
 	// Yes tells whether a node's answer counts toward the outcome; nil
-	// waits for every node (Fanout).
+	// waits for every node (Fanout), or, Patient, counts every answer.
 	Yes func(T) bool
 	// SplitFails marks an acquisition attempt: a majority that answered at
 	// all decides it, and split between yes and no it fails (it is undone
@@ -82,7 +82,7 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 		return out
 	}
 	if len(g.Nodes) == 1 {
-		out[0] = askNode(ctx, g, tm, op, b, 0)
+		out[0] = askNode(ctx, g, tm, op, b.ServeUntil, b.Until, 0)
 		g.sending.RUnlock()
 		return out
 	}
@@ -91,8 +91,9 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 		r Reply[T]
 	}
 	answers := make(chan answer, len(g.Nodes))
+	serve, closes := b.ServeUntil, b.Until // not b, which then stays on the stack
 	for i := range g.Nodes {
-		go func() { answers <- answer{i, askNode(ctx, g, tm, op, b, i)} }()
+		go func() { answers <- answer{i, askNode(ctx, g, tm, op, serve, closes, i)} }()
 	}
 	answered := make([]bool, len(g.Nodes))
 	ayes, noes := map[int64]int{}, 0 // yes answers by what they agree on
@@ -126,11 +127,12 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 		// would hold that round up.
 		g.background.Add(1)
 		g.sending.RUnlock()
+		late := b.Late
 		go func() {
 			defer g.background.Done()
 			for range left {
-				if a := <-answers; b.Late != nil {
-					b.Late(a.i, a.r)
+				if a := <-answers; late != nil {
+					late(a.i, a.r)
 				}
 			}
 		}()
@@ -149,12 +151,12 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 			continue
 		}
 		out[a.i], answered[a.i] = a.r, true
-		if b.Yes == nil {
+		if b.Yes == nil && !b.Patient {
 			continue
 		}
 		switch {
 		case a.r.Err != nil: // decides nothing: the error to report needs the others
-		case b.Yes(a.r.V):
+		case b.Yes == nil || b.Yes(a.r.V):
 			var group int64
 			if b.Agree != nil {
 				group = b.Agree(a.r.V)
@@ -188,14 +190,18 @@ func Vote[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.C
 
 // askNode is node i's reply to op within the node timeout, asked again
 // while it cannot serve op yet (see RetryTransient and Ballot.ServeUntil).
-func askNode[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.Context, i int, n *Node) (T, error), b Ballot[T], i int) Reply[T] {
+func askNode[T any](ctx context.Context, g *Group, tm Timing, op func(ctx context.Context, i int, n *Node) (T, error), serve time.Time, until <-chan struct{}, i int) Reply[T] {
 	n, try := g.Nodes[i], tm.NodeTimeout
 	first := time.Now().Add(try)
-	serve := b.ServeUntil
 	if !n.Cluster {
 		serve = time.Time{} // an independent master that refuses is not changing
 	}
-	nctx, cancel := context.WithDeadline(ctx, later(serve, first))
+	nctx, cancel := ctx, context.CancelFunc(noCancel)
+	if d, ok := ctx.Deadline(); !ok || d.After(first) || serve.After(first) {
+		// A caller's deadline within the node timeout bounds the call
+		// already, without a context of its own.
+		nctx, cancel = context.WithDeadline(ctx, later(serve, first))
+	}
 	defer cancel()
 	try1 := func(ctx context.Context) (T, error) { return op(ctx, i, n) }
 	if serve.After(first) {
@@ -205,7 +211,7 @@ func askNode[T any](ctx context.Context, g *Group, tm Timing, op func(ctx contex
 		go func() {
 			select {
 			case <-g.closing:
-			case <-b.Until:
+			case <-until:
 				t := time.NewTimer(time.Until(first))
 				defer t.Stop()
 				select {
@@ -254,6 +260,8 @@ func RetryTransient[T any](ctx context.Context, n *Node, op func(context.Context
 	}
 }
 
+func noCancel() {}
+
 // later is the later of two times.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -279,7 +287,7 @@ func Detached[T any](ctx context.Context, g *Group, tm Timing, op func(ctx conte
 // DetachedUntil is Detached, where a node that cannot serve the call yet
 // is asked again until serveUntil (see Ballot).
 func DetachedUntil[T any](ctx context.Context, g *Group, tm Timing, serveUntil time.Time, op func(ctx context.Context, i int, n *Node) (T, error)) []Reply[T] {
-	return Vote(detach(ctx), g, tm, op, Ballot[T]{Yes: func(T) bool { return true }, Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
+	return Vote(detach(ctx), g, tm, op, Ballot[T]{Patient: true, Until: ctx.Done(), ServeUntil: serveUntil})
 }
 
 // detach is ctx without its cancellation and deadline: ctx itself when it
