@@ -34,7 +34,7 @@ func testSemaphoreGiveUpLandsLate(t *testing.T, e env) {
 		}
 		return faults.Fault{}
 	}, core.WithTTL(time.Minute))
-	s := e.client(t).Semaphore(n, 2)
+	s := e.client(t, patient).Semaphore(n, 2)
 	var held [2]*core.Lease
 	for i := range held {
 		l, err := s.TryAcquire(ctx, 1)
@@ -43,6 +43,8 @@ func testSemaphoreGiveUpLandsLate(t *testing.T, e env) {
 		}
 		defer l.Unlock(ctx)
 		held[i] = l
+		// Where a permit is free, the waiter takes it there rather than join.
+		e.slotsOnEveryNode(t, ctx, n, l.ID())
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
