@@ -20,8 +20,8 @@ func runClient(t *testing.T, e env) {
 	// and clusters) run alongside the others, in the Redis cells: in the
 	// Valkey ones too they cost CI minutes for little (ownServers starts
 	// Valkey there, for a run by hand).
-	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
-	ownCluster := e.cluster && e.server == "redis7"
+	own := !e.cluster && len(e.addrs) == 1 && isRedis(e.server)
+	ownCluster := e.cluster && isRedis(e.server)
 	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,
