@@ -3,6 +3,8 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,18 +51,50 @@ func (e env) ops(n int) int {
 	return n
 }
 
+// redisServer is the one Redis each driver's cells run on, so that a run
+// checks Redis 7, Redis 8 and Valkey 9 at about the cost of two servers:
+// go-redis and redigo on Redis 7, rueidis on Redis 8, every driver on
+// Valkey 9 (and on miniredis). The drivers send the same scripts; each
+// server's replies are checked by the drivers that run on it.
+var redisServer = map[string]string{"goredis": "redis7", "redigo": "redis7", "rueidis": "redis8"}
+
+// isRedis reports whether server is a Redis server (not Valkey, not
+// miniredis).
+func isRedis(server string) bool { return server == "redis7" || server == "redis8" }
+
+// runsOn reports whether the driver's cells run on server, and if not,
+// why.
+func runsOn(driver, server string) (ok bool, why string) {
+	if !isRedis(server) || redisServer[driver] == "" || redisServer[driver] == server {
+		return true, ""
+	}
+	var others []string
+	for _, d := range slices.Sorted(maps.Keys(redisServer)) {
+		if redisServer[d] == server {
+			others = append(others, d)
+		}
+	}
+	return false, fmt.Sprintf("%s runs on %s and valkey9; %s runs %s", driver, redisServer[driver], server, strings.Join(others, " and "))
+}
+
 // quorumServer is the one real server each driver's quorum cells run on:
 // the round is the core's, the same on every server, and a driver's
 // replies from each server are checked in its one-node and Cluster cells,
 // so that each server's quorum runs once, not once per driver. (On
 // in-process miniredis, where they cost little, every driver's run.)
+// rueidis's is Valkey 9 rather than its Redis 8, so that a quorum runs
+// over Valkey's native release (DELIFEQ) as well as over the Lua one that
+// Redis 7 and 8 share.
 var quorumServer = map[string]string{"goredis": "redis7", "redigo": "redis7", "rueidis": "valkey9"}
 
 // cell returns the env of one cell, or skips the cell when it cannot
 // apply.
 func cell(t *testing.T, h Harness, server testenv.Server, topo topology, s core.WaitStrategy) env {
 	e := env{h: h, server: server.Name, strategy: s}
+	ok, why := runsOn(h.Driver, server.Name)
 	switch {
+	case !ok:
+		t.Skip(notApplicable + why)
 	case topo.cluster && h.OpenCluster == nil:
 		t.Skipf(notApplicable+"%s has no Redis Cluster client", h.Driver)
 	case topo.cluster && server.Name == "miniredis":

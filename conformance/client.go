@@ -20,8 +20,14 @@ func runClient(t *testing.T, e env) {
 	// and clusters) run alongside the others, in the Redis cells: in the
 	// Valkey ones too they cost CI minutes for little (ownServers starts
 	// Valkey there, for a run by hand).
-	own := !e.cluster && len(e.addrs) == 1 && e.server == "redis7"
-	ownCluster := e.cluster && e.server == "redis7"
+	own := !e.cluster && len(e.addrs) == 1 && isRedis(e.server)
+	ownCluster := e.cluster && isRedis(e.server)
+	// Not on Redis 8.0 the cases that kill a master and promote its
+	// replica: after the takeover its CLUSTER SHARDS, which rueidis reads
+	// from Redis 8 on, lists the shard without slots until the old master
+	// is marked failed (cluster-node-timeout, 15s), and until then rueidis
+	// has no node for them.
+	takeover := e.server != "redis8"
 	cases := map[string]func(*testing.T, env){
 		"BracesInNames":              testBracesInNames,
 		"CloseStopsWaiters":          testCloseStopsWaiters,
@@ -47,10 +53,10 @@ func runClient(t *testing.T, e env) {
 		cases["ReplicaCounts"] = testReplicaCounts
 		cases["EvictionReported"] = testEvictionReported
 	}
-	if ownCluster {
+	if ownCluster && takeover {
 		cases["Failover"] = testFailover
 	}
-	if ownCluster && e.strategy == core.Poll {
+	if ownCluster && takeover && e.strategy == core.Poll {
 		cases["FailoverLosesNoGrant"] = testFailoverLosesNoGrant
 	}
 	// Valkey too: its cluster flags and lists a failed replica its own way.
@@ -58,7 +64,7 @@ func runClient(t *testing.T, e env) {
 		cases["FailedReplicaStopsGrants"] = testFailedReplicaStopsGrants
 	}
 	// Valkey too: a server lists a replica that joined its own way.
-	if e.cluster && e.strategy == core.Notify {
+	if e.cluster && takeover && e.strategy == core.Notify {
 		cases["LateReplicaNotifies"] = testLateReplicaNotifies
 	}
 	if ownCluster && e.strategy == core.Notify {

@@ -86,7 +86,7 @@ func runMultiLock(t *testing.T, e env) {
 		cases["OwnerMovesOnPassesOn"] = testMultiOwnerMovesOnPassesOn
 		// On servers of its own: standalone ones start in milliseconds, a
 		// Cluster in seconds.
-		if !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil || e.cluster && e.server == "redis7" && os.Getenv("REDLOCK_LONG") == "1" {
+		if !e.cluster && e.server != "miniredis" && e.h.OpenAs != nil || e.cluster && isRedis(e.server) && os.Getenv("REDLOCK_LONG") == "1" {
 			cases["OwnerWokenWithoutEvents"] = testMultiOwnerWokenWithoutEvents
 		}
 	}

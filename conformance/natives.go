@@ -38,6 +38,7 @@ func testNativeDetection(t *testing.T, h Harness, server, addr string) {
 // DELEX is probed only where DELIFEQ is missing.
 var natives = map[string]map[string]bool{
 	"redis7":    {"ReleaseDelifeq": false, "ReleaseDelex": false},
+	"redis8":    {"ReleaseDelifeq": false, "ReleaseDelex": false}, // DELEX is Redis 8.4's
 	"valkey9":   {"ReleaseDelifeq": true},
 	"miniredis": {"ReleaseDelifeq": false, "ReleaseDelex": true},
 }

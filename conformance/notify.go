@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,12 +26,18 @@ const wokenWithin = time.Second
 // Drivers that do not speak RESP3 are covered by NotifyNeedsRESP3.
 func runNotify(t *testing.T, h Harness) {
 	// The protocol is the driver's configuration: a node of any server of
-	// the run tells it, also in a run without Redis 7, where the cases
-	// below cannot run.
-	if h.Open(t, testenv.Servers(t)[0].Nodes[0]).Protocol() != 3 {
+	// the run tells it, also in a run without the driver's Redis, where
+	// the cases below do not run.
+	servers := testenv.Servers(t)
+	if h.Open(t, servers[0].Nodes[0]).Protocol() != 3 {
 		t.Skipf(notApplicable+"%s does not speak RESP3; NotifyNeedsRESP3 covers it", h.Driver)
 	}
-	nodes := testenv.Nodes(t)
+	redis := cmp.Or(redisServer[h.Driver], "redis7")
+	i := slices.IndexFunc(servers, func(s testenv.Server) bool { return s.Name == redis })
+	if i < 0 {
+		t.Skipf(notApplicable+"%s's Notify cases run on %s, which this run has not", h.Driver, redis)
+	}
+	nodes := servers[i].Nodes
 	t.Run("WakesOneWaiter", func(t *testing.T) {
 		testWakesOneWaiter(t, env{h: h, addrs: nodes[:1], strategy: core.Notify})
 	})

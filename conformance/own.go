@@ -71,19 +71,20 @@ func plainCluster(t *testing.T, nodes []string) *redis.ClusterClient {
 	return cc
 }
 
-// binary is the program of the cell's server: redis-server on PATH, or
-// valkey-server, which scripts/test.sh runs from the chroot it names in
-// REDLOCK_VALKEY_CHROOT (valkey-server on PATH without it).
+// binary is the program of the cell's server: redis-server on PATH for
+// Redis 7, or valkey-server and Redis 8's redis-server, which
+// scripts/test.sh runs from the chroot it names in REDLOCK_VALKEY_CHROOT
+// (the program on PATH without it).
 func (e env) binary(t *testing.T) matrix.Binary {
-	switch e.server {
-	case "redis7":
+	name, chrooted := map[string]string{"redis8": "redis-server", "valkey9": "valkey-server"}[e.server]
+	switch root := os.Getenv("REDLOCK_VALKEY_CHROOT"); {
+	case e.server == "redis7":
 		return matrix.RedisServer
-	case "valkey9":
-		root := os.Getenv("REDLOCK_VALKEY_CHROOT")
-		if root != "" && os.Geteuid() != 0 {
-			t.Fatalf("valkey-server runs in the chroot %s (REDLOCK_VALKEY_CHROOT), which needs root: run the tests as root, or unset it with valkey-server on PATH", root)
-		}
-		return matrix.Binary{Name: "valkey-server", Root: root}
+	case !chrooted:
+	case root != "" && os.Geteuid() != 0:
+		t.Fatalf("%s's %s runs in the chroot %s (REDLOCK_VALKEY_CHROOT), which needs root: run the tests as root, or unset it with that %s on PATH", e.server, name, root, name)
+	default:
+		return matrix.Binary{Name: name, Root: root}
 	}
 	t.Fatalf("no servers of its own for a %s cell", e.server)
 	return matrix.Binary{}

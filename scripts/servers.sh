@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Real servers for the integration tests: five independent Redis 7 masters, a
 # Redis Cluster of three masters with a replica each, and the same of Valkey 9
-# (run from the chroot built by valkey-chroot.sh; Redis 7 lacks DELIFEQ /
-# SET IFEQ).
+# and of Redis 8.0 (both run from the chroot built by valkey-chroot.sh; Redis 7
+# lacks DELIFEQ / SET IFEQ).
 #
 # Sourced (by scripts/test.sh): call servers_start; it exports
 #   REDLOCK_TEST_NODES, REDLOCK_TEST_CLUSTER, REDLOCK_TEST_VALKEY_NODES,
-#   REDLOCK_TEST_VALKEY_CLUSTER
+#   REDLOCK_TEST_VALKEY_CLUSTER, REDLOCK_TEST_REDIS8_NODES,
+#   REDLOCK_TEST_REDIS8_CLUSTER
 # and installs an EXIT trap that stops everything, even on failure or Ctrl-C.
 #
 # Standalone: scripts/servers.sh start [ENVFILE]   (then: source ENVFILE)
@@ -79,15 +80,15 @@ servers_start_redis() { # PORT [extra redis-server args...]
     servers_die "redis-server on port $p failed to start"
 }
 
-# Valkey runs undaemonized in the background (&): chroot execs it, so $! is its
-# PID (no function wrapper: that would make $! a subshell), and the log stays
-# on the host instead of in the shared chroot. Its files (a cluster node's
-# nodes.conf) go to a directory of this run's in the chroot, removed with
-# the state dir.
-servers_start_valkey() { # PORT [extra valkey-server args...]
-  local p=$1 d=$REDLOCK_SERVERS_DIR
-  shift
-  "${servers_sudo[@]}" chroot "$REDLOCK_VALKEY_CHROOT" valkey-server --port "$p" --bind 127.0.0.1 \
+# Valkey and Redis 8 run from the chroot, undaemonized in the background (&):
+# chroot execs the server, so $! is its PID (no function wrapper: that would
+# make $! a subshell), and the log stays on the host instead of in the shared
+# chroot. Their files (a cluster node's nodes.conf) go to a directory of this
+# run's in the chroot, removed with the state dir.
+servers_start_chrooted() { # SERVER PORT [extra server args...]
+  local bin=$1 p=$2 d=$REDLOCK_SERVERS_DIR
+  shift 2
+  "${servers_sudo[@]}" chroot "$REDLOCK_VALKEY_CHROOT" "$bin" --port "$p" --bind 127.0.0.1 \
     --save '' --appendonly no "${servers_slowlog[@]}" --dir "/tmp/${d##*/}" "$@" </dev/null >"$d/$p.log" 2>&1 8>&- &
   echo $! >"$d/$p.pid"
 }
@@ -124,8 +125,13 @@ servers_check_valkey() {
     servers_die "Valkey on port $p does not support SET IFEQ / DELIFEQ ($(redis-cli -p "$p" info server | grep -i version))"
 }
 
+servers_check_redis8() {
+  [[ $(redis-cli -p "$1" info server) == *redis_version:8.0.* ]] ||
+    servers_die "the server on port $1 is not Redis 8.0 ($(redis-cli -p "$1" info server | grep -i version))"
+}
+
 servers_start() {
-  local p nodes=() cluster=() valkey=() valkey_cluster=() t0=$SECONDS
+  local p nodes=() cluster=() valkey=() valkey_cluster=() redis8=() redis8_cluster=() t0=$SECONDS
   trap servers_stop EXIT
   # Turn Ctrl-C / kill into a normal exit so the EXIT trap always runs.
   trap 'exit 130' INT
@@ -133,7 +139,7 @@ servers_start() {
 
   servers_install || servers_die "could not install redis-server"
   servers_root bash "$REDLOCK_SCRIPTS/valkey-chroot.sh" "$REDLOCK_VALKEY_CHROOT" ||
-    servers_die "could not build the Valkey chroot"
+    servers_die "could not build the chroot of Valkey 9 and Redis 8"
   REDLOCK_SERVERS_DIR=$(mktemp -d /tmp/redlock-servers.XXXXXX)
   servers_root mkdir -p "$REDLOCK_VALKEY_CHROOT/tmp/${REDLOCK_SERVERS_DIR##*/}"
 
@@ -151,23 +157,34 @@ servers_start() {
   done
   for _ in 1 2 3 4 5; do
     servers_pick_port; valkey+=("$servers_port")
-    servers_start_valkey "$servers_port"
+    servers_start_chrooted valkey-server "$servers_port"
   done
   for _ in 1 2 3 4 5 6; do
     servers_pick_port; valkey_cluster+=("$servers_port")
-    servers_start_valkey "$servers_port" --cluster-enabled yes --cluster-config-file "nodes-$servers_port.conf"
+    servers_start_chrooted valkey-server "$servers_port" --cluster-enabled yes --cluster-config-file "nodes-$servers_port.conf"
   done
-  servers_wait_ping "${nodes[@]}" "${cluster[@]}" "${valkey[@]}" "${valkey_cluster[@]}"
+  for _ in 1 2 3 4 5; do
+    servers_pick_port; redis8+=("$servers_port")
+    servers_start_chrooted redis-server "$servers_port"
+  done
+  for _ in 1 2 3 4 5 6; do
+    servers_pick_port; redis8_cluster+=("$servers_port")
+    servers_start_chrooted redis-server "$servers_port" --cluster-enabled yes --cluster-config-file "nodes-$servers_port.conf"
+  done
+  servers_wait_ping "${nodes[@]}" "${cluster[@]}" "${valkey[@]}" "${valkey_cluster[@]}" "${redis8[@]}" "${redis8_cluster[@]}"
   flock -u 8
   exec 8>&-
 
   servers_form_cluster "${cluster[@]}"
   servers_form_cluster "${valkey_cluster[@]}"
+  servers_form_cluster "${redis8_cluster[@]}"
 
   for p in "${valkey[@]}"; do servers_check_valkey "$p"; done
+  for p in "${redis8[@]}" "${redis8_cluster[@]}"; do servers_check_redis8 "$p"; done
 
-  # The cases that start Valkey servers of their own run them from the chroot.
-  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT
+  # The cases that start Valkey or Redis 8 servers of their own run them from the chroot.
+  export REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER \
+    REDLOCK_TEST_REDIS8_NODES REDLOCK_TEST_REDIS8_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT
   REDLOCK_TEST_NODES=$(servers_join "${nodes[@]/#/127.0.0.1:}")
   # The seeds are the masters (redis-cli makes the first three masters);
   # clients find the replicas through them.
@@ -176,11 +193,16 @@ servers_start() {
   REDLOCK_TEST_VALKEY_NODES=$(servers_join "${valkey[@]/#/127.0.0.1:}")
   local valkey_masters=("${valkey_cluster[@]:0:3}")
   REDLOCK_TEST_VALKEY_CLUSTER=$(servers_join "${valkey_masters[@]/#/127.0.0.1:}")
+  REDLOCK_TEST_REDIS8_NODES=$(servers_join "${redis8[@]/#/127.0.0.1:}")
+  local redis8_masters=("${redis8_cluster[@]:0:3}")
+  REDLOCK_TEST_REDIS8_CLUSTER=$(servers_join "${redis8_masters[@]/#/127.0.0.1:}")
   echo "servers: up in $((SECONDS - t0))s (state in $REDLOCK_SERVERS_DIR)"
   echo "  REDLOCK_TEST_NODES=$REDLOCK_TEST_NODES"
   echo "  REDLOCK_TEST_CLUSTER=$REDLOCK_TEST_CLUSTER"
   echo "  REDLOCK_TEST_VALKEY_NODES=$REDLOCK_TEST_VALKEY_NODES"
   echo "  REDLOCK_TEST_VALKEY_CLUSTER=$REDLOCK_TEST_VALKEY_CLUSTER"
+  echo "  REDLOCK_TEST_REDIS8_NODES=$REDLOCK_TEST_REDIS8_NODES"
+  echo "  REDLOCK_TEST_REDIS8_CLUSTER=$REDLOCK_TEST_REDIS8_CLUSTER"
 }
 
 # Running, and not a zombie (an orphan whose reaper is slow still has /proc/PID).
@@ -223,7 +245,8 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   start)
     servers_start
     trap - EXIT INT TERM HUP # leave them running for "stop"
-    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT; do
+    for v in REDLOCK_TEST_NODES REDLOCK_TEST_CLUSTER REDLOCK_TEST_VALKEY_NODES REDLOCK_TEST_VALKEY_CLUSTER \
+      REDLOCK_TEST_REDIS8_NODES REDLOCK_TEST_REDIS8_CLUSTER REDLOCK_SERVERS_DIR REDLOCK_VALKEY_CHROOT; do
       printf 'export %s="%s"\n' "$v" "${!v}"
     done >"$envfile"
     echo "servers: wrote $envfile; stop with: $0 stop $envfile"

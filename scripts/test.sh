@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's single test command (README and CI): starts real Redis, Redis
-# Cluster and Valkey servers, then vets, checks generated code, runs the tests
+# The project's single test command (README and CI): starts real Redis 7,
+# Redis 8 and Valkey servers, each also as a Cluster, then vets, checks generated code, runs the tests
 # and the conformance matrix against them. Extra arguments go
 # to `go test`, e.g. -run TestX -v, and skip the matrix.
 set -euo pipefail
@@ -67,7 +67,7 @@ if (($#)); then
   go test -race -count=1 "${modules[@]}" "$@"
 else
   # Everything but the conformance suite, which the matrix runs once on
-  # Redis 7 and Valkey 9, failing on any failed cell.
+  # Redis 7, Redis 8 and Valkey 9, failing on any failed cell.
   # The redlock command's tests run once, with every client library built
   # in (its TestImportGraph checks the untagged build's imports).
   untagged=()
@@ -103,10 +103,12 @@ else
   # Valkey gets three of its masters here, so its five-node cells are n/a
   # ("needs 5 independent masters"): they would repeat Redis 7's (the same
   # round over a larger majority) at a seventh of the run's time. The
-  # valkey9 single, quorum3 and cluster cells run.
+  # valkey9 single, quorum3 and cluster cells run. Each driver runs on one
+  # Redis (conformance/cells.go): rueidis on Redis 8, the others on Redis 7.
   valkey3=$(cut -d, -f1-3 <<<"$REDLOCK_TEST_VALKEY_NODES")
-  servers=(--nodes "$REDLOCK_TEST_NODES,$valkey3" --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
-  section "conformance matrix on Redis 7 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false --cases 3"
+  servers=(--nodes "$REDLOCK_TEST_NODES,$REDLOCK_TEST_REDIS8_NODES,$valkey3"
+    --cluster "$REDLOCK_TEST_CLUSTER,$REDLOCK_TEST_REDIS8_CLUSTER,$REDLOCK_TEST_VALKEY_CLUSTER")
+  section "conformance matrix on Redis 7, Redis 8 and Valkey 9: go run ./cmd/redlock matrix --race --miniredis=false --cases 3"
   matrix=0
   go run ./cmd/redlock matrix --race --miniredis=false --cases 3 "${servers[@]}" || matrix=$?
   # A report, never a failure: which scripts blocked each kind of server
@@ -114,7 +116,8 @@ else
   # server waited behind them), from the SLOWLOG, which logs calls of 1ms
   # or more. It is wall time on a loaded machine: CPU waits count.
   section "scripts that blocked the servers longest: go run ./cmd/redlock slowlog"
-  for kind in "Redis 7=$REDLOCK_TEST_NODES" "Redis Cluster=$REDLOCK_TEST_CLUSTER" "Valkey 9=$REDLOCK_TEST_VALKEY_NODES" "Valkey Cluster=$REDLOCK_TEST_VALKEY_CLUSTER"; do
+  for kind in "Redis 7=$REDLOCK_TEST_NODES" "Redis 7 Cluster=$REDLOCK_TEST_CLUSTER" "Redis 8=$REDLOCK_TEST_REDIS8_NODES" \
+    "Redis 8 Cluster=$REDLOCK_TEST_REDIS8_CLUSTER" "Valkey 9=$REDLOCK_TEST_VALKEY_NODES" "Valkey Cluster=$REDLOCK_TEST_VALKEY_CLUSTER"; do
     echo "${kind%%=*}:"
     go run ./cmd/redlock slowlog --servers "${kind#*=}" || echo "WARNING: could not read the SLOWLOG of ${kind%%=*}" >&2
   done

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Build (once) a minimal Debian chroot holding Valkey 9, whose DELIFEQ and
-# SET ... IFEQ commands the tests need. Debian stable only ships Redis 7, and
-# Valkey 9 is only in unstable, so we debootstrap trixie and pull valkey-server
-# from sid inside the chroot instead of mixing suites on the host.
+# SET ... IFEQ commands the tests need, and Redis 8.0. The host's Debian ships
+# Redis 7 and Valkey 9 is only in unstable, so we debootstrap trixie, pull
+# valkey-server from sid and take trixie's redis-server (8.0) inside the
+# chroot instead of mixing suites on the host.
 #
 # Usage: scripts/valkey-chroot.sh [DIR]
 #   DIR defaults to $REDLOCK_VALKEY_CHROOT or /var/cache/redlock/valkey-chroot.
-# Does nothing when DIR already has a working Valkey 9.
+# Does nothing when DIR already has a working Valkey 9 and Redis 8.0; adds
+# Redis 8.0 in place to a chroot that has Valkey 9 alone (servers already
+# running from it keep running).
 set -euo pipefail
 
 dir=${1:-${REDLOCK_VALKEY_CHROOT:-/var/cache/redlock/valkey-chroot}}
@@ -17,6 +20,21 @@ apt_opts=(-o Acquire::Check-Valid-Until=false)
 die() { echo "valkey-chroot: ERROR: $*" >&2; exit 1; }
 
 valkey_ok() { [[ $(chroot "$1" valkey-server --version 2>/dev/null) == *" v=9."* ]]; }
+redis8_ok() { [[ $(chroot "$1" redis-server --version 2>/dev/null) == *" v=8.0."* ]]; }
+ready() { valkey_ok "$1" && redis8_ok "$1"; }
+
+# Redis 8.0 from trixie (-t: its dependencies too), not sid's: sid follows
+# Redis to later versions (8.4 adds DELEX, another release path than the Lua
+# one that runs on 8.0) and its redis-server needs sid's libc. Same
+# valkey-tools postinst failure as below when it reconfigures valkey-tools.
+install_redis8() { # ROOT LOG
+  chroot "$1" apt-get "${apt_opts[@]}" install -y -q --no-install-recommends -t trixie redis-server >>"$2" 2>&1 ||
+    echo "valkey-chroot: apt-get install redis-server reported an error (expected: valkey-tools postinst); checking the binary" >&2
+  redis8_ok "$1" || {
+    tail -n 30 "$2" >&2
+    die "redis-server 8.0 is not runnable in the chroot (got: $(chroot "$1" redis-server --version 2>&1 || true)); full log: $2"
+  }
+}
 
 # The same Debian mirror the host uses (one-line or deb822 format).
 host_mirror() {
@@ -29,13 +47,25 @@ host_mirror() {
 }
 
 [[ $(id -u) == 0 ]] || die "must run as root (debootstrap and chroot need it)"
-valkey_ok "$dir" && exit 0
+ready "$dir" && exit 0
 
 mkdir -p "$(dirname "$dir")"
 # Several test runs may start at once; only one of them builds.
 exec 9>"$dir.lock"
 flock 9
-valkey_ok "$dir" && exit 0
+ready "$dir" && exit 0
+
+if valkey_ok "$dir"; then
+  echo "valkey-chroot: adding Redis 8.0 to $dir"
+  log="$dir.redis8.log"
+  chroot "$dir" apt-get "${apt_opts[@]}" update -q >"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; die "apt-get update in the chroot failed"; }
+  install_redis8 "$dir" "$log"
+  chroot "$dir" apt-get clean
+  rm -f "$log"
+  echo "valkey-chroot: ready: $(chroot "$dir" redis-server --version)"
+  exit 0
+fi
 
 if ! command -v debootstrap >/dev/null; then
   apt-get update -q && apt-get install -y -q debootstrap
@@ -79,8 +109,9 @@ if ! valkey_ok "$tmp"; then
   tail -n 30 "$tmp.log" >&2
   die "valkey-server 9.x is not runnable in the chroot (got: $(chroot "$tmp" valkey-server --version 2>&1 || true)); full log: $tmp.log"
 fi
+install_redis8 "$tmp" "$tmp.log"
 chroot "$tmp" apt-get clean
 rm -rf "$dir"
 mv "$tmp" "$dir"
 rm -f "$tmp.log"
-echo "valkey-chroot: ready: $(chroot "$dir" valkey-server --version)"
+echo "valkey-chroot: ready: $(chroot "$dir" valkey-server --version); $(chroot "$dir" redis-server --version)"

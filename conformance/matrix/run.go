@@ -334,6 +334,11 @@ func (s Server) env(base []string) []string {
 		if len(s.Cluster) > 0 {
 			out = append(out, "REDLOCK_TEST_CLUSTER="+strings.Join(s.Cluster, ","))
 		}
+	case "redis8":
+		out = append(out, "REDLOCK_TEST_REDIS8_NODES="+strings.Join(s.Nodes, ","))
+		if len(s.Cluster) > 0 {
+			out = append(out, "REDLOCK_TEST_REDIS8_CLUSTER="+strings.Join(s.Cluster, ","))
+		}
 	case "valkey9":
 		out = append(out, "REDLOCK_TEST_VALKEY_NODES="+strings.Join(s.Nodes, ","))
 		if len(s.Cluster) > 0 {

@@ -21,9 +21,9 @@ import (
 	"github.com/redlockgo/redlock/driver/adapter"
 )
 
-// The servers' names are the suite's (testenv.Servers): the
-// independent Redis masters are "redis7" and the Valkey ones "valkey9",
-// whatever version they run; Server.Version says which.
+// The servers' names are the suite's (testenv.Servers): Redis masters
+// are "redis8" from Redis 8 on and "redis7" before it, Valkey ones
+// "valkey9" whatever version they run; Server.Version says which.
 
 // Miniredis is the embedded server: the suite starts it in each test
 // binary (REDLOCK_TEST_MINIREDIS=1), so it needs nothing installed.
@@ -40,25 +40,22 @@ func Miniredis() Server {
 }
 
 // Existing describes servers the user runs: each node is asked which
-// server it is (INFO server); Redis nodes make up redis7, Valkey nodes
-// valkey9. cluster, if given, holds seeds of a Redis Cluster, a Valkey
-// Cluster or both, told apart the same way; a cluster is a column of the
-// server of its kind, which needs nodes too.
+// server it is (INFO server); Redis nodes make up redis7 or redis8 (by
+// their major version), Valkey nodes valkey9. cluster, if given, holds
+// seeds of Redis and Valkey Clusters, told apart the same way; a cluster
+// is a column of the server of its kind, which needs nodes too.
 func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
-	var rs, vs Server
-	rs.Name, vs.Name = "redis7", "valkey9"
-	of := func(kind string) *Server {
-		if kind == "Valkey" {
-			return &vs
-		}
-		return &rs
+	servers := []Server{{Name: "redis7"}, {Name: "redis8"}, {Name: "valkey9"}}
+	of := func(kind, version string) *Server {
+		name := serverName(kind, version)
+		return &servers[slices.IndexFunc(servers, func(s Server) bool { return s.Name == name })]
 	}
 	for _, a := range nodes {
 		kind, version, err := identify(ctx, a)
 		if err != nil {
 			return nil, err
 		}
-		s := of(kind)
+		s := of(kind, version)
 		s.Nodes = append(s.Nodes, a)
 		if s.Version == "" {
 			s.Version = kind + " " + version
@@ -72,9 +69,9 @@ func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := of(kind)
+		s := of(kind, version)
 		if len(s.Nodes) == 0 {
-			return nil, fmt.Errorf("the %s cluster at %s needs %s nodes too (--nodes): the cluster cells are a column of the %s server", kind, a, kind, s.Name)
+			return nil, fmt.Errorf("the %s %s cluster at %s needs %s nodes too (--nodes): the cluster cells are a column of the %s server", kind, version, a, s.Name, s.Name)
 		}
 		s.Cluster = append(s.Cluster, a)
 		versions[s] = fmt.Sprintf("; cluster: %s %s", kind, version)
@@ -82,13 +79,20 @@ func Existing(ctx context.Context, nodes, cluster []string) ([]Server, error) {
 	for s, v := range versions {
 		s.Version += v
 	}
-	var out []Server
-	for _, s := range []Server{rs, vs} {
-		if len(s.Nodes) > 0 {
-			out = append(out, s)
-		}
+	return slices.DeleteFunc(servers, func(s Server) bool { return len(s.Nodes) == 0 }), nil
+}
+
+// serverName is the suite's name of a server of kind ("Redis" or
+// "Valkey") and version.
+func serverName(kind, version string) string {
+	major, _, _ := strings.Cut(version, ".")
+	switch n, _ := strconv.Atoi(major); {
+	case kind == "Valkey":
+		return "valkey9"
+	case n >= 8:
+		return "redis8"
 	}
-	return out, nil
+	return "redis7"
 }
 
 // identify asks addr which server it is: ("Redis" or "Valkey", version).
@@ -123,15 +127,11 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 		return nil, func() {}, err
 	}
 	stop, start, dir := p.stop, p.start, p.dir
-	for _, kind := range []struct {
-		name string
-		bin  Binary
-	}{{"redis7", RedisServer}, {"valkey9", Binary{Name: "valkey-server"}}} {
-		bin := kind.bin
+	for _, bin := range []Binary{RedisServer, {Name: "valkey-server"}} {
 		if _, err := exec.LookPath(bin.Name); err != nil {
 			continue
 		}
-		s := Server{Name: kind.name}
+		var s Server
 		for range 5 {
 			a, err := start(bin, false)
 			if err != nil {
@@ -163,7 +163,7 @@ func Local(ctx context.Context) (servers []Server, stop func(), err error) {
 		if err != nil {
 			return nil, stop, err
 		}
-		s.Version = k + " " + v
+		s.Name, s.Version = serverName(k, v), k+" "+v
 		if len(s.Cluster) > 0 {
 			s.Version += "; cluster of 3 masters with a replica each"
 		}

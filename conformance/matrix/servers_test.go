@@ -16,13 +16,16 @@ import (
 func TestServerEnv(t *testing.T) {
 	for _, s := range []Server{
 		{Name: "redis7", Nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, Cluster: []string{"127.0.0.1:3"}},
+		{Name: "redis8", Nodes: []string{"127.0.0.1:7"}, Cluster: []string{"127.0.0.1:8", "127.0.0.1:9"}},
+		{Name: "redis8", Nodes: []string{"127.0.0.1:7"}},
 		{Name: "valkey9", Nodes: []string{"127.0.0.1:4"}, Cluster: []string{"127.0.0.1:5", "127.0.0.1:6"}},
 		{Name: "valkey9", Nodes: []string{"127.0.0.1:4"}},
 		{Name: "miniredis"},
 	} {
 		t.Run(s.Name, func(t *testing.T) {
 			base := []string{"REDLOCK_TEST_NODES=stale:1", "REDLOCK_TEST_CLUSTER=stale:2", "REDLOCK_TEST_VALKEY_NODES=stale:3",
-				"REDLOCK_TEST_VALKEY_CLUSTER=stale:4", "REDLOCK_TEST_MINIREDIS=1", "CI=1"}
+				"REDLOCK_TEST_VALKEY_CLUSTER=stale:4", "REDLOCK_TEST_REDIS8_NODES=stale:5", "REDLOCK_TEST_REDIS8_CLUSTER=stale:6",
+				"REDLOCK_TEST_MINIREDIS=1", "CI=1"}
 			for _, kv := range base {
 				k, _, _ := strings.Cut(kv, "=")
 				t.Setenv(k, "")
@@ -42,6 +45,20 @@ func TestServerEnv(t *testing.T) {
 	}
 }
 
+// TestServerName checks that the nodes a user gives are told apart as
+// the suite's servers: Redis by its major version.
+func TestServerName(t *testing.T) {
+	for _, c := range []struct{ kind, version, want string }{
+		{"Redis", "7.0.15", "redis7"}, {"Redis", "7.4.2", "redis7"}, {"Redis", "6.2.0", "redis7"},
+		{"Redis", "8.0.2", "redis8"}, {"Redis", "8.4.0", "redis8"}, {"Redis", "10.0.0", "redis8"},
+		{"Valkey", "9.1.2", "valkey9"}, {"Valkey", "8.1.1", "valkey9"},
+	} {
+		if got := serverName(c.kind, c.version); got != c.want {
+			t.Errorf("serverName(%s, %s) = %s, want %s", c.kind, c.version, got, c.want)
+		}
+	}
+}
+
 // TestLocalCluster starts the throwaway servers of a run without
 // --nodes: the Redis Cluster has three masters with a replica each,
 // linked, as the conformance cluster cells need.
@@ -55,9 +72,9 @@ func TestLocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(servers, func(s Server) bool { return s.Name == "redis7" })
+	i := slices.IndexFunc(servers, func(s Server) bool { return strings.HasPrefix(s.Name, "redis") })
 	if i < 0 || len(servers[i].Cluster) != 3 {
-		t.Fatalf("Local gave %+v, want redis7 with 3 cluster seeds", servers)
+		t.Fatalf("Local gave %+v, want a Redis server with 3 cluster seeds", servers)
 	}
 	c := redis.NewClient(&redis.Options{Addr: servers[i].Cluster[0], Protocol: 2, DisableIdentity: true})
 	defer c.Close()

@@ -12,7 +12,7 @@ import (
 const MiniredisEnv = "REDLOCK_TEST_MINIREDIS"
 
 // Server is one kind of server the conformance cells run on: its name in
-// test names (redis7, valkey9, miniredis), its independent masters, and
+// test names (redis7, redis8, valkey9, miniredis), its independent masters, and
 // the seeds of a Redis Cluster of that server, if the run has one.
 type Server struct {
 	Name    string
@@ -21,17 +21,19 @@ type Server struct {
 }
 
 // Servers returns the servers this run has, in a fixed order: Redis 7
-// (REDLOCK_TEST_NODES, with the cluster REDLOCK_TEST_CLUSTER), Valkey 9
+// (REDLOCK_TEST_NODES, with the cluster REDLOCK_TEST_CLUSTER), Redis 8
+// (REDLOCK_TEST_REDIS8_NODES, with REDLOCK_TEST_REDIS8_CLUSTER), Valkey 9
 // (REDLOCK_TEST_VALKEY_NODES, with REDLOCK_TEST_VALKEY_CLUSTER) and, with
 // REDLOCK_TEST_MINIREDIS=1, three miniredis nodes started in this process
 // and stopped at t's cleanup. A server whose variable is unset is left
-// out; under CI all four variables must be set (the test fails), and a
+// out; under CI all six variables must be set (the test fails), and a
 // run with no server at all is skipped.
 func Servers(t testing.TB) []Server {
 	t.Helper()
 	var out []Server
 	for _, s := range []struct{ name, env, cluster string }{
 		{"redis7", "REDLOCK_TEST_NODES", "REDLOCK_TEST_CLUSTER"},
+		{"redis8", "REDLOCK_TEST_REDIS8_NODES", "REDLOCK_TEST_REDIS8_CLUSTER"},
 		{"valkey9", "REDLOCK_TEST_VALKEY_NODES", "REDLOCK_TEST_VALKEY_CLUSTER"},
 	} {
 		for _, v := range []string{s.env, s.cluster} {

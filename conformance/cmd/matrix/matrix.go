@@ -37,7 +37,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nodes := fs.String("nodes", "", "existing independent masters, `host:port,...`: Redis and Valkey nodes (told apart by INFO); no local servers are started")
-	cluster := fs.String("cluster", "", "seeds `host:port,...` of an existing Redis Cluster, Valkey Cluster or both (told apart by INFO; with --nodes of the same server)")
+	cluster := fs.String("cluster", "", "seeds `host:port,...` of existing Redis and Valkey Clusters (told apart by INFO; with --nodes of the same server)")
 	embedded := fs.Bool("miniredis", true, "also run on embedded miniredis")
 	race := fs.Bool("race", false, "build the tests with the race detector (needs cgo and a C compiler)")
 	narrow := fs.String("run", "", "only the cells matching `pattern`, as driver/server/topology/strategy/primitive (a go test -run pattern below TestConformance)")
