@@ -67,6 +67,7 @@ func reentrantCases(e env, p string) map[string]func(*testing.T, env) {
 		"Reentrant":                     func(t *testing.T, e env) { testReentrantOf(t, e, x) },
 		"ReentrantKeepsLine":            func(t *testing.T, e env) { testReentrantKeepsLine(t, e, x) },
 		"ReentrantHostileWritesNothing": func(t *testing.T, e env) { testReentrantHostile(t, e, x) },
+		"ReentrantAutoExtend":           func(t *testing.T, e env) { testReentrantAutoExtend(t, e, x) },
 	}
 	if p == "RWMutex" {
 		cases["OwnerReadsWhileWriting"] = testOwnerReadsWhileWriting
@@ -437,4 +438,46 @@ func testOwnerReadsWhileWriting(t *testing.T, e env) {
 	case <-time.After(8 * time.Second):
 		t.Fatal("the waiting writer not granted within 8s of the owner's last lease's release")
 	}
+}
+
+// testReentrantAutoExtend: the watchdog keeps each of an owner's leases,
+// two TTLs long; once one is unlocked, the other still holds the name
+// for the owner alone, and its Unlock frees it. The TTL is long enough
+// that an extension slowed by a loaded machine (a Cluster's replicas
+// acknowledging) does not outlast the validity left.
+func testReentrantAutoExtend(t *testing.T, e env, x reentrantLock) {
+	ctx, n := ctxFor(t, 30*time.Second), name(t)
+	const owner = "worker-1"
+	const ttl = 3 * time.Second
+	take := func(ctx context.Context) (*core.Lease, error) {
+		return x.try(ctx, loaded(t, e), n, owner, core.WithTTL(ttl), core.WithAutoExtend())
+	}
+	l1, l2 := mustLock(t, ctx, take), mustLock(t, ctx, take)
+	time.Sleep(2 * ttl)
+	for i, l := range []*core.Lease{l1, l2} {
+		if err := l.Err(); err != nil {
+			t.Fatalf("auto-extended lease %d after 2 TTLs: %v", i+1, err)
+		}
+	}
+	if err := l1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if err := l2.Err(); err != nil {
+		t.Fatalf("the owner's other lease, 2 TTLs after the first's Unlock: %v", err)
+	}
+	if l, err := x.try(ctx, loaded(t, e), n, ""); !errors.Is(err, core.ErrNotAcquired) {
+		if l != nil {
+			l.Unlock(ctx)
+		}
+		t.Fatalf("TryLock while the owner's other lease holds: %v, want ErrNotAcquired", err)
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := x.try(ctx, loaded(t, e), n, "")
+	if err != nil {
+		t.Fatalf("TryLock once both leases were unlocked: %v", err)
+	}
+	l.Unlock(ctx)
 }
