@@ -320,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "f4a962c32be23fa7e33c2bbd61fac444d196bde6",
+	SHA1:    "76537484c4113544c5aa95da743bb3fa04443a44",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "f4a962c32be23fa7e33c2bbd61fac444d196bde6",
+	sha1Arg: "76537484c4113544c5aa95da743bb3fa04443a44",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -343,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "4abff4a9ab80257a4bcd16b57d2172d37c91bbb0",
+	SHA1:    "42e3099d3cecc1e7c6f19d9abed4ee1ffb303537",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "4abff4a9ab80257a4bcd16b57d2172d37c91bbb0",
+	sha1Arg: "42e3099d3cecc1e7c6f19d9abed4ee1ffb303537",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -356,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "5028bae1f92914683682213038b1fe51f93b0e81",
+	SHA1:    "076595b16d9e75484d57c469fb551f5ba5702256",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "5028bae1f92914683682213038b1fe51f93b0e81",
+	sha1Arg: "076595b16d9e75484d57c469fb551f5ba5702256",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -369,9 +369,9 @@ func DecodeFairMutexForce(v int64, err error) (int64, error) {
 // FairMutexStateScript is scripts/lua/fair_state.lua.
 var FairMutexStateScript = Script{
 	Name:    "fair_state",
-	SHA1:    "85d101a93e5ba645507b1da70c48213c6f96ab80",
+	SHA1:    "b7e47ec633be08a356a4f1595cd27235f8ee135a",
 	Source:  lua.Source("fair_state.lua"),
-	sha1Arg: "85d101a93e5ba645507b1da70c48213c6f96ab80",
+	sha1Arg: "b7e47ec633be08a356a4f1595cd27235f8ee135a",
 }
 
 // DecodeFairMutexState turns the reply of fair_state.lua, or the error that came instead, into its Go form.
@@ -400,9 +400,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "407dbb29ce9633c8fa38b57b416f37d4871a07a2",
+	SHA1:    "3043f9044640c1ecdc20a86effaf6d15f998ff0b",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "407dbb29ce9633c8fa38b57b416f37d4871a07a2",
+	sha1Arg: "3043f9044640c1ecdc20a86effaf6d15f998ff0b",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -423,9 +423,9 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:    "rw_lock",
-	SHA1:    "d5c6f28bbc4ba27205a5e0493e461310fdba71cc",
+	SHA1:    "0ecb1cf1090a08f882ccbe2397904418288a6647",
 	Source:  lua.Source("rw_lock.lua"),
-	sha1Arg: "d5c6f28bbc4ba27205a5e0493e461310fdba71cc",
+	sha1Arg: "0ecb1cf1090a08f882ccbe2397904418288a6647",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -472,9 +472,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "4e259d44c56fef2603f54ecbd3c0ec3f0cc2c903",
+	SHA1:    "77c318f53d13350209c03d8e1f54646bef3aa596",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "4e259d44c56fef2603f54ecbd3c0ec3f0cc2c903",
+	sha1Arg: "77c318f53d13350209c03d8e1f54646bef3aa596",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -485,9 +485,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:    "rw_downgrade",
-	SHA1:    "32eeacda2eb52d63065814d0385c67627efd0597",
+	SHA1:    "44bb2a4358477f29e46de2f475d135bf217ba303",
 	Source:  lua.Source("rw_downgrade.lua"),
-	sha1Arg: "32eeacda2eb52d63065814d0385c67627efd0597",
+	sha1Arg: "44bb2a4358477f29e46de2f475d135bf217ba303",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -498,9 +498,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "dbebfe95d0c4ed466df1805187e129ec8b0697bd",
+	SHA1:    "0b79ea4a64ae742dd7f2417290df983fc8bb27d2",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "dbebfe95d0c4ed466df1805187e129ec8b0697bd",
+	sha1Arg: "0b79ea4a64ae742dd7f2417290df983fc8bb27d2",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -511,9 +511,9 @@ func DecodeRWMutexForce(v int64, err error) (int64, error) {
 // RWMutexStateScript is scripts/lua/rw_state.lua.
 var RWMutexStateScript = Script{
 	Name:    "rw_state",
-	SHA1:    "50c3e7698713e9e02a987c1c84ca5d2e25b17377",
+	SHA1:    "9f4e95a998200402717ad2fc51f826b74132f6f6",
 	Source:  lua.Source("rw_state.lua"),
-	sha1Arg: "50c3e7698713e9e02a987c1c84ca5d2e25b17377",
+	sha1Arg: "9f4e95a998200402717ad2fc51f826b74132f6f6",
 }
 
 // DecodeRWMutexState turns the reply of rw_state.lua, or the error that came instead, into its Go form.

@@ -4,13 +4,14 @@
 -- is a string holding its holder's token, or, taken for an owner, the
 -- owner's hash of lib/owned.lua, each lease's token a field.
 
--- heldBy reports whether token holds such a lock.
+-- heldBy reports whether token holds such a lock, and whether the lock is
+-- an owner's hash. A plain lock costs the one GET it always did.
 local function heldBy(lock, token)
-  local kind = redis.call('type', lock).ok
-  if kind == 'string' then
-    return redis.call('get', lock) == token
+  local value = redis.pcall('get', lock)
+  if type(value) == 'table' and value.err then -- not a string
+    return ownedHolds(lock, token), true
   end
-  return kind == 'hash' and ownedHolds(lock, token)
+  return value == token, false
 end
 
 -- ownedBy reports whether such a lock is owner's hash: owner "" (a plain

@@ -28,10 +28,11 @@ end
 -- lock's PTTL (-2: the lock is free). The expiry is never shortened: the
 -- attempt may land after the lease it belongs to was extended.
 local function heldReply(lock, counter, token, ttl)
-  if not heldBy(lock, token) then
+  local held, owned = heldBy(lock, token)
+  if not held then
     return nil, redis.call('pttl', lock)
   end
-  if redis.call('type', lock).ok == 'hash' then
+  if owned then
     ownedHold(lock, token, ttl)
   else
     lengthen(lock, ttl)
