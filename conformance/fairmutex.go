@@ -31,6 +31,8 @@ func runFairMutex(t *testing.T, e env) {
 	}
 	maps.Copy(cases, forceCases(e, "FairMutex", ""))
 	maps.Copy(cases, metadataCases("FairMutex"))
+	maps.Copy(cases, forceCases(e, "FairMutexOwned", "Owned"))
+	maps.Copy(cases, reentrantCases(e, "FairMutex"))
 	if len(e.addrs) >= 3 {
 		cases["MinorityDown"] = testFairMinorityDown
 		cases["MajorityDown"] = testFairMajorityDown
@@ -69,6 +71,9 @@ func linedLockCases(e env, p string) map[string]func(*testing.T, env) {
 		cases["LateUndoSparesGrant"] = testLateUndoSparesGrant(p)
 		cases["LateAttemptCannotShorten"] = testLateAttemptCannotShorten(p)
 		maps.Copy(cases, landsLateCasesFor(e, p, ""))
+		if _, ok := exclusiveLocks[p+"Owned"]; ok {
+			maps.Copy(cases, landsLateCasesFor(e, p+"Owned", "Owned"))
+		}
 	}
 	return cases
 }
@@ -239,8 +244,7 @@ func testFairBadInput(t *testing.T, e env) {
 	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
 		m := c.FairMutex(name, opts...)
 		return leaseCalls{"TryLock": m.TryLock, "Lock": m.Lock}
-	}, badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)},
-		badOption{"an owner (not reentrant)", core.WithOwner("worker-1")})
+	}, badOption{"a TTL of a fraction of a millisecond", core.WithTTL(1500 * time.Microsecond)})
 	if k, _ := e.admin(t, 0).Exists(ctx, fairKey(n, ""), fairKey(n, ":q"), fairKey(n, ":lapse")).Result(); k != 0 {
 		t.Errorf("bad input wrote %d keys", k)
 	}

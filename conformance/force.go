@@ -74,12 +74,42 @@ var forcibles = map[string]forcible{
 		pollLine: true,
 		granted:  true,
 	},
+	// An owner's: a hand-on grants the owner's waiter the owner's hash.
+	"FairMutexOwned": {
+		lock: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.FairMutex(n, append(o, core.WithOwner(rand.Text()))...).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.FairMutex(n, append(o, core.WithOwner(rand.Text()))...).TryLock(ctx)
+		},
+		force: func(ctx context.Context, c *core.Client, n string, _ *core.Lease) error {
+			return c.FairMutex(n).ForceUnlock(ctx)
+		},
+		line:     func(n string) string { return fairKey(n, ":q") },
+		pollLine: true,
+		granted:  true,
+	},
 	"RWMutex": {
 		lock: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
 			return c.RWMutex(n, o...).Lock(ctx)
 		},
 		try: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
 			return c.RWMutex(n, o...).TryLock(ctx)
+		},
+		force: func(ctx context.Context, c *core.Client, n string, _ *core.Lease) error {
+			return c.RWMutex(n).ForceUnlock(ctx)
+		},
+		line:    func(n string) string { return rwKey(n, ":wq") },
+		granted: true,
+	},
+	// An owner's write lock: a hand-on grants the owner's writer the
+	// owner's hash.
+	"RWMutexOwned": {
+		lock: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.RWMutex(n, append(o, core.WithOwner(rand.Text()))...).Lock(ctx)
+		},
+		try: func(ctx context.Context, c *core.Client, n string, o ...core.Option) (*core.Lease, error) {
+			return c.RWMutex(n, append(o, core.WithOwner(rand.Text()))...).TryLock(ctx)
 		},
 		force: func(ctx context.Context, c *core.Client, n string, _ *core.Lease) error {
 			return c.RWMutex(n).ForceUnlock(ctx)

@@ -54,10 +54,26 @@ var exclusiveLocks = map[string]exclusiveLock{
 		acquire: "FairMutexAcquire", undo: []string{"FairMutexRelease"}, key: func(n string) string { return fairKey(n, "") },
 		line: func(n string) string { return fairKey(n, ":q") },
 	},
+	// A reentrant one: the waiter's owner, "waiter", is not the holder's.
+	"FairMutexOwned": {
+		lock:    takerOf((*core.Client).FairMutex, (*core.FairMutex).Lock, core.WithOwner("waiter")),
+		try:     takerOf((*core.Client).FairMutex, (*core.FairMutex).TryLock, core.WithOwner("waiter")),
+		acquire: "FairMutexAcquire", undo: []string{"FairMutexRelease"}, key: func(n string) string { return fairKey(n, "") },
+		line:   func(n string) string { return fairKey(n, ":q") },
+		holder: takerOf((*core.Client).FairMutex, (*core.FairMutex).Lock, core.WithOwner("holder")),
+	},
 	"RWMutex": {
 		lock: waitWriter, try: tryWriter,
 		acquire: "RWMutexWriteAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":w") },
 		line: func(n string) string { return rwKey(n, ":wq") },
+	},
+	// A reentrant write lock: the waiter's owner, "waiter", is not the holder's.
+	"RWMutexOwned": {
+		lock:    takerOf((*core.Client).RWMutex, (*core.RWMutex).Lock, core.WithOwner("waiter")),
+		try:     takerOf((*core.Client).RWMutex, (*core.RWMutex).TryLock, core.WithOwner("waiter")),
+		acquire: "RWMutexWriteAcquire", undo: []string{"RWMutexRelease"}, key: func(n string) string { return rwKey(n, ":w") },
+		line:   func(n string) string { return rwKey(n, ":wq") },
+		holder: takerOf((*core.Client).RWMutex, (*core.RWMutex).Lock, core.WithOwner("holder")),
 	},
 	// A read lease: shared, so only for the cases of late attempts.
 	"RWMutexRead": {

@@ -33,10 +33,10 @@ func fenceKey(name string) string { return lockKey(name) + ":fence" }
 // queueKey is the line of the Mutex (and MultiLock) called name (sorted set of ticket keys, by the joining waiters).
 func queueKey(name string) string { return lockKey(name) + ":q" }
 
-// fairKey is a key of the FairMutex called name (by the fair scripts): "" the lock (string), ":q" the line and ":lapse" when each place lapses (sorted sets of tokens), ":t" its tickets (ticketsKey(fairKey(name, ""))).
+// fairKey is a key of the FairMutex called name (by the fair scripts): "" the lock (string, or owner's hash), ":q" the line and ":lapse" when each place lapses (sorted sets of tokens), ":t" its tickets (ticketsKey(fairKey(name, ""))).
 func fairKey(name, suffix string) string { return lockKey(name) + ":fair" + suffix }
 
-// rwKey is a key of the RWMutex called name (by the rw scripts): ":w" the write lock (string), ":r" the read leases, ":wq"/":rq" the waiting writers/readers (sorted sets of tokens), ":t" its tickets, the writers' and the marks of readers' attempts (ticketsKey(rwKey(name, ""))).
+// rwKey is a key of the RWMutex called name (by the rw scripts): ":w" the write lock (string, or owner's hash), ":r" the read leases, ":wq"/":rq" the waiting writers/readers (sorted sets of tokens), ":t" its tickets, the writers' and the marks of readers' attempts (ticketsKey(rwKey(name, ""))).
 func rwKey(name, suffix string) string { return lockKey(name) + ":rw" + suffix }
 
 // semKey is a key of the Semaphore called name (by the semaphore scripts): "" its permits (sorted set of slots), ":holders" (hash), ":size", ":fence" (strings), ":q" (its line of ticket ids), ":t" (its tickets hash, see ticketsKey).

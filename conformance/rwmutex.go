@@ -33,6 +33,8 @@ func runRWMutex(t *testing.T, e env) {
 	maps.Copy(cases, downgradeCases(e))
 	maps.Copy(cases, forceCases(e, "RWMutex", ""))
 	maps.Copy(cases, metadataCases("RWMutex"))
+	maps.Copy(cases, forceCases(e, "RWMutexOwned", "Owned"))
+	maps.Copy(cases, reentrantCases(e, "RWMutex"))
 	if e.strategy == core.Poll {
 		cases["ForceFreesReaders"] = testForceFreesReaders
 	}
@@ -54,8 +56,7 @@ func testRWBadInput(t *testing.T, e env) {
 	expectBadLockInput(t, ctx, n, func(name string, opts ...core.Option) leaseCalls {
 		m := c.RWMutex(name, opts...)
 		return leaseCalls{"TryRLock": m.TryRLock, "RLock": m.RLock, "TryLock": m.TryLock, "Lock": m.Lock}
-	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)},
-		badOption{"an owner (not reentrant)", core.WithOwner("worker-1")})
+	}, badOption{"a TTL below the drift allowance", core.WithTTL(2 * time.Millisecond)})
 	if k, _ := e.admin(t, 0).Exists(ctx, rwKey(n, ":w"), rwKey(n, ":r"), rwKey(n, ":wq"), rwKey(n, ":rq")).Result(); k != 0 {
 		t.Errorf("bad input wrote %d keys", k)
 	}

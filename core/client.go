@@ -155,9 +155,6 @@ func (c *Client) check(ctx context.Context, name string, o *options) error {
 	if err := quorum.Ended(ctx); err != nil {
 		return err
 	}
-	if o.owner != "" && (o.what == "FairMutex" || o.what == "RWMutex") {
-		return invalid("%s is not reentrant: WithOwner(%q) applies to Mutex only; pass WithOwner(\"\") to override a Client default", o.what, o.owner)
-	}
 	return nil
 }
 

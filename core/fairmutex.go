@@ -17,7 +17,12 @@ import (
 // joins a line kept in Redis and is granted the lock only when it is first
 // in line; TryLock succeeds only when the lock is free and no one waits.
 // Leases are the same as a Mutex's. A FairMutex is safe for concurrent use
-// and cheap: make one per name as needed. It is not reentrant.
+// and cheap: make one per name as needed. With WithOwner it is reentrant,
+// as a Mutex is: while a lease of the owner holds the lock, the owner's
+// TryLock and Lock take it again at once, with a fencing token drawn
+// afresh, without joining the line or passing anyone in it, and the lock
+// is free for the next in line once every lease of the owner was unlocked
+// or expired.
 //
 // Each waiter's entry lapses unless its attempts refresh it (about every
 // quarter TTL; the entry lasts one TTL), so a waiter whose process died
@@ -120,7 +125,7 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 	k, o := m.keys, &m.opts
 	g.Expect()
 	ask := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
-		r, err := n.Driver.FairMutexAcquire(ctx, driver.FairMutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: token, TTL: o.ttl, Place: place, Wait: wait, Secret: g.Secret(i), Idle: o.idle})
+		r, err := n.Driver.FairMutexAcquire(ctx, driver.FairMutexAcquireRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: token, TTL: o.ttl, Place: place, Wait: wait, Secret: g.Secret(i), Idle: o.idle, Owner: o.owner})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.Observe(i, a.Acquired, a.Fence, err)
 		return a, err
@@ -130,18 +135,24 @@ func (m *FairMutex) attempt(ctx context.Context, token string, place int64, wait
 }
 
 func (m *FairMutex) hold(token string, keep bool) fairHold {
-	return fairHold{keys: m.keys, lineHold: newLineHold(&m.opts, token, keep), forcedFlag: newForcedFlag()}
+	return fairHold{keys: m.keys, lineHold: newLineHold(&m.opts, token, keep), owned: m.opts.owner != "", forcedFlag: newForcedFlag()}
 }
 
-// fairHold is a FairMutex lease's hold: its token in the lock key. keep
+// fairHold is a FairMutex lease's hold: its token in the lock key, or for
+// an owner a field of the owner's hash, as a reentrant Mutex's. keep
 // marks the undo of an attempt, which keeps the waiter's place in line.
 type fairHold struct {
 	keys fairKeys
 	lineHold
-	forcedFlag // a node said a force-release freed it
+	owned      bool
+	forcedFlag // a plain lease's: a node said a force-release freed it
 }
 
 func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
+	if h.owned {
+		v, err := n.Driver.ExtendOwned(ctx, h.keys.lock, h.keys.tickets, h.token, ttl, h.keys.ids+h.token)
+		return v == 1, err
+	}
 	v, err := n.Extend(ctx, h.keys.lock, h.keys.tickets, h.keys.ids+h.token, forcedKey(h.keys.lock), h.token, ttl)
 	h.heard(v)
 	return v == 1, err
@@ -150,17 +161,18 @@ func (h fairHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration)
 func (h fairHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	v, err := n.Driver.FairMutexRelease(ctx, driver.FairMutexReleaseRequest{Lock: k.lock, Fence: k.fence, Queue: k.queue, Lapse: k.lapse, Tickets: k.tickets, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
-	if err == nil && v == 0 && !h.keep {
+	if err == nil && v == 0 && !h.keep && !h.owned {
 		h.askForced(ctx, n, k.lock, h.token) // only a release that found the lock gone asks
 	}
 	return v == 1, err
 }
 
 // State reads who holds the lock, for how long, and who waits in its
-// line, from every node at once, as Mutex.State does (MutexState's Owned
-// and Holds are those of a plain lock), and each node's line: the first
-// LineShown waiters, with the time until each place lapses. It costs one
-// round trip: a read-only script per node, O(log n) in the line's length.
+// line, from every node at once, as Mutex.State does (for an owner's
+// leases, Holder is the owner and Holds their count), and each node's
+// line: the first LineShown waiters, with the time until each place
+// lapses. It costs one round trip: a read-only script per node, O(log n)
+// in the line's length (and O(leases) for an owner's).
 func (m *FairMutex) State(ctx context.Context) (MutexState, error) {
 	if err := m.c.check(ctx, m.name, &m.opts); err != nil {
 		return MutexState{Name: m.name}, err
@@ -171,10 +183,7 @@ func (m *FairMutex) State(ctx context.Context) (MutexState, error) {
 		if err != nil {
 			return MutexNodeState{}, err
 		}
-		s := MutexNodeState{Holder: r.Holder, TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
-		if s.Holder != "" {
-			s.Holds = 1
-		}
+		s := MutexNodeState{Holder: r.Holder, Owned: r.Owned, Holds: int(r.Holds), TTL: r.TTL, Token: uint64(max(r.Fence, 0)), Waiting: int(r.Waiting)}
 		if len(r.Line)%2 != 0 {
 			return MutexNodeState{}, fmt.Errorf("%w: fair_state.lua listed a waiter without its lapse time", driver.ErrUnexpectedReply)
 		}
@@ -204,6 +213,9 @@ func (m *FairMutex) ForceUnlock(ctx context.Context) error {
 }
 
 func (h fairHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
+	if h.owned {
+		return n.Driver.OwnedTTL(ctx, h.keys.lock, h.token)
+	}
 	return lockLeft(ctx, n, h.keys.lock, h.token, h.forcedFlag)
 }
 

@@ -102,8 +102,10 @@ func WithTTL(ttl time.Duration) Option { return set(optTTL, func(o *options) { o
 // its own, so that releasing, extending or undoing one (late, or twice)
 // never touches another; their TTLs may differ, and the lock's key lives
 // as long as the longest (an extension never shortens it). It applies to
-// Mutex and MultiLock; WithOwner("") clears a Client default, on any
-// primitive.
+// Mutex, MultiLock, FairMutex (whose owner, holding the lock, takes it
+// again without waiting in line) and RWMutex (its write lock; its owner's
+// read leases, while it writes, are granted at once); WithOwner("")
+// clears a Client default, on any primitive.
 func WithOwner(owner string) Option {
 	if owner == "" {
 		return func(o *options) { o.owner = "" }
@@ -334,7 +336,7 @@ var applies = func() map[string]optionSet {
 	leases := every | optAutoExtend | optFencing | optMaxAttempts | optDriftFactor | optIdleExpiry | optObserver
 	return map[string]optionSet{
 		"Mutex": leases | optOwner | optMetadata, "MultiLock": leases | optOwner,
-		"FairMutex": leases | optMetadata, "RWMutex": leases | optMetadata, "Semaphore": leases | optMetadata,
+		"FairMutex": leases | optOwner | optMetadata, "RWMutex": leases | optOwner | optMetadata, "Semaphore": leases | optMetadata,
 		"Latch": every | optLatchExpiry,
 	}
 }()

@@ -22,8 +22,18 @@ import (
 // write leases are Leases: each expires at its TTL unless extended (by hand
 // or WithAutoExtend), so a reader or writer that died frees its share at
 // its TTL. An RWMutex is safe for concurrent use and cheap: make one per
-// name as needed. It is not reentrant: a holder that asks again waits for
-// itself; a writer that wants to go on reading calls Lease.Downgrade.
+// name as needed. Without an owner it is not reentrant: a holder that
+// asks again waits for itself; a writer that wants to go on reading calls
+// Lease.Downgrade. With WithOwner its write lock is reentrant, as a
+// Mutex is: while a write lease of the owner holds it, the owner's
+// TryLock and Lock take it again at once (a fencing token drawn afresh,
+// no waiting in line), and it is free once every write lease of the owner
+// was unlocked or expired. The owner's TryRLock and RLock, while it
+// holds the write lock, get a read lease at once, writers waiting or not:
+// it reads what it writes, as after a Downgrade, and the write lock's
+// release leaves that read lease holding. The other way round there is no
+// upgrade: an owner holding only read leases that asks for the write lock
+// waits, like any writer, for every read lease, its own included, to end.
 //
 // Waiting readers and writers register in Redis with entries that lapse
 // unless their attempts refresh them, as FairMutex waiters do; a writer's
@@ -148,10 +158,10 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 	}
 	ask := func(ctx context.Context, i int, n *quorum.Node) (grant, error) {
 		if read {
-			r, err := n.Driver.RWMutexReadAcquire(ctx, driver.RWMutexReadAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Idle: o.idle})
+			r, err := n.Driver.RWMutexReadAcquire(ctx, driver.RWMutexReadAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Idle: o.idle, Owner: o.owner})
 			return grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}, err
 		}
-		r, err := n.Driver.RWMutexWriteAcquire(ctx, driver.RWMutexWriteAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Secret: g.Secret(i), Idle: o.idle})
+		r, err := n.Driver.RWMutexWriteAcquire(ctx, driver.RWMutexWriteAcquireRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: token, TTL: o.ttl, Wait: wait, Secret: g.Secret(i), Idle: o.idle, Owner: o.owner})
 		a := grant{Acquired: r.Acquired, Fence: r.Fence, HolderTTL: r.HolderTTL}
 		g.Observe(i, a.Acquired, a.Fence, err)
 		return a, err
@@ -164,22 +174,27 @@ func (m *RWMutex) attempt(ctx context.Context, read bool, token string, wait tim
 }
 
 func (m *RWMutex) hold(read bool, token string, keep bool) rwHold {
-	return rwHold{keys: m.keys, read: read, lineHold: newLineHold(&m.opts, token, keep), forcedFlag: newForcedFlag()}
+	return rwHold{keys: m.keys, read: read, owned: !read && m.opts.owner != "", lineHold: newLineHold(&m.opts, token, keep), forcedFlag: newForcedFlag()}
 }
 
 // rwHold is a read or write lease's hold: its token in the readers' set or
 // in the write lock. keep marks the undo of an attempt, which stays
 // registered as a waiter (a writer's registration keeps readers out).
 type rwHold struct {
-	keys rwKeys
-	read bool
+	keys  rwKeys
+	read  bool
+	owned bool // an owner's write lease: a field of the owner's hash, as a reentrant Mutex's
 	lineHold
-	forcedFlag // a writer's: a node said a force-release freed it
+	forcedFlag // a plain writer's: a node said a force-release freed it
 }
 
 func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (bool, error) {
 	if h.read {
 		v, err := n.Driver.RWMutexReadExtend(ctx, h.keys.readers, h.token, ttl)
+		return v == 1, err
+	}
+	if h.owned {
+		v, err := n.Driver.ExtendOwned(ctx, h.keys.writer, h.keys.tickets, h.token, ttl, h.keys.ids+h.token)
 		return v == 1, err
 	}
 	v, err := n.Extend(ctx, h.keys.writer, h.keys.tickets, h.keys.ids+h.token, forcedKey(h.keys.writer), h.token, ttl)
@@ -190,7 +205,7 @@ func (h rwHold) extend(ctx context.Context, n *quorum.Node, ttl time.Duration) (
 func (h rwHold) release(ctx context.Context, n *quorum.Node) (bool, error) {
 	k := h.keys
 	v, err := n.Driver.RWMutexRelease(ctx, driver.RWMutexReleaseRequest{Writer: k.writer, Readers: k.readers, Writers: k.writers, Waiting: k.waiting, Tickets: k.tickets, Fence: k.fence, Token: h.token, Keep: boolInt(h.keep), Idle: h.idle, Left: h.ttl})
-	if err == nil && v == 0 && !h.read && !h.keep {
+	if err == nil && v == 0 && !h.read && !h.keep && !h.owned {
 		h.askForced(ctx, n, k.writer, h.token) // only a release that found the lock gone asks
 	}
 	return v == 1, err
@@ -205,12 +220,16 @@ type RWMutexState struct {
 	Name string
 	// Locked reports that a majority of nodes agree on one writer, Writer.
 	Locked bool
-	// Writer is the Lease.ID of the write lease a majority agrees on;
-	// empty when none.
+	// Writer is the Lease.ID of the write lease a majority agrees on, or
+	// the owner (WithOwner) whose write leases hold it; empty when none.
 	Writer string
 	// Metadata is what Writer's lease was taken with (WithMetadata);
 	// empty for none.
 	Metadata string
+	// Owned reports that Writer is an owner, and Holds how many of its
+	// write leases a majority holds (1 for a plain writer).
+	Owned bool
+	Holds int
 	// TTL is how long a majority still holds the write lock without an
 	// extension; 0 without a writer.
 	TTL time.Duration
@@ -234,9 +253,13 @@ type RWMutexState struct {
 type RWMutexNodeState struct {
 	// Err is the node's error; the other fields are then zero.
 	Err error
-	// Writer is the Lease.ID of the write lease on this node; empty when
-	// none.
+	// Writer is the Lease.ID of the write lease on this node, or the
+	// owner whose write leases hold it; empty when none.
 	Writer string
+	// Owned reports that Writer is an owner, and Holds how many write
+	// leases hold the lock here.
+	Owned bool
+	Holds int
 	// TTL is the write lock's remaining time on this node; 0 when none.
 	TTL time.Duration
 	// Token is this node's fencing counter: the token of its latest grant.
@@ -282,7 +305,7 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 		if err != nil {
 			return RWMutexNodeState{}, err
 		}
-		s := RWMutexNodeState{Writer: r.Writer, Token: uint64(max(r.Fence, 0)), Readers: int(r.Readers),
+		s := RWMutexNodeState{Writer: r.Writer, Owned: r.Owned, Holds: int(r.Holds), Token: uint64(max(r.Fence, 0)), Readers: int(r.Readers),
 			WaitingWriters: int(r.Writers), WaitingReaders: int(r.Waiting)}
 		if s.Writer != "" {
 			s.TTL = max(r.TTL, 0)
@@ -308,7 +331,7 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 	writers := make([]quorum.Reply[MutexNodeState], len(replies)) // as a Mutex's holders
 	readers := map[string][]time.Duration{}
 	for i, r := range replies {
-		writers[i] = quorum.Reply[MutexNodeState]{V: MutexNodeState{Holder: r.V.Writer, TTL: r.V.TTL, Token: r.V.Token}, Err: r.Err}
+		writers[i] = quorum.Reply[MutexNodeState]{V: MutexNodeState{Holder: r.V.Writer, Owned: r.V.Owned, Holds: r.V.Holds, TTL: r.V.TTL, Token: r.V.Token}, Err: r.Err}
 		if r.Err != nil {
 			s.PerNode[i] = RWMutexNodeState{Err: m.c.q.NodeError(i, r.Err)}
 			continue
@@ -325,7 +348,7 @@ func (m *RWMutex) State(ctx context.Context) (RWMutexState, error) {
 	s.WaitingWriters = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingWriters })
 	s.WaitingReaders = quorum.MajorityHas(m.c.q.Quorum, answered, func(n RWMutexNodeState) int { return n.WaitingReaders })
 	w, _ := m.c.summarize(ctx, m.name, writers)
-	s.Locked, s.Writer, s.Metadata, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.Metadata, w.TTL, w.Token, w.Nodes
+	s.Locked, s.Writer, s.Owned, s.Holds, s.Metadata, s.TTL, s.Token, s.Nodes = w.Locked, w.Holder, w.Owned, w.Holds, w.Metadata, w.TTL, w.Token, w.Nodes
 	for id, ttls := range readers {
 		if len(ttls) >= m.c.q.Quorum {
 			s.Readers = append(s.Readers, Reader{ID: id, Metadata: MetadataOf(id), TTL: quorum.MajorityHas(m.c.q.Quorum, ttls, func(d time.Duration) time.Duration { return d })})
@@ -361,7 +384,8 @@ func (m *RWMutex) ForceUnlock(ctx context.Context) error {
 // reads as it accepted l's writes. Waiting writers keep waiting until the
 // read lease and the other readers' are released; with no writer waiting,
 // the waiting readers are woken as by a writer's Unlock, and new readers
-// get in.
+// get in. An owner's write lease (WithOwner) gives up only itself: the
+// owner's other write leases keep the write lock.
 //
 // It needs a majority of the nodes, as an acquisition does. When it does
 // not get one, l ends as well, released where it may still hold: it
@@ -446,6 +470,9 @@ func (l *Lease) end(err error) {
 func (h rwHold) left(ctx context.Context, n *quorum.Node) (time.Duration, error) {
 	if h.read {
 		return n.Driver.RWMutexReadTTL(ctx, h.keys.readers, h.token)
+	}
+	if h.owned {
+		return n.Driver.OwnedTTL(ctx, h.keys.writer, h.token)
 	}
 	return lockLeft(ctx, n, h.keys.writer, h.token, h.forcedFlag)
 }

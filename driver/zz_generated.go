@@ -349,11 +349,12 @@ type FairMutexAcquireRequest struct {
 	Wait    time.Duration // ARGV[4]
 	Secret  string        // ARGV[5]
 	Idle    time.Duration // ARGV[6]
+	Owner   string        // ARGV[7]
 }
 
 // FairMutexAcquireReply is the reply of scripts/lua/fair_acquire.lua.
 type FairMutexAcquireReply struct {
-	Acquired  bool          // the waiter was first in line and the lock free (or granted to the token), and it is now held with the token
+	Acquired  bool          // the waiter was first in line and the lock free (or granted to the token, or held by the owner), and it is now held with the token
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first
 }
@@ -385,10 +386,12 @@ type FairMutexForceRequest struct {
 
 // FairMutexStateReply is the reply of scripts/lua/fair_state.lua.
 type FairMutexStateReply struct {
-	Holder  string        // the token that holds the lock; empty when free
+	Holder  string        // the token that holds the lock, or the owner of a reentrant lock; empty when free
 	TTL     time.Duration // the lock's remaining time; negative when it is absent or has no expiry
 	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
-	Waiting int64         // the waiters whose place has not lapsed, the holder left out
+	Waiting int64         // the waiters whose place has not lapsed, the holders left out
+	Owned   bool          // Holder is an owner
+	Holds   int64         // the leases that hold the lock: the owner's, 1 for a token, 0 when free
 	Line    []string      // the first waiters in line order, each token followed by the milliseconds until its place lapses
 }
 
@@ -404,11 +407,12 @@ type RWMutexReadAcquireRequest struct {
 	TTL     time.Duration // ARGV[2]
 	Wait    time.Duration // ARGV[3]
 	Idle    time.Duration // ARGV[4]
+	Owner   string        // ARGV[5]
 }
 
 // RWMutexReadAcquireReply is the reply of scripts/lua/rw_rlock.lua.
 type RWMutexReadAcquireReply struct {
-	Acquired  bool          // the read lease is granted with the token
+	Acquired  bool          // the read lease is granted with the token (at once when the owner holds the write lock)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the writer's remaining time; -1 without expiry, -2 when a writer waits
 }
@@ -426,11 +430,12 @@ type RWMutexWriteAcquireRequest struct {
 	Wait    time.Duration // ARGV[3]
 	Secret  string        // ARGV[4]
 	Idle    time.Duration // ARGV[5]
+	Owner   string        // ARGV[6]
 }
 
 // RWMutexWriteAcquireReply is the reply of scripts/lua/rw_lock.lua.
 type RWMutexWriteAcquireReply struct {
-	Acquired  bool          // the write lease is granted with the token
+	Acquired  bool          // the write lease is granted with the token (or taken again by the owner that holds it)
 	Fence     int64         // the fencing counter after this acquisition; 0 when not acquired
 	HolderTTL time.Duration // when not acquired, the time until the writer's or the first reader's lease lapses; -1 without expiry
 }
@@ -475,12 +480,14 @@ type RWMutexForceRequest struct {
 
 // RWMutexStateReply is the reply of scripts/lua/rw_state.lua.
 type RWMutexStateReply struct {
-	Writer  string        // the token that holds the write lock; empty when none
+	Writer  string        // the token that holds the write lock, or the owner of a reentrant one; empty when none
 	TTL     time.Duration // the write lock's remaining time; negative when it is absent or has no expiry
 	Fence   int64         // the fencing counter, the token of the latest grant; 0 when absent
 	Readers int64         // the read leases that have not lapsed
-	Writers int64         // the waiting writers that have not lapsed, the writer left out
+	Writers int64         // the waiting writers that have not lapsed, the writers left out
 	Waiting int64         // the waiting readers that have not lapsed
+	Owned   bool          // Writer is an owner
+	Holds   int64         // the write leases that hold the write lock: the owner's, 1 for a token, 0 when none
 	Listed  []string      // read leases (r) and waiting writers (w): each kind, token and milliseconds until it lapses
 }
 

@@ -2,6 +2,8 @@ package spec
 
 // fairMutexOps are the operations of FairMutex. Its leases extend with
 // Extend (the lock is a string holding the token, like a plain Mutex's),
+// or for an owner with ExtendOwned (the owner's hash, like a reentrant
+// Mutex's),
 // and make their fencing token durable with FenceRaise.
 var fairMutexOps = []Op{
 	{
@@ -9,9 +11,9 @@ var fairMutexOps = []Op{
 		Script: "fair_acquire",
 		Doc:    "queues a waiter for a first-come-first-served lock and grants it the lock when it is first in line.",
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}, {"tickets", String}},
-		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}, {"secret", String}, {"idle", Millis}},
+		Args:   []Param{{"token", String}, {"ttl", Millis}, {"place", Int}, {"wait", Millis}, {"secret", String}, {"idle", Millis}, {"owner", String}},
 		Reply: []Field{
-			{"Acquired", Bool, "the waiter was first in line and the lock free (or granted to the token), and it is now held with the token"},
+			{"Acquired", Bool, "the waiter was first in line and the lock free (or granted to the token, or held by the owner), and it is now held with the token"},
 			{"Fence", Int, "the fencing counter after this acquisition; 0 when not acquired"},
 			{"HolderTTL", Millis, "when not acquired, the holder's remaining time; -1 without expiry, -2 when free but another waiter is first"},
 		},
@@ -39,10 +41,12 @@ var fairMutexOps = []Op{
 		Keys:   []Param{{"lock", String}, {"fence", String}, {"queue", String}, {"lapse", String}},
 		Args:   []Param{{"shown", Int}},
 		Reply: []Field{
-			{"Holder", String, "the token that holds the lock; empty when free"},
+			{"Holder", String, "the token that holds the lock, or the owner of a reentrant lock; empty when free"},
 			{"TTL", Millis, "the lock's remaining time; negative when it is absent or has no expiry"},
 			{"Fence", Int, "the fencing counter, the token of the latest grant; 0 when absent"},
-			{"Waiting", Int, "the waiters whose place has not lapsed, the holder left out"},
+			{"Waiting", Int, "the waiters whose place has not lapsed, the holders left out"},
+			{"Owned", Bool, "Holder is an owner"},
+			{"Holds", Int, "the leases that hold the lock: the owner's, 1 for a token, 0 when free"},
 			{"Line", Strings, "the first waiters in line order, each token followed by the milliseconds until its place lapses"},
 		},
 	},

@@ -320,9 +320,9 @@ func DecodeMultiLockRelease(v int64, err error) (int64, error) {
 // FairMutexAcquireScript is scripts/lua/fair_acquire.lua.
 var FairMutexAcquireScript = Script{
 	Name:    "fair_acquire",
-	SHA1:    "8e1f0b48dcca8351f0e373ba9097d5b338228d5f",
+	SHA1:    "76537484c4113544c5aa95da743bb3fa04443a44",
 	Source:  lua.Source("fair_acquire.lua"),
-	sha1Arg: "8e1f0b48dcca8351f0e373ba9097d5b338228d5f",
+	sha1Arg: "76537484c4113544c5aa95da743bb3fa04443a44",
 }
 
 // DecodeFairMutexAcquire turns the reply of fair_acquire.lua, or the error that came instead, into its Go form.
@@ -343,9 +343,9 @@ func DecodeFairMutexAcquire(v []int64, err error) (driver.FairMutexAcquireReply,
 // FairMutexReleaseScript is scripts/lua/fair_release.lua.
 var FairMutexReleaseScript = Script{
 	Name:    "fair_release",
-	SHA1:    "b5de39b06ebb6327c409d1627465399c937b5452",
+	SHA1:    "42e3099d3cecc1e7c6f19d9abed4ee1ffb303537",
 	Source:  lua.Source("fair_release.lua"),
-	sha1Arg: "b5de39b06ebb6327c409d1627465399c937b5452",
+	sha1Arg: "42e3099d3cecc1e7c6f19d9abed4ee1ffb303537",
 }
 
 // DecodeFairMutexRelease turns the reply of fair_release.lua, or the error that came instead, into its Go form.
@@ -356,9 +356,9 @@ func DecodeFairMutexRelease(v int64, err error) (int64, error) {
 // FairMutexForceScript is scripts/lua/fair_force.lua.
 var FairMutexForceScript = Script{
 	Name:    "fair_force",
-	SHA1:    "97fa122edfd35fb83c815a9bf7357d7bbfb5ffe3",
+	SHA1:    "076595b16d9e75484d57c469fb551f5ba5702256",
 	Source:  lua.Source("fair_force.lua"),
-	sha1Arg: "97fa122edfd35fb83c815a9bf7357d7bbfb5ffe3",
+	sha1Arg: "076595b16d9e75484d57c469fb551f5ba5702256",
 }
 
 // DecodeFairMutexForce turns the reply of fair_force.lua, or the error that came instead, into its Go form.
@@ -369,9 +369,9 @@ func DecodeFairMutexForce(v int64, err error) (int64, error) {
 // FairMutexStateScript is scripts/lua/fair_state.lua.
 var FairMutexStateScript = Script{
 	Name:    "fair_state",
-	SHA1:    "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	SHA1:    "b7e47ec633be08a356a4f1595cd27235f8ee135a",
 	Source:  lua.Source("fair_state.lua"),
-	sha1Arg: "5c2aea53e8b6da29a54357a1fe915b2ab0b4d7b4",
+	sha1Arg: "b7e47ec633be08a356a4f1595cd27235f8ee135a",
 }
 
 // DecodeFairMutexState turns the reply of fair_state.lua, or the error that came instead, into its Go form.
@@ -379,17 +379,19 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 	if err != nil {
 		return driver.FairMutexStateReply{}, err
 	}
-	if len(v) < 4 {
-		return driver.FairMutexStateReply{}, replyLengthError(FairMutexStateScript, 4, len(v))
+	if len(v) < 6 {
+		return driver.FairMutexStateReply{}, replyLengthError(FairMutexStateScript, 6, len(v))
 	}
-	n, err := parseNumbers(FairMutexStateScript, v, 1, 2, 3)
+	n, err := parseNumbers(FairMutexStateScript, v, 1, 2, 3, 4, 5)
 	if err != nil {
 		return driver.FairMutexStateReply{}, err
 	}
 	return driver.FairMutexStateReply{
 		Fence:   n[2],
 		Holder:  v[0],
-		Line:    v[4:],
+		Holds:   n[5],
+		Line:    v[6:],
+		Owned:   n[4] == 1,
 		TTL:     time.Duration(n[1]) * time.Millisecond,
 		Waiting: n[3],
 	}, nil
@@ -398,9 +400,9 @@ func DecodeFairMutexState(v []string, err error) (driver.FairMutexStateReply, er
 // RWMutexReadAcquireScript is scripts/lua/rw_rlock.lua.
 var RWMutexReadAcquireScript = Script{
 	Name:    "rw_rlock",
-	SHA1:    "b8dd1ab7aa402374388c586a76a439baa09dfb33",
+	SHA1:    "3043f9044640c1ecdc20a86effaf6d15f998ff0b",
 	Source:  lua.Source("rw_rlock.lua"),
-	sha1Arg: "b8dd1ab7aa402374388c586a76a439baa09dfb33",
+	sha1Arg: "3043f9044640c1ecdc20a86effaf6d15f998ff0b",
 }
 
 // DecodeRWMutexReadAcquire turns the reply of rw_rlock.lua, or the error that came instead, into its Go form.
@@ -421,9 +423,9 @@ func DecodeRWMutexReadAcquire(v []int64, err error) (driver.RWMutexReadAcquireRe
 // RWMutexWriteAcquireScript is scripts/lua/rw_lock.lua.
 var RWMutexWriteAcquireScript = Script{
 	Name:    "rw_lock",
-	SHA1:    "2a6374c8cf2ef0e8357eda21ce9e59aa5b0c45f3",
+	SHA1:    "0ecb1cf1090a08f882ccbe2397904418288a6647",
 	Source:  lua.Source("rw_lock.lua"),
-	sha1Arg: "2a6374c8cf2ef0e8357eda21ce9e59aa5b0c45f3",
+	sha1Arg: "0ecb1cf1090a08f882ccbe2397904418288a6647",
 }
 
 // DecodeRWMutexWriteAcquire turns the reply of rw_lock.lua, or the error that came instead, into its Go form.
@@ -470,9 +472,9 @@ func DecodeRWMutexReadTTL(v int64, err error) (time.Duration, error) {
 // RWMutexReleaseScript is scripts/lua/rw_release.lua.
 var RWMutexReleaseScript = Script{
 	Name:    "rw_release",
-	SHA1:    "e5dab484051cc684b3758339a7cffa421753e4f0",
+	SHA1:    "77c318f53d13350209c03d8e1f54646bef3aa596",
 	Source:  lua.Source("rw_release.lua"),
-	sha1Arg: "e5dab484051cc684b3758339a7cffa421753e4f0",
+	sha1Arg: "77c318f53d13350209c03d8e1f54646bef3aa596",
 }
 
 // DecodeRWMutexRelease turns the reply of rw_release.lua, or the error that came instead, into its Go form.
@@ -483,9 +485,9 @@ func DecodeRWMutexRelease(v int64, err error) (int64, error) {
 // RWMutexDowngradeScript is scripts/lua/rw_downgrade.lua.
 var RWMutexDowngradeScript = Script{
 	Name:    "rw_downgrade",
-	SHA1:    "c078230c62d01af1b47315fafbbfabbfc6861451",
+	SHA1:    "44bb2a4358477f29e46de2f475d135bf217ba303",
 	Source:  lua.Source("rw_downgrade.lua"),
-	sha1Arg: "c078230c62d01af1b47315fafbbfabbfc6861451",
+	sha1Arg: "44bb2a4358477f29e46de2f475d135bf217ba303",
 }
 
 // DecodeRWMutexDowngrade turns the reply of rw_downgrade.lua, or the error that came instead, into its Go form.
@@ -496,9 +498,9 @@ func DecodeRWMutexDowngrade(v int64, err error) (int64, error) {
 // RWMutexForceScript is scripts/lua/rw_force.lua.
 var RWMutexForceScript = Script{
 	Name:    "rw_force",
-	SHA1:    "6594e7fbd9166c9b97ab1d932aa638ead7a184a1",
+	SHA1:    "0b79ea4a64ae742dd7f2417290df983fc8bb27d2",
 	Source:  lua.Source("rw_force.lua"),
-	sha1Arg: "6594e7fbd9166c9b97ab1d932aa638ead7a184a1",
+	sha1Arg: "0b79ea4a64ae742dd7f2417290df983fc8bb27d2",
 }
 
 // DecodeRWMutexForce turns the reply of rw_force.lua, or the error that came instead, into its Go form.
@@ -509,9 +511,9 @@ func DecodeRWMutexForce(v int64, err error) (int64, error) {
 // RWMutexStateScript is scripts/lua/rw_state.lua.
 var RWMutexStateScript = Script{
 	Name:    "rw_state",
-	SHA1:    "9ca532242523ef566a478190c991c86ab4bf2e57",
+	SHA1:    "9f4e95a998200402717ad2fc51f826b74132f6f6",
 	Source:  lua.Source("rw_state.lua"),
-	sha1Arg: "9ca532242523ef566a478190c991c86ab4bf2e57",
+	sha1Arg: "9f4e95a998200402717ad2fc51f826b74132f6f6",
 }
 
 // DecodeRWMutexState turns the reply of rw_state.lua, or the error that came instead, into its Go form.
@@ -519,16 +521,18 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 	if err != nil {
 		return driver.RWMutexStateReply{}, err
 	}
-	if len(v) < 6 {
-		return driver.RWMutexStateReply{}, replyLengthError(RWMutexStateScript, 6, len(v))
+	if len(v) < 8 {
+		return driver.RWMutexStateReply{}, replyLengthError(RWMutexStateScript, 8, len(v))
 	}
-	n, err := parseNumbers(RWMutexStateScript, v, 1, 2, 3, 4, 5)
+	n, err := parseNumbers(RWMutexStateScript, v, 1, 2, 3, 4, 5, 6, 7)
 	if err != nil {
 		return driver.RWMutexStateReply{}, err
 	}
 	return driver.RWMutexStateReply{
 		Fence:   n[2],
-		Listed:  v[6:],
+		Holds:   n[7],
+		Listed:  v[8:],
+		Owned:   n[6] == 1,
 		Readers: n[3],
 		TTL:     time.Duration(n[1]) * time.Millisecond,
 		Waiting: n[5],

@@ -124,7 +124,7 @@ func (d *Driver) MultiLockRelease(ctx context.Context, r driver.MultiLockRelease
 
 // FairMutexAcquire runs scripts/lua/fair_acquire.lua.
 func (d *Driver) FairMutexAcquire(ctx context.Context, r driver.FairMutexAcquireRequest) (driver.FairMutexAcquireReply, error) {
-	return adapter.DecodeFairMutexAcquire(d.evalInts(ctx, adapter.FairMutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.TTL.Milliseconds(), r.Place, r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds()))
+	return adapter.DecodeFairMutexAcquire(d.evalInts(ctx, adapter.FairMutexAcquireScript, []string{r.Lock, r.Fence, r.Queue, r.Lapse, r.Tickets}, r.Token, r.TTL.Milliseconds(), r.Place, r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Owner))
 }
 
 // FairMutexRelease runs scripts/lua/fair_release.lua.
@@ -144,12 +144,12 @@ func (d *Driver) FairMutexState(ctx context.Context, lock string, fence string, 
 
 // RWMutexReadAcquire runs scripts/lua/rw_rlock.lua.
 func (d *Driver) RWMutexReadAcquire(ctx context.Context, r driver.RWMutexReadAcquireRequest) (driver.RWMutexReadAcquireReply, error) {
-	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Idle.Milliseconds()))
+	return adapter.DecodeRWMutexReadAcquire(d.evalInts(ctx, adapter.RWMutexReadAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Idle.Milliseconds(), r.Owner))
 }
 
 // RWMutexWriteAcquire runs scripts/lua/rw_lock.lua.
 func (d *Driver) RWMutexWriteAcquire(ctx context.Context, r driver.RWMutexWriteAcquireRequest) (driver.RWMutexWriteAcquireReply, error) {
-	return adapter.DecodeRWMutexWriteAcquire(d.evalInts(ctx, adapter.RWMutexWriteAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds()))
+	return adapter.DecodeRWMutexWriteAcquire(d.evalInts(ctx, adapter.RWMutexWriteAcquireScript, []string{r.Writer, r.Readers, r.Writers, r.Waiting, r.Tickets, r.Fence}, r.Token, r.TTL.Milliseconds(), r.Wait.Milliseconds(), r.Secret, r.Idle.Milliseconds(), r.Owner))
 }
 
 // RWMutexReadExtend runs scripts/lua/rw_rextend.lua.

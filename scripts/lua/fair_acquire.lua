@@ -6,8 +6,10 @@
 -- with another waiter first grants the lock to that waiter, as a release
 -- does (see fair_release.lua). A holder keeps its place until it releases
 -- (or its place lapses), so that an attempt undone for want of a quorum
--- keeps it too.
--- KEYS[1] lock: the lock key, a string holding the holder's token
+-- keeps it too. An owner's attempt (see lib/owned.lua) that finds the
+-- lock held by the owner holds it too, at once, without joining the line.
+-- KEYS[1] lock: the lock key, a string holding the holder's token, or the
+-- owner's hash of its leases' tokens
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
@@ -21,6 +23,8 @@
 -- 0 does not queue (TryLock: granted only when no one waits)
 -- ARGV[5] secret: this attempt's secret, which keys a grant's MAC (see lib/tell.lua)
 -- ARGV[6] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[7] owner: the owner of a reentrant lock, whose ticket ends in
+-- ":<owner>"; empty for a plain lock
 -- Returns: {1, fence, 0} when acquired (or granted to the token before: the
 -- TTL starts again, unless it lasts longer already); {0, 0, pttl} when not (pttl: the
 -- holder's remaining milliseconds, -1 without expiry, -2 when the lock is
@@ -43,6 +47,8 @@ checkTickets(KEYS[5])
 local try = tonumber(ARGV[4]) == 0 -- a TryLock, whose ticket is its own (see lib/left.lua)
 local late = lateReply(KEYS[1], counter, KEYS[5], ARGV[1], try, ARGV[2])
 if late then return late end
+local again = reenterReply(KEYS[1], KEYS[2], counter, ARGV[7], ARGV[1], ARGV[2], ARGV[6])
+if again then return again end
 local now = ticketNow()
 purgeLine(KEYS[3], KEYS[4], now)
 local wait = tonumber(ARGV[4])
@@ -59,7 +65,11 @@ if wait > 0 then
     redis.call('zadd', KEYS[3], place, ARGV[1])
   end
   redis.call('zadd', KEYS[4], now + wait, ARGV[1])
-  writeTicket(KEYS[5], tokenTicket(KEYS[5], ARGV[1]), ARGV[2] .. ':' .. ARGV[5], wait)
+  local value = ARGV[2] .. ':' .. ARGV[5]
+  if ARGV[7] ~= '' then
+    value = value .. ':' .. ARGV[7]
+  end
+  writeTicket(KEYS[5], tokenTicket(KEYS[5], ARGV[1]), value, wait)
   -- The sets live as long as their longest-lived entry.
   lengthen(KEYS[3], wait)
   lengthen(KEYS[4], wait)
@@ -69,7 +79,7 @@ if held then return held end
 if pttl == -2 then
   local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)
   if first == ARGV[1] or (wait == 0 and first == nil) then
-    return takeFree(KEYS[1], KEYS[2], counter, ARGV[1], ARGV[2], ARGV[6])
+    return takeFree(KEYS[1], KEYS[2], counter, ARGV[1], ARGV[2], ARGV[6], ARGV[7])
   end
   if first then
     grant(KEYS[1], KEYS[2], KEYS[5], first, ARGV[6])

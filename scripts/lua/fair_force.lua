@@ -4,7 +4,9 @@
 -- Its token goes into the forced marker for as long as its hold had left
 -- (see lib/forced.lua), so that its Extend and Unlock answer that it was
 -- forced.
--- KEYS[1] lock: the lock key, a string holding the holder's token
+-- KEYS[1] lock: the lock key, a string holding the holder's token, or the
+-- owner's hash of its leases' tokens (see lib/owned.lua), each of which is
+-- forced
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
@@ -25,15 +27,18 @@ local bad = badForced(KEYS[6])
 if bad then
   return bad
 end
-if redis.call('type', KEYS[1]).ok ~= 'string' then
+local kind = redis.call('type', KEYS[1]).ok
+if kind ~= 'string' and kind ~= 'hash' then
   return 0
 end
 checkTickets(KEYS[5])
-local holder = redis.call('get', KEYS[1])
+local held = holders(KEYS[1])
 local left = redis.call('pttl', KEYS[1])
 redis.call('del', KEYS[1])
-markForced(KEYS[6], holder, left)
-leaveForGoodIn(KEYS[5], holder, ARGV[2], KEYS[3], KEYS[4])
+for _, holder in ipairs(held) do
+  markForced(KEYS[6], holder, left)
+  leaveForGoodIn(KEYS[5], holder, ARGV[2], KEYS[3], KEYS[4])
+end
 local now = ticketNow()
 purgeLine(KEYS[3], KEYS[4], now)
 local first = fairHead(KEYS[3], KEYS[4], KEYS[5], now)

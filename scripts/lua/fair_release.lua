@@ -3,7 +3,9 @@
 -- waiter's attempts that land later are refused (see lib/left.lua). Then,
 -- when the lock is free, grants it to the waiter first in line as
 -- fair_acquire.lua does.
--- KEYS[1] lock: the lock key, a string holding the holder's token
+-- KEYS[1] lock: the lock key, a string holding the holder's token, or the
+-- owner's hash of its leases' tokens (see lib/owned.lua), which is free
+-- once the last of them released
 -- KEYS[2] fence: the fencing counter of the lock name (see lib/fence.lua)
 -- KEYS[3] queue: sorted set of waiters' tokens by place in line
 -- KEYS[4] lapse: sorted set of waiters' tokens by the server time (ms) their place lapses
@@ -14,7 +16,7 @@
 -- waiter's place; 0 to release for good and leave the line
 -- ARGV[3] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
 -- ARGV[4] left: how long a leaving waiter's ticket stays marked as left, in ms (its TTL)
--- Returns: 1 when the token held the lock and it was deleted; 0 otherwise.
+-- Returns: 1 when the token held the lock and gave it up; 0 otherwise.
 -- The error reply WRONGTYPE, with nothing written, when the tickets key is
 -- no hash and keep is 0.
 
@@ -24,10 +26,7 @@
 if ARGV[2] == '0' then
   checkTickets(KEYS[5]) -- it marks the ticket
 end
-local released = 0
-if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-  released = redis.call('del', KEYS[1])
-end
+local released = letGo(KEYS[1], ARGV[1])
 if ARGV[2] == '0' then
   leaveForGoodIn(KEYS[5], ARGV[1], ARGV[4], KEYS[3], KEYS[4])
 end

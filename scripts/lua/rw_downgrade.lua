@@ -5,7 +5,8 @@
 -- every waiting reader as a writer's release does (see rw_release.lua). It
 -- takes the writer out of the writers' line and marks its ticket as left,
 -- so that an attempt of its that lands later does not queue it again.
--- KEYS[1] writer: the write lock, a string holding the writer's token
+-- KEYS[1] writer: the write lock, a string holding the writer's token, or
+-- the owner's hash of its write leases' tokens (see lib/exclusive.lua)
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
@@ -20,21 +21,23 @@
 -- no hash.
 
 -- #include lib/line_head.lua
+-- #include lib/exclusive.lua
 -- #include lib/lengthen.lua
 -- #include lib/wake.lua
 
-if redis.call('type', KEYS[1]).ok ~= 'string' or redis.call('get', KEYS[1]) ~= ARGV[1] then
+if not heldBy(KEYS[1], ARGV[1]) then
   return 0
 end
 checkTickets(KEYS[5])
 local now = ticketNow()
 local ttl = tonumber(ARGV[2])
-redis.call('del', KEYS[1])
+letGo(KEYS[1], ARGV[1])
 purgeLapsed(now, KEYS[2], KEYS[3])
 redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
 lengthen(KEYS[2], ttl)
 leaveForGoodIn(KEYS[5], ARGV[1], ttl, KEYS[3])
-if firstWriter(KEYS[3], KEYS[5], now) == nil and redis.call('unlink', KEYS[4]) == 1 then
+-- Readers wait on while other leases of an owner hold the write lock.
+if redis.call('exists', KEYS[1]) == 0 and firstWriter(KEYS[3], KEYS[5], now) == nil and redis.call('unlink', KEYS[4]) == 1 then
   wake(KEYS[4])
 end
 return 1

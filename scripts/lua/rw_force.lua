@@ -5,7 +5,8 @@
 -- release would, and its token goes into the forced marker for as long as
 -- its hold had left (see lib/forced.lua), so that its Extend and Unlock
 -- answer that it was forced; the readers' do not.
--- KEYS[1] writer: the write lock, a string holding the writer's token
+-- KEYS[1] writer: the write lock, a string holding the writer's token, or
+-- the owner's hash of its write leases' tokens (see lib/exclusive.lua)
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
@@ -31,13 +32,16 @@ if bad then
 end
 local now = ticketNow()
 local freed = 0
-if redis.call('type', KEYS[1]).ok == 'string' then
+local kind = redis.call('type', KEYS[1]).ok
+if kind == 'string' or kind == 'hash' then
   checkTickets(KEYS[5])
-  local writer = redis.call('get', KEYS[1])
+  local held = holders(KEYS[1])
   local left = redis.call('pttl', KEYS[1])
   redis.call('del', KEYS[1])
-  markForced(KEYS[7], writer, left)
-  leaveForGoodIn(KEYS[5], writer, ARGV[2], KEYS[3], KEYS[4])
+  for _, writer in ipairs(held) do
+    markForced(KEYS[7], writer, left)
+    leaveForGoodIn(KEYS[5], writer, ARGV[2], KEYS[3], KEYS[4])
+  end
   freed = 1
 end
 if liveReaders(KEYS[2], now) > 0 then

@@ -6,7 +6,9 @@
 -- costs the same however many readers wait, and nothing when none waits. A lease or a waiter that
 -- leaves for good marks its ticket as left, so that its attempts that land
 -- later are refused (see lib/left.lua).
--- KEYS[1] writer: the write lock, a string holding the writer's token
+-- KEYS[1] writer: the write lock, a string holding the writer's token, or
+-- the owner's hash of its write leases' tokens (see lib/exclusive.lua),
+-- free once the last of them released
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
@@ -31,10 +33,7 @@ if ARGV[2] == '0' then
   checkTickets(KEYS[5]) -- it marks the ticket
 end
 local now = ticketNow()
-local released = 0
-if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-  released = redis.call('del', KEYS[1])
-end
+local released = letGo(KEYS[1], ARGV[1])
 local lapse = redis.call('zscore', KEYS[2], ARGV[1])
 if lapse then
   redis.call('zrem', KEYS[2], ARGV[1])

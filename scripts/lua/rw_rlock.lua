@@ -4,8 +4,11 @@
 -- release wakes it (see rw_release.lua). A free lock with a writer waiting
 -- and no reader left is granted to that writer (see lib/grant.lua). Read
 -- leases and waits lapse by server time, so a reader or a writer that died
--- frees its share at its TTL.
--- KEYS[1] writer: the write lock, a string holding the writer's token
+-- frees its share at its TTL. An owner's reader whose owner holds the
+-- write lock (see lib/exclusive.lua) is granted at once, writers waiting
+-- or not: it reads what its owner writes, as a Downgrade would.
+-- KEYS[1] writer: the write lock, a string holding the writer's token, or
+-- the owner's hash of its write leases' tokens
 -- KEYS[2] readers: sorted set of read leases' tokens by the server time (ms) they lapse
 -- KEYS[3] writers: sorted set of waiting writers' tokens by the time their wait lapses
 -- KEYS[4] waiting: sorted set of waiting readers' tokens by the time their wait lapses
@@ -17,6 +20,7 @@
 -- ARGV[3] wait: how long the reader's wait lasts without a refresh, in
 -- milliseconds; 0 does not wait (TryRLock)
 -- ARGV[4] idle: how long the name's fencing counter lives after its last draw, in ms (see lib/fence.lua)
+-- ARGV[5] owner: the reader's owner; empty for none
 -- Returns: {1, fence, 0} when granted; {0, 0, pttl} when not (pttl: the
 -- writer's remaining milliseconds, -1 without expiry, -2 when a writer waits).
 -- The error reply BADFENCE, with nothing written, when the fencing counter
@@ -47,19 +51,25 @@ local now = ticketNow()
 purgeLapsed(now, KEYS[2], KEYS[3], KEYS[4])
 local ttl = tonumber(ARGV[2])
 local wait = tonumber(ARGV[3])
+local function read()
+  -- Never shortened: this may be an attempt that landed late, after
+  -- the lease it belongs to was extended.
+  local lapse = redis.call('zscore', KEYS[2], ARGV[1])
+  if not lapse or tonumber(lapse) < now + ttl then
+    redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
+  end
+  lengthen(KEYS[2], ttl)
+  redis.call('zrem', KEYS[4], ARGV[1])
+  return {1, drawnFrom(KEYS[6], counter, ARGV[4]), 0}
+end
+if ownedBy(KEYS[1], ARGV[5]) then
+  return read()
+end
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 then
   local writer = firstWriter(KEYS[3], KEYS[5], now)
   if writer == nil then
-    -- Never shortened: this may be an attempt that landed late, after
-    -- the lease it belongs to was extended.
-    local lapse = redis.call('zscore', KEYS[2], ARGV[1])
-    if not lapse or tonumber(lapse) < now + ttl then
-      redis.call('zadd', KEYS[2], now + ttl, ARGV[1])
-    end
-    lengthen(KEYS[2], ttl)
-    redis.call('zrem', KEYS[4], ARGV[1])
-    return {1, drawnFrom(KEYS[6], counter, ARGV[4]), 0}
+    return read()
   end
   if writer and liveReaders(KEYS[2], now) == 0 then
     -- Nothing holds the writer up: hand it the lock.

@@ -7,7 +7,8 @@
 -- id is the hash's name, ":" and the token (tokenTicket), where tell.lua
 -- finds the Client. A waiter's ticket holds the TTL a grant gives it and
 -- the secret that keys the grant's MAC ("<ttl>:<secret>", see grant.lua),
--- or 0 for a waiter that would not hear.
+-- or 0 for a waiter that would not hear; an owner's waiter's ends in
+-- ":<owner>" (see grant.lua).
 
 local function tokenTicket(tickets, token)
   return tickets .. ':' .. token
@@ -63,4 +64,5 @@ end
 local function grantable(tickets, token)
   local value = ticketIn(tickets, tokenTicket(tickets, token))
   return value == nil or value == '0' or isCount(string.match(value, '^(%d+):%w*$'))
+    or isCount(string.match(value, '^(%d+):%w*:.+$'))
 end
