@@ -79,6 +79,7 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
 		maps.Copy(cases, landsLateCasesFor(e, "Semaphore", ""))
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
+		cases["ReleaseAllMarksLateAttempt"] = testReleaseAllMarksLateAttempt
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
 			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried
