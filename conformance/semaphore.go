@@ -46,6 +46,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["AddPermitsRetried"] = testSemaphoreAddPermitsRetried
 		cases["ReleaseAllRetried"] = testSemaphoreReleaseAllRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
+		if len(e.addrs) == 1 && !e.cluster { // one server gives the places
+			cases["KeptPlaceMalformed"] = testSemaphoreKeptPlaceMalformed
+		}
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))
