@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"math"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,13 +13,18 @@ import (
 
 // testSemaphoreKeptPlaceMalformed: on one server, which gives the places
 // in line, a waiter out of line (passed over) whose ticket holds no place
-// it can keep (the previous version's "<n>:<secret>", or "<n>") joins again behind a waiter that joined before this join,
-// with the place the server gives it now; its attempt does not fail, and
-// its ticket holds that place afterwards.
+// it can keep (the previous version's "<n>:<secret>", or "<n>"; or one
+// too large for a score, that another program wrote) joins again behind
+// a waiter that joined before this join, with the place the server gives
+// it now; its attempt does not fail, and its ticket holds a place in
+// digits afterwards, that one.
 func testSemaphoreKeptPlaceMalformed(t *testing.T, e env) {
 	for _, c := range []struct{ name, value string }{
 		{"OldFormat", "1:oldsecret"},
 		{"NoSecretNoPlace", "1"},
+		// A place beyond a double: kept as +inf, it must not be written
+		// back as "inf", which no ticket's reader takes for a place.
+		{"HugePlace", "1:secret:" + strings.Repeat("9", 400)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, n := ctxFor(t, 20*time.Second), name(t)
@@ -61,7 +69,10 @@ func testSemaphoreKeptPlaceMalformed(t *testing.T, e env) {
 			if err != nil || !ok {
 				t.Fatalf("the joined waiter's ticket: %q, %v, %v", value, ok, err)
 			}
-			if want := "1:sfirst1:" + strconv.FormatFloat(line[1].Score, 'f', 0, 64); value != want {
+			if !regexp.MustCompile(`^1:sfirst1:[0-9]+$`).MatchString(value) {
+				t.Fatalf("the joined waiter's ticket holds %q, no place in digits: the scripts read it as no waiter's ticket, and drop the waiter from the line as dead", value)
+			}
+			if want := "1:sfirst1:" + strconv.FormatFloat(line[1].Score, 'f', 0, 64); !math.IsInf(line[1].Score, 0) && value != want {
 				t.Fatalf("the joined waiter's ticket holds %q, want %q: the place it was given", value, want)
 			}
 		})
