@@ -84,6 +84,7 @@ func runSemaphore(t *testing.T, e env) {
 		maps.Copy(cases, landsLateCasesFor(e, "Semaphore", ""))
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
 		cases["ReleaseAllMarksLateAttempt"] = testReleaseAllMarksLateAttempt
+		cases["ReleaseAllLostReplyDecides"] = testReleaseAllLostReplyDecides
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
 			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -49,6 +50,51 @@ func testReleaseAllMarksLateAttempt(t *testing.T, e env) {
 			flush(fds)
 			if held := e.heldSlots(t, ctx, last, n); held != 0 {
 				t.Fatalf("node %d holds %d permits after the attempt of a lease that %s gave back landed there late, want 0: it holds it for the lease's 30s TTL", last, held, give.name)
+			}
+		})
+	}
+}
+
+// testReleaseAllLostReplyDecides: with a quorum, a lease held on a bare
+// majority (the other nodes never had it) is given back by ReleaseAll
+// whose reply from node 0 is lost: node 0 gave the permits back, so a
+// majority did, and the call must not report them not held (ErrNotHeld
+// says a majority did not give them back); nor may Release, the control,
+// which the same lost reply meets.
+func testReleaseAllLostReplyDecides(t *testing.T, e env) {
+	for _, give := range []struct {
+		op   string
+		back func(ctx context.Context, s *core.Semaphore, id string) error
+	}{
+		{"SemaphoreRelease", func(ctx context.Context, s *core.Semaphore, id string) error { return s.Release(ctx, id) }},
+		{"SemaphoreReleaseAll", func(ctx context.Context, s *core.Semaphore, id string) error { return s.ReleaseAll(ctx, id) }},
+	} {
+		t.Run(give.op, func(t *testing.T) {
+			ctx, n := ctxFor(t, 20*time.Second), name(t)
+			l, err := e.client(t, core.WithTTL(time.Minute)).Semaphore(n, 1).TryAcquire(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.slotsOnEveryNode(t, ctx, n, l.ID())
+			for i := len(e.addrs)/2 + 1; i < len(e.addrs); i++ { // a bare majority keeps it
+				if err := e.admin(t, i).Del(ctx, semKey(n, ""), semKey(n, ":holders")).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, fds := e.faultyClient(t, func(c faults.Call) faults.Fault {
+				if c.Node == 0 && c.Op == give.op && c.N == 1 {
+					return faults.Fault{Kind: faults.LoseReply}
+				}
+				return faults.Fault{}
+			})
+			err = give.back(ctx, c.Semaphore(n, 1), l.ID())
+			for i := range e.addrs {
+				if held := e.heldSlots(t, ctx, i, n); held != 0 {
+					t.Fatalf("node %d holds %d permits after %s", i, held, give.op)
+				}
+			}
+			if errors.Is(err, core.ErrNotHeld) {
+				t.Fatalf("%s, its reply from node 0 lost (asked %d times): %v; a majority gave the permits back, node 0 among them", give.op, fds[0].Calls(give.op), err)
 			}
 		})
 	}
