@@ -578,9 +578,9 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
 var SemaphoreReleaseAllScript = Script{
 	Name:    "semaphore_release_all",
-	SHA1:    "fef6174e481923b9cc86c54230d3028e3b389094",
+	SHA1:    "889b58769cd43e06780d75652de74a4199d49c34",
 	Source:  lua.Source("semaphore_release_all.lua"),
-	sha1Arg: "fef6174e481923b9cc86c54230d3028e3b389094",
+	sha1Arg: "889b58769cd43e06780d75652de74a4199d49c34",
 }
 
 // DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.

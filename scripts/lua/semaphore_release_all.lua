@@ -43,9 +43,11 @@ if redis.call('exists', KEYS[5]) == 1 then
 end
 local now = serverNow()
 -- The reads that fail on slots, tickets or a line of another type come
--- before the first write.
+-- before the first write: lineHead reads the tickets leniently.
 redis.call('zcard', KEYS[1])
 redis.call('hlen', KEYS[2])
+redis.call('zcard', KEYS[3])
+redis.call('hlen', KEYS[4])
 -- Each lease's own live slots, read first: a lease holds here when all
 -- n of them are live.
 local missing = {'0'}
