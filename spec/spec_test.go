@@ -62,7 +62,7 @@ var pinnedSHA1 = map[string]string{
 	"semaphore_extend":      "6fe26f71cd44bf1a689a23ab5048d345250aca05",
 	"semaphore_fence_raise": "9f3b789ea46fde9266e65f4418d4e33a2f3ce0f5",
 	"semaphore_release":     "62109ae47127174d7cb6d694b83cac410180e0f9",
-	"semaphore_release_all": "889b58769cd43e06780d75652de74a4199d49c34",
+	"semaphore_release_all": "cc198d3ca9b230870cb0646b5f533f41ff2834cb",
 	"semaphore_set_permits": "c02dcaea1e14deaf44d23cb943a919718bdd9e48",
 	"semaphore_state":       "4a7ee07f5b988b7e42f905a2bde84a84152716c6",
 

@@ -578,9 +578,9 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
 var SemaphoreReleaseAllScript = Script{
 	Name:    "semaphore_release_all",
-	SHA1:    "889b58769cd43e06780d75652de74a4199d49c34",
+	SHA1:    "cc198d3ca9b230870cb0646b5f533f41ff2834cb",
 	Source:  lua.Source("semaphore_release_all.lua"),
-	sha1Arg: "889b58769cd43e06780d75652de74a4199d49c34",
+	sha1Arg: "cc198d3ca9b230870cb0646b5f533f41ff2834cb",
 }
 
 // DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.
