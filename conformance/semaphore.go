@@ -14,25 +14,26 @@ import (
 
 func runSemaphore(t *testing.T, e env) {
 	cases := map[string]func(*testing.T, env){
-		"DoneWaiterTakesNothing":  testDoneWaiterTakesNothing("Semaphore"),
-		"Bound":                   testSemaphoreBound,
-		"CrashedHolder":           testSemaphoreCrashedHolder,
-		"AcquireNAtomic":          testSemaphoreAcquireN,
-		"SetPermits":              testSemaphoreSetPermits,
-		"ExpiredPurged":           testSemaphoreExpiredPurged,
-		"Lease":                   testSemaphoreLease,
-		"WakesOnRelease":          testSemaphoreWakesOnRelease,
-		"WakePassesOn":            testSemaphoreWakePassesOn,
-		"BadInput":                testSemaphoreBadInput,
-		"ContextEndsWait":         testSemaphoreContextEndsWait,
-		"FencingIncreases":        testSemaphoreFencing,
-		"SetPermitsWakes":         testSemaphoreRaiseWakes(func(ctx context.Context, s *core.Semaphore) error { return s.SetPermits(ctx, 2) }),
-		"AddPermitsWakes":         testSemaphoreRaiseWakes(func(ctx context.Context, s *core.Semaphore) error { return s.AddPermits(ctx, 1) }),
-		"AvailableCountsIt":       testSemaphoreAvailable,
-		"ByID":                    testSemaphoreByID,
-		"ReleaseByIDReported":     testReleaseByIDReported,
-		"ReleaseAll":              testSemaphoreReleaseAll,
-		"LateExtendCannotShorten": testLateExtendCannotShorten("Semaphore"),
+		"DoneWaiterTakesNothing":         testDoneWaiterTakesNothing("Semaphore"),
+		"Bound":                          testSemaphoreBound,
+		"CrashedHolder":                  testSemaphoreCrashedHolder,
+		"AcquireNAtomic":                 testSemaphoreAcquireN,
+		"SetPermits":                     testSemaphoreSetPermits,
+		"ExpiredPurged":                  testSemaphoreExpiredPurged,
+		"Lease":                          testSemaphoreLease,
+		"WakesOnRelease":                 testSemaphoreWakesOnRelease,
+		"WakePassesOn":                   testSemaphoreWakePassesOn,
+		"BadInput":                       testSemaphoreBadInput,
+		"ContextEndsWait":                testSemaphoreContextEndsWait,
+		"FencingIncreases":               testSemaphoreFencing,
+		"SetPermitsWakes":                testSemaphoreRaiseWakes(func(ctx context.Context, s *core.Semaphore) error { return s.SetPermits(ctx, 2) }),
+		"AddPermitsWakes":                testSemaphoreRaiseWakes(func(ctx context.Context, s *core.Semaphore) error { return s.AddPermits(ctx, 1) }),
+		"AvailableCountsIt":              testSemaphoreAvailable,
+		"ByID":                           testSemaphoreByID,
+		"ReleaseByIDReported":            testReleaseByIDReported,
+		"ReleaseAll":                     testSemaphoreReleaseAll,
+		"HostileReleaseAllWritesNothing": testHostileReleaseAllWritesNothing,
+		"LateExtendCannotShorten":        testLateExtendCannotShorten("Semaphore"),
 	}
 	maps.Copy(cases, metadataCases("Semaphore"))
 	if e.strategy == core.Poll { // no one waits: the wait strategy plays no part
@@ -45,6 +46,9 @@ func runSemaphore(t *testing.T, e env) {
 		cases["AddPermitsRetried"] = testSemaphoreAddPermitsRetried
 		cases["ReleaseAllRetried"] = testSemaphoreReleaseAllRetried
 		cases["DrainPermits"] = testSemaphoreDrainPermits
+		if len(e.addrs) == 1 && !e.cluster { // one server gives the places
+			cases["KeptPlaceMalformed"] = testSemaphoreKeptPlaceMalformed
+		}
 	}
 	maps.Copy(cases, forceCases(e, "Semaphore", ""))
 	maps.Copy(cases, hostile(e, "Semaphore"))
@@ -79,6 +83,8 @@ func runSemaphore(t *testing.T, e env) {
 		cases["QuorumFailedAttemptCleansUp"] = testSemaphoreCleansUp
 		maps.Copy(cases, landsLateCasesFor(e, "Semaphore", ""))
 		cases["ReleaseByIDMarksForLeaseTTL"] = testReleaseByIDMarksForLeaseTTL
+		cases["ReleaseAllMarksLateAttempt"] = testReleaseAllMarksLateAttempt
+		cases["ReleaseAllLostReplyDecides"] = testReleaseAllLostReplyDecides
 		if e.strategy == core.Notify { // Poll waiters do not wait in line
 			cases["GiveUpLandsLate"] = testSemaphoreGiveUpLandsLate
 			cases["LostWinnerLeaveRetried"] = testSemaphoreLostWinnerLeaveRetried

@@ -42,7 +42,9 @@ var (
 	// ErrNoQuorum is returned, joined with each node's error, when too many
 	// nodes failed to answer for a majority to be possible: they are down,
 	// unreachable, or too slow for the node timeout (a node that answered
-	// with an error reply answered: see ErrServerError). The Try calls and
+	// with an error reply answered: see ErrServerError), or, for a call
+	// on a Semaphore lease by its permit ID (Release, ReleaseAll, Extend),
+	// too few answered to tell whether a majority held it. The Try calls and
 	// the other single calls return it at once; the waiting calls (Lock,
 	// RLock, Acquire, Wait) wait it out, and when their context ends first
 	// return the context's error joined with it. On a Redis Cluster, a

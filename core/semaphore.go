@@ -452,8 +452,10 @@ func (h semaphoreHold) release(ctx context.Context, nd *quorum.Node) (bool, erro
 // (its watchdog's too) or Unlock, which return ErrLost saying that
 // Semaphore.Release gave them back, and its Done closes then.
 // It returns ErrNotHeld when they had expired or were released already,
-// ErrNoQuorum when too few nodes answered, and ErrInvalid, writing
-// nothing, when id is not a permit ID of this semaphore's form.
+// ErrNoQuorum when too few nodes answered to tell (a node that did not
+// answer may have given them back: call Release again to find out), and
+// ErrInvalid, writing nothing, when id is not a permit ID of this
+// semaphore's form.
 func (s *Semaphore) Release(ctx context.Context, id string) error {
 	h, err := s.holdOf(ctx, id)
 	if err != nil {
@@ -478,10 +480,11 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // Leases that hold them learn it as from Release. It returns ErrNotHeld,
 // naming the IDs not held, when a majority of nodes did not give them
 // all back; with a quorum, the nodes that held them all gave them back
-// even then, as a Release that fails may have. It returns ErrNoQuorum
-// when too few nodes answered, and ErrInvalid, writing nothing, when ids
-// is empty, longer than MaxSemaphoreReleaseAll, names a lease twice, or
-// holds one that is not a permit ID of this semaphore's form.
+// even then, as a Release that fails may have. A node that did not answer
+// is asked once more where its answer decides. It returns ErrNoQuorum
+// when too few nodes answered to tell, and ErrInvalid, writing nothing,
+// when ids is empty, longer than MaxSemaphoreReleaseAll, names a lease
+// twice, or holds one that is not a permit ID of this semaphore's form.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if err := s.c.check(ctx, s.name, &s.opts); err != nil {
 		return err
@@ -507,13 +510,28 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if d, ok := ctx.Deadline(); ok {
 		serveUntil = d
 	}
+	ballot := quorum.Ballot[driver.SemaphoreReleaseAllReply]{ServeUntil: serveUntil}
+	req := driver.SemaphoreReleaseAllRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Tickets: k.tickets, Call: call, Marks: marks, Holds: strings.Join(holds, " ")}
 	replies := quorum.Vote(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, _ int, nd *quorum.Node) (driver.SemaphoreReleaseAllReply, error) {
-		return nd.Driver.SemaphoreReleaseAll(ctx, driver.SemaphoreReleaseAllRequest{Permits: k.permits, Holders: k.holders, Queue: k.queue, Tickets: k.tickets, Call: call, Marks: marks, Holds: strings.Join(holds, " ")})
-	}, quorum.Ballot[driver.SemaphoreReleaseAllReply]{ServeUntil: serveUntil})
+		return nd.Driver.SemaphoreReleaseAll(ctx, req)
+	}, ballot)
+	given := func(r quorum.Reply[driver.SemaphoreReleaseAllReply]) bool { return r.Err == nil && r.V.Released == 1 }
+	yes := quorum.Count(len(replies), func(i int) bool { return given(replies[i]) })
+	if n := quorum.Unanswered(s.c.q, replies); n > 0 && yes < s.c.q.Quorum && yes+n >= s.c.q.Quorum {
+		// The nodes that did not answer decide: each is asked once more.
+		// Where the call gave the permits back, its mark answers a copy as
+		// the call did; where it did not land, the copy is the call.
+		replies = quorum.Vote(ctx, s.c.q, s.opts.timing(), func(ctx context.Context, i int, nd *quorum.Node) (driver.SemaphoreReleaseAllReply, error) {
+			if r := replies[i]; r.Err == nil || nd.Driver.IsServerError(r.Err) {
+				return r.V, r.Err
+			}
+			return nd.Driver.SemaphoreReleaseAll(ctx, req)
+		}, ballot)
+	}
 	released := make([]quorum.Reply[bool], len(replies))
 	notHeld := make([]int, len(ids)) // by ID, the nodes that answered it was not
 	for i, r := range replies {
-		released[i] = quorum.Reply[bool]{V: r.V.Released == 1, Err: r.Err}
+		released[i] = quorum.Reply[bool]{V: given(r), Err: r.Err}
 		if r.Err != nil || r.V.Released == 1 {
 			continue
 		}
@@ -607,16 +625,30 @@ func isToken(s string) bool {
 }
 
 // heldOn is the result of acting on a hold by its ID: nil when a majority
-// held it, else ErrNoQuorum (or ctx's error) or ErrNotHeld.
+// held it, else ErrNoQuorum (or ctx's error) or ErrNotHeld. A node that
+// did not answer may have held it: while those and the nodes that held it
+// could be a majority, the outcome is unknown (errHeldUnknown), not
+// ErrNotHeld.
 func heldOn(ctx context.Context, c *Client, replies []quorum.Reply[bool]) error {
-	if quorum.Held(replies) >= c.q.Quorum {
+	held := quorum.Held(replies)
+	if held >= c.q.Quorum {
 		return nil
 	}
 	if err := quorum.NoQuorum(ctx, c.q, replies); err != nil {
 		return err
 	}
+	if held+quorum.Unanswered(c.q, replies) >= c.q.Quorum {
+		if err := quorum.Ended(ctx); err != nil {
+			return err
+		}
+		return errors.Join(errHeldUnknown, quorum.NodeErrors(c.q, replies))
+	}
 	return ErrNotHeld
 }
+
+// errHeldUnknown is the ErrNoQuorum of a call on a hold by its ID whose
+// outcome the nodes that answered do not decide.
+var errHeldUnknown = fmt.Errorf("%w: too few nodes answered to tell whether a majority held the permits (where they did, the call took effect); call again: ErrNotHeld then says they are given back or expired", ErrNoQuorum)
 
 // SemaphoreState is what the servers hold for a Semaphore name at one
 // moment: its permits in use, by the lease that holds them, its number of

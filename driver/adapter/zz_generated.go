@@ -71,9 +71,9 @@ func DecodeRelease(v int64, err error) (int64, error) {
 // ReleaseWakeScript is scripts/lua/release_wake.lua.
 var ReleaseWakeScript = Script{
 	Name:    "release_wake",
-	SHA1:    "f0d0a47659b8b258a533b452082f676abe52ad1f",
+	SHA1:    "d60e970fff1044300282537ef3bb3ef3152c0a3f",
 	Source:  lua.Source("release_wake.lua"),
-	sha1Arg: "f0d0a47659b8b258a533b452082f676abe52ad1f",
+	sha1Arg: "d60e970fff1044300282537ef3bb3ef3152c0a3f",
 }
 
 // DecodeReleaseWake turns the reply of release_wake.lua, or the error that came instead, into its Go form.
@@ -84,9 +84,9 @@ func DecodeReleaseWake(v int64, err error) (int64, error) {
 // MutexLeaveScript is scripts/lua/mutex_leave.lua.
 var MutexLeaveScript = Script{
 	Name:    "mutex_leave",
-	SHA1:    "e5465220661e4b660fb35cf13129f1faf6dad220",
+	SHA1:    "df3674eaabc2442b41bc50b2fb82878d54cbd98e",
 	Source:  lua.Source("mutex_leave.lua"),
-	sha1Arg: "e5465220661e4b660fb35cf13129f1faf6dad220",
+	sha1Arg: "df3674eaabc2442b41bc50b2fb82878d54cbd98e",
 }
 
 // DecodeMutexLeave turns the reply of mutex_leave.lua, or the error that came instead, into its Go form.
@@ -97,9 +97,9 @@ func DecodeMutexLeave(v int64, err error) (int64, error) {
 // ReleaseOrMarkScript is scripts/lua/release_or_mark.lua.
 var ReleaseOrMarkScript = Script{
 	Name:    "release_or_mark",
-	SHA1:    "e6491426221a67a8f11394087a68285da05699d6",
+	SHA1:    "34ce9696ae4e3af9f1bfb1ae0f4ae8cfe4f84b2d",
 	Source:  lua.Source("release_or_mark.lua"),
-	sha1Arg: "e6491426221a67a8f11394087a68285da05699d6",
+	sha1Arg: "34ce9696ae4e3af9f1bfb1ae0f4ae8cfe4f84b2d",
 }
 
 // DecodeReleaseOrMark turns the reply of release_or_mark.lua, or the error that came instead, into its Go form.
@@ -149,9 +149,9 @@ func DecodeKeepMark(v int64, err error) (int64, error) {
 // ReleaseOwnedScript is scripts/lua/release_owned.lua.
 var ReleaseOwnedScript = Script{
 	Name:    "release_owned",
-	SHA1:    "33823e78f1cefbfd0ec55a1db4a1ee4c8c22bed0",
+	SHA1:    "a09b24be41bf05b7aefc87302cf647b4f0b25718",
 	Source:  lua.Source("release_owned.lua"),
-	sha1Arg: "33823e78f1cefbfd0ec55a1db4a1ee4c8c22bed0",
+	sha1Arg: "a09b24be41bf05b7aefc87302cf647b4f0b25718",
 }
 
 // DecodeReleaseOwned turns the reply of release_owned.lua, or the error that came instead, into its Go form.
@@ -240,9 +240,9 @@ func DecodeMutexForceLock(v int64, err error) (int64, error) {
 // MutexForceScript is scripts/lua/mutex_force.lua.
 var MutexForceScript = Script{
 	Name:    "mutex_force",
-	SHA1:    "59be6dda4c6e8830a8f784b8ab6b2a283a7eec55",
+	SHA1:    "5c381911e8d717f5db4e0207346a65d5a16c29f3",
 	Source:  lua.Source("mutex_force.lua"),
-	sha1Arg: "59be6dda4c6e8830a8f784b8ab6b2a283a7eec55",
+	sha1Arg: "5c381911e8d717f5db4e0207346a65d5a16c29f3",
 }
 
 // DecodeMutexForce turns the reply of mutex_force.lua, or the error that came instead, into its Go form.
@@ -283,9 +283,9 @@ func DecodeMutexState(v []string, err error) (driver.MutexStateReply, error) {
 // MultiLockAcquireScript is scripts/lua/multi_acquire.lua.
 var MultiLockAcquireScript = Script{
 	Name:    "multi_acquire",
-	SHA1:    "6d22a74921599c9e32dce9a0acc53c794ef2c4ac",
+	SHA1:    "c269dd6b056834b6c493af873caa521c8894916e",
 	Source:  lua.Source("multi_acquire.lua"),
-	sha1Arg: "6d22a74921599c9e32dce9a0acc53c794ef2c4ac",
+	sha1Arg: "c269dd6b056834b6c493af873caa521c8894916e",
 }
 
 // DecodeMultiLockAcquire turns the reply of multi_acquire.lua, or the error that came instead, into its Go form.
@@ -307,9 +307,9 @@ func DecodeMultiLockAcquire(v []int64, err error) (driver.MultiLockAcquireReply,
 // MultiLockReleaseScript is scripts/lua/multi_release.lua.
 var MultiLockReleaseScript = Script{
 	Name:    "multi_release",
-	SHA1:    "ca31f6ee232c64f5da1d91443e13a681a42378d9",
+	SHA1:    "2e615ad88acb740cc2d59fabe113c839d1934534",
 	Source:  lua.Source("multi_release.lua"),
-	sha1Arg: "ca31f6ee232c64f5da1d91443e13a681a42378d9",
+	sha1Arg: "2e615ad88acb740cc2d59fabe113c839d1934534",
 }
 
 // DecodeMultiLockRelease turns the reply of multi_release.lua, or the error that came instead, into its Go form.
@@ -544,9 +544,9 @@ func DecodeRWMutexState(v []string, err error) (driver.RWMutexStateReply, error)
 // SemaphoreAcquireScript is scripts/lua/semaphore_acquire.lua.
 var SemaphoreAcquireScript = Script{
 	Name:    "semaphore_acquire",
-	SHA1:    "79b120c9cf95fe64fc671847c04ab468117b36c3",
+	SHA1:    "45098c2a4f22beb9a70ff119c98c896168f3dec5",
 	Source:  lua.Source("semaphore_acquire.lua"),
-	sha1Arg: "79b120c9cf95fe64fc671847c04ab468117b36c3",
+	sha1Arg: "45098c2a4f22beb9a70ff119c98c896168f3dec5",
 }
 
 // DecodeSemaphoreAcquire turns the reply of semaphore_acquire.lua, or the error that came instead, into its Go form.
@@ -569,9 +569,9 @@ func DecodeSemaphoreAcquire(v []int64, err error) (driver.SemaphoreAcquireReply,
 // SemaphoreReleaseScript is scripts/lua/semaphore_release.lua.
 var SemaphoreReleaseScript = Script{
 	Name:    "semaphore_release",
-	SHA1:    "ad8c660c48b6ac63ab0a58a4b6f965bd74f41fe0",
+	SHA1:    "62109ae47127174d7cb6d694b83cac410180e0f9",
 	Source:  lua.Source("semaphore_release.lua"),
-	sha1Arg: "ad8c660c48b6ac63ab0a58a4b6f965bd74f41fe0",
+	sha1Arg: "62109ae47127174d7cb6d694b83cac410180e0f9",
 }
 
 // DecodeSemaphoreRelease turns the reply of semaphore_release.lua, or the error that came instead, into its Go form.
@@ -582,9 +582,9 @@ func DecodeSemaphoreRelease(v int64, err error) (int64, error) {
 // SemaphoreReleaseAllScript is scripts/lua/semaphore_release_all.lua.
 var SemaphoreReleaseAllScript = Script{
 	Name:    "semaphore_release_all",
-	SHA1:    "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
+	SHA1:    "cc198d3ca9b230870cb0646b5f533f41ff2834cb",
 	Source:  lua.Source("semaphore_release_all.lua"),
-	sha1Arg: "cc4db3ebbf6a3da64f7c8730b7700218ef056697",
+	sha1Arg: "cc198d3ca9b230870cb0646b5f533f41ff2834cb",
 }
 
 // DecodeSemaphoreReleaseAll turns the reply of semaphore_release_all.lua, or the error that came instead, into its Go form.
@@ -643,9 +643,9 @@ func DecodeSemaphoreTTL(v []int64, err error) (driver.SemaphoreTTLReply, error) 
 // SemaphoreSetPermitsScript is scripts/lua/semaphore_set_permits.lua.
 var SemaphoreSetPermitsScript = Script{
 	Name:    "semaphore_set_permits",
-	SHA1:    "e61fd82e0bf8c3cdcac40edbe7750b0002c4d0a8",
+	SHA1:    "c02dcaea1e14deaf44d23cb943a919718bdd9e48",
 	Source:  lua.Source("semaphore_set_permits.lua"),
-	sha1Arg: "e61fd82e0bf8c3cdcac40edbe7750b0002c4d0a8",
+	sha1Arg: "c02dcaea1e14deaf44d23cb943a919718bdd9e48",
 }
 
 // DecodeSemaphoreSetPermits turns the reply of semaphore_set_permits.lua, or the error that came instead, into its Go form.
@@ -656,9 +656,9 @@ func DecodeSemaphoreSetPermits(v int64, err error) (int64, error) {
 // SemaphoreTrySetPermitsScript is scripts/lua/semaphore_try_set_permits.lua.
 var SemaphoreTrySetPermitsScript = Script{
 	Name:    "semaphore_try_set_permits",
-	SHA1:    "2a095fb19f86a3be384d3bf3a2ed9f8049d33196",
+	SHA1:    "57fd015cdfd57117ffb703c937f1de0563231dfa",
 	Source:  lua.Source("semaphore_try_set_permits.lua"),
-	sha1Arg: "2a095fb19f86a3be384d3bf3a2ed9f8049d33196",
+	sha1Arg: "57fd015cdfd57117ffb703c937f1de0563231dfa",
 }
 
 // DecodeSemaphoreTrySetPermits turns the reply of semaphore_try_set_permits.lua, or the error that came instead, into its Go form.
@@ -669,9 +669,9 @@ func DecodeSemaphoreTrySetPermits(v int64, err error) (bool, error) {
 // SemaphoreAddPermitsScript is scripts/lua/semaphore_add_permits.lua.
 var SemaphoreAddPermitsScript = Script{
 	Name:    "semaphore_add_permits",
-	SHA1:    "4eb9bc579789430d65e5517d62c84b6e05cf93a1",
+	SHA1:    "1cc09d6fb48e92d81968e42eba858c6201a936db",
 	Source:  lua.Source("semaphore_add_permits.lua"),
-	sha1Arg: "4eb9bc579789430d65e5517d62c84b6e05cf93a1",
+	sha1Arg: "1cc09d6fb48e92d81968e42eba858c6201a936db",
 }
 
 // DecodeSemaphoreAddPermits turns the reply of semaphore_add_permits.lua, or the error that came instead, into its Go form.
@@ -682,9 +682,9 @@ func DecodeSemaphoreAddPermits(v int64, err error) (int64, error) {
 // SemaphoreAvailableScript is scripts/lua/semaphore_available.lua.
 var SemaphoreAvailableScript = Script{
 	Name:    "semaphore_available",
-	SHA1:    "a8963d3620b26cd9d13b8e83ee1b1a557316dbcf",
+	SHA1:    "2dffdf5bb549dd68a15c8efca7840456c9d8b2d7",
 	Source:  lua.Source("semaphore_available.lua"),
-	sha1Arg: "a8963d3620b26cd9d13b8e83ee1b1a557316dbcf",
+	sha1Arg: "2dffdf5bb549dd68a15c8efca7840456c9d8b2d7",
 }
 
 // DecodeSemaphoreAvailable turns the reply of semaphore_available.lua, or the error that came instead, into its Go form.

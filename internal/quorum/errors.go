@@ -104,6 +104,19 @@ func NoQuorum[T any](ctx context.Context, g *Group, replies []Reply[T]) error {
 	return errors.Join(append([]error{head}, errs...)...)
 }
 
+// Unanswered is how many nodes gave no answer: a lost reply, a timeout,
+// a broken connection. Their request may have run or not, unlike one
+// that an error reply refused.
+func Unanswered[T any](g *Group, replies []Reply[T]) int {
+	n := 0
+	for i, r := range replies {
+		if r.Err != nil && !g.Nodes[i].Driver.IsServerError(r.Err) {
+			n++
+		}
+	}
+	return n
+}
+
 // Outage reports an error that says the servers could not serve a call
 // (ErrNoQuorum, ErrUnavailable, ErrReplicasBehind): it may pass, and the
 // waiting calls wait it out.

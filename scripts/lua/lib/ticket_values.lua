@@ -23,7 +23,9 @@ end
 -- many permits it wants, the secret that keys its wake-ups' MAC, and its
 -- place in line, which its first join gave ("<n>:<secret>:<place>";
 -- "<n>:<secret>" and "<n>" from earlier versions, with no place or
--- secret); nil for anything else.
+-- secret); nil for anything else. A place that is no count (isCount: one
+-- too large for a score exactly, that another program wrote) is none: the
+-- waiter joins at the place it would get without one.
 local function semaphoreTicket(value)
   value = value or ''
   local n, secret, place = string.match(value, '^(%d+):(%w*):(%d+)$')
@@ -32,6 +34,9 @@ local function semaphoreTicket(value)
     n = n or string.match(value, '^(%d+)$')
   end
   if isCount(n) then
+    if not isCount(place) then
+      place = nil
+    end
     return n, secret, place
   end
   return nil
